@@ -1,0 +1,306 @@
+//! [`Doc`]: the entry point, tying the history ([`OpLog`]) to the state of
+//! its texts.
+
+use std::hash::{BuildHasher, Hasher};
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::encoding::{self, Readiness, Update};
+use crate::error::{Error, Result, Unit};
+use crate::id::{IdSpan, PeerId, Seq};
+use crate::oplog::OpLog;
+use crate::text::{Text, TextState};
+use crate::version::{Frontiers, VersionVector};
+
+/// What [`Doc::export`] writes.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum ExportMode<'a> {
+    /// Every op the holder of version `from` lacks, as a compact update.
+    /// An empty version vector exports the whole history.
+    Updates {
+        /// The version the receiver already has.
+        from: &'a VersionVector,
+    },
+}
+
+/// What [`Doc::import`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportStatus {
+    /// Ops this import added to the document (including earlier pending
+    /// updates that it unblocked), one span per change.
+    pub applied: Vec<IdSpan>,
+    /// Ops the document holds back because ops they build on are missing;
+    /// they are applied by the import that brings the missing ops.
+    pub pending: Vec<IdSpan>,
+}
+
+/// A collaborative document: named texts plus the history of every edit.
+///
+/// Each document edits as one peer ([`Doc::peer_id`]). Local edits (through
+/// [`Doc::text`]) are applied at once and recorded as ops in an open
+/// *change*; [`Doc::commit`] closes it (export and import do so
+/// implicitly). Documents sync by exchanging updates:
+/// [`Doc::export`] with [`ExportMode::Updates`] writes what another version
+/// lacks and [`Doc::import`] merges it. Merging is commutative, associative
+/// and idempotent, so peers that saw the same ops hold the same text.
+///
+/// `Doc` is `Send` and `Sync`: it owns plain data, and editing it needs
+/// `&mut`, so no lock is taken per edit.
+///
+/// # Examples
+///
+/// ```
+/// use weft::{Doc, ExportMode, VersionVector};
+///
+/// let mut alice = Doc::new();
+/// alice.set_peer_id(1)?;
+/// alice.text("t").insert(0, "Hello")?;
+///
+/// let mut bob = alice.fork();
+/// bob.set_peer_id(2)?;
+/// bob.text("t").insert(5, " world")?;
+/// alice.text("t").insert(0, "Oh, ")?;
+///
+/// // Exchange what each lacks.
+/// let to_bob = alice.export(ExportMode::Updates { from: &bob.version() })?;
+/// let to_alice = bob.export(ExportMode::Updates { from: &alice.version() })?;
+/// bob.import(&to_bob)?;
+/// alice.import(&to_alice)?;
+/// assert_eq!(alice.text("t").to_string(), "Oh, Hello world");
+/// assert_eq!(bob.text("t").to_string(), "Oh, Hello world");
+/// assert_eq!(alice.version(), bob.version());
+/// # Ok::<(), weft::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Doc {
+    peer: PeerId,
+    log: OpLog,
+    texts: Vec<TextState>,
+    pending: Vec<Update>,
+    /// Reused by deletes (see [`Text`]).
+    scratch: Vec<Range<Seq>>,
+}
+
+impl Default for Doc {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A random peer id (never the reserved `u64::MAX`).
+fn random_peer_id() -> PeerId {
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    loop {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(CALLS.fetch_add(1, Ordering::Relaxed));
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        h.write_u128(now);
+        let id = h.finish();
+        if id != PeerId::MAX {
+            return id;
+        }
+    }
+}
+
+impl Doc {
+    /// An empty document with a random peer id.
+    pub fn new() -> Doc {
+        Doc {
+            peer: random_peer_id(),
+            log: OpLog::default(),
+            texts: Vec::new(),
+            pending: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The peer id this document edits as.
+    pub fn peer_id(&self) -> PeerId {
+        self.peer
+    }
+
+    /// Makes later edits come from `peer` (commits the open change first).
+    /// Two documents must never edit concurrently with the same peer id.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidPeerId`] for the reserved id `u64::MAX`.
+    pub fn set_peer_id(&mut self, peer: PeerId) -> Result<()> {
+        if peer == PeerId::MAX {
+            return Err(Error::InvalidPeerId(peer));
+        }
+        self.commit();
+        self.peer = peer;
+        Ok(())
+    }
+
+    /// A deep copy with the same history and state and a new random peer id.
+    pub fn fork(&self) -> Doc {
+        let mut doc = self.clone();
+        doc.commit();
+        doc.peer = random_peer_id();
+        doc
+    }
+
+    /// Closes the open change: later edits start a new one. Cheap; a no-op
+    /// when nothing was edited since the last commit.
+    pub fn commit(&mut self) {
+        self.log.commit();
+    }
+
+    /// The version of the document (includes the open change).
+    pub fn version(&self) -> VersionVector {
+        self.log.version()
+    }
+
+    /// The heads of the document's history (includes the open change).
+    pub fn frontiers(&self) -> Frontiers {
+        self.log.frontiers()
+    }
+
+    /// The text called `name`, created empty if the document has none yet.
+    /// O(number of texts).
+    pub fn text(&mut self, name: &str) -> Text<'_> {
+        let index = match self.texts.iter().position(|t| t.name() == name) {
+            Some(i) => i,
+            None => {
+                self.texts.push(TextState::new(name));
+                self.texts.len() - 1
+            }
+        };
+        Text::new(
+            &mut self.log,
+            &mut self.texts[index],
+            index as u32,
+            self.peer,
+            &mut self.scratch,
+        )
+    }
+
+    /// Names of the document's texts, in order of creation.
+    pub fn text_names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.texts.iter().map(|t| t.name())
+    }
+
+    /// Length of text `name` in `unit`, without creating it (0 if absent).
+    pub fn text_len(&self, name: &str, unit: Unit) -> usize {
+        self.texts
+            .iter()
+            .find(|t| t.name() == name)
+            .map_or(0, |t| t.len(unit) as usize)
+    }
+
+    /// Encodes part of the document (commits the open change first).
+    /// O(size of the exported ops + log of the history).
+    ///
+    /// # Errors
+    ///
+    /// None for [`ExportMode::Updates`]; the `Result` leaves room for modes
+    /// that read storage.
+    pub fn export(&mut self, mode: ExportMode<'_>) -> Result<Vec<u8>> {
+        self.commit();
+        match mode {
+            ExportMode::Updates { from } => Ok(encoding::encode_updates(&self.log, &self.texts, from)),
+        }
+    }
+
+    /// Merges bytes written by [`Doc::export`] into this document (commits
+    /// the open change first). Ops the document already has are skipped; an
+    /// update whose dependencies are missing is kept pending and applied
+    /// automatically once they arrive.
+    ///
+    /// Atomic: on error the document (texts, version, pending set) is
+    /// exactly as before.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnexpectedEof`], [`Error::BadMagic`],
+    /// [`Error::UnsupportedVersion`], [`Error::UnsupportedMode`],
+    /// [`Error::ChecksumMismatch`], [`Error::Malformed`] for damaged or
+    /// foreign bytes; [`Error::InvalidPeerId`] for a reserved peer id;
+    /// [`Error::UnknownId`] when an op refers to an op outside its declared
+    /// history; [`Error::HistoryFull`] when the document cannot hold more
+    /// ops.
+    pub fn import(&mut self, bytes: &[u8]) -> Result<ImportStatus> {
+        let update = encoding::decode(bytes)?;
+        self.commit();
+        let mut status = ImportStatus::default();
+        match encoding::plan(&self.log, &self.texts, &update)? {
+            Readiness::Missing => self.pending.push(update),
+            Readiness::Ready(plan) => {
+                status.applied = encoding::apply(&mut self.log, &mut self.texts, &update, plan);
+                self.apply_pending(&mut status.applied);
+            }
+        }
+        status.pending = self.pending_spans();
+        Ok(status)
+    }
+
+    /// Applies pending updates until none is ready. One that turns out to
+    /// be invalid once its dependencies are known is dropped.
+    fn apply_pending(&mut self, applied: &mut Vec<IdSpan>) {
+        loop {
+            let mut progressed = false;
+            let mut i = 0;
+            while i < self.pending.len() {
+                match encoding::plan(&self.log, &self.texts, &self.pending[i]) {
+                    Ok(Readiness::Missing) => i += 1,
+                    Ok(Readiness::Ready(plan)) => {
+                        let update = self.pending.swap_remove(i);
+                        applied.extend(encoding::apply(&mut self.log, &mut self.texts, &update, plan));
+                        progressed = true;
+                    }
+                    Err(_) => {
+                        self.pending.swap_remove(i);
+                    }
+                }
+            }
+            if !progressed {
+                return;
+            }
+        }
+    }
+
+    /// Spans of the ops held in pending updates that the document lacks.
+    pub fn pending_spans(&self) -> Vec<IdSpan> {
+        let version = self.log.version();
+        let mut spans: Vec<IdSpan> = self
+            .pending
+            .iter()
+            .flat_map(|u| u.changes.iter())
+            .filter_map(|c| {
+                let start = c.counter.max(version.get(c.peer));
+                let end = c.counter + c.len;
+                (start < end).then(|| IdSpan::new(c.peer, start..end))
+            })
+            .collect();
+        spans.sort_by_key(|s| (s.peer, s.counters.start));
+        spans.dedup();
+        spans
+    }
+
+    /// Checks internal invariants of the history and every text; panics on
+    /// a broken one. For tests and fuzzing.
+    #[doc(hidden)]
+    pub fn assert_invariants(&self) {
+        self.log.assert_invariants();
+        for t in &self.texts {
+            t.assert_invariants(&self.log.content);
+        }
+    }
+
+    /// Internal size figures (for benchmarks): (ops, op runs, changes, text
+    /// items).
+    #[doc(hidden)]
+    pub fn debug_sizes(&self) -> (u32, usize, usize, usize) {
+        (
+            self.log.next_seq(),
+            self.log.ops.len(),
+            self.log.changes.len(),
+            self.texts.iter().map(TextState::item_count).sum(),
+        )
+    }
+}

@@ -1,0 +1,161 @@
+//! Little byte-level helpers: LEB128 varints and a bounds-checked reader.
+
+use crate::error::{Error, Result};
+
+/// Appends `v` as an unsigned LEB128 varint.
+pub(crate) fn write_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Appends `bytes` prefixed by their length.
+pub(crate) fn write_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    write_varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+/// Reads from a byte slice; every read is bounds-checked and reports the
+/// body offset of a failure.
+#[derive(Debug, Clone)]
+pub(crate) struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    /// Offset of `bytes[0]` in the body, for error messages.
+    base: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(bytes: &'a [u8], base: usize) -> Self {
+        Reader {
+            bytes,
+            pos: 0,
+            base,
+        }
+    }
+
+    /// Body offset of the next byte.
+    pub fn offset(&self) -> usize {
+        self.base + self.pos
+    }
+
+    pub fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.remaining() == 0
+    }
+
+    pub fn malformed(&self, what: &'static str) -> Error {
+        Error::Malformed {
+            offset: self.offset(),
+            what,
+        }
+    }
+
+    pub fn u8(&mut self) -> Result<u8> {
+        let b = *self.bytes.get(self.pos).ok_or(Error::UnexpectedEof)?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        let end = self.pos.checked_add(n).ok_or(Error::UnexpectedEof)?;
+        let s = self.bytes.get(self.pos..end).ok_or(Error::UnexpectedEof)?;
+        self.pos = end;
+        Ok(s)
+    }
+
+    pub fn u64_le(&mut self) -> Result<u64> {
+        let b = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    }
+
+    pub fn varint(&mut self) -> Result<u64> {
+        let mut v: u64 = 0;
+        for shift in (0..64).step_by(7) {
+            let b = self.u8()?;
+            let bits = u64::from(b & 0x7F);
+            if shift == 63 && bits > 1 {
+                return Err(self.malformed("varint"));
+            }
+            v |= bits << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(self.malformed("varint"))
+    }
+
+    /// A varint that must fit a `u32`.
+    pub fn u32(&mut self, what: &'static str) -> Result<u32> {
+        let v = self.varint()?;
+        u32::try_from(v).map_err(|_| self.malformed(what))
+    }
+
+    /// A count of items that each take at least one byte of what is left,
+    /// so a corrupt count cannot make the caller allocate more than the
+    /// input justifies.
+    pub fn count(&mut self, what: &'static str) -> Result<usize> {
+        let v = self.varint()?;
+        match usize::try_from(v) {
+            Ok(n) if n <= self.remaining() => Ok(n),
+            _ => Err(self.malformed(what)),
+        }
+    }
+
+    /// A length-prefixed byte string.
+    pub fn bytes(&mut self) -> Result<&'a [u8]> {
+        let n = self.varint()?;
+        let n = usize::try_from(n).map_err(|_| Error::UnexpectedEof)?;
+        self.take(n)
+    }
+
+    /// A length-prefixed section, as its own reader.
+    pub fn section(&mut self) -> Result<Reader<'a>> {
+        let bytes = self.bytes()?;
+        Ok(Reader::new(bytes, self.offset() - bytes.len()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_round_trip() {
+        let values = [0, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX];
+        let mut out = Vec::new();
+        for v in values {
+            write_varint(&mut out, v);
+        }
+        let mut r = Reader::new(&out, 0);
+        for v in values {
+            assert_eq!(r.varint().unwrap(), v);
+        }
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn overlong_and_truncated_varints_are_errors() {
+        let mut r = Reader::new(&[0xFF; 11], 0);
+        assert!(matches!(r.varint(), Err(Error::Malformed { .. })));
+        let mut r = Reader::new(&[0x80], 0);
+        assert_eq!(r.varint(), Err(Error::UnexpectedEof));
+        let mut r = Reader::new(&[0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02], 0);
+        assert!(matches!(r.varint(), Err(Error::Malformed { .. })));
+    }
+
+    #[test]
+    fn counts_are_bounded_by_the_input() {
+        let mut out = Vec::new();
+        write_varint(&mut out, 1 << 40);
+        let mut r = Reader::new(&out, 0);
+        assert!(matches!(r.count("n"), Err(Error::Malformed { .. })));
+    }
+}

@@ -1,0 +1,457 @@
+//! Applying a decoded [`Update`] to a document, atomically.
+//!
+//! [`plan`] reads the document and the update without changing anything:
+//! it decides whether every dependency is known (else the update must wait),
+//! drops what the document already has, assigns the seqs the new ops will
+//! get and resolves every id an op refers to, checking that it names an
+//! insert of the same text made before the op. Only a plan that passed all
+//! checks reaches [`apply`], which cannot fail. So a rejected update leaves
+//! the document exactly as it was.
+
+use std::ops::Range;
+
+use smallvec::SmallVec;
+
+use crate::error::{Error, Result};
+use crate::id::{Counter, IdSpan, OpId, PeerId, Seq, NO_SEQ};
+use crate::oplog::{OpKind, OpLog, OpRun, NO_CONTENT};
+use crate::text::{char_len, utf16_len, Item, TextState};
+
+use super::updates::{Update, UpdateKind};
+
+/// A change of the update that the document lacks (possibly only its
+/// suffix), with everything resolved.
+#[derive(Debug)]
+struct PlannedChange {
+    peer: PeerId,
+    counter: Counter,
+    len: u32,
+    deps: SmallVec<[Seq; 2]>,
+    ops: Range<usize>,
+}
+
+#[derive(Debug)]
+enum PlannedOp {
+    Insert {
+        id: OpId,
+        seq: Seq,
+        len: u32,
+        text: u32,
+        left: Seq,
+        right: Seq,
+        content: Option<Range<usize>>,
+    },
+    /// Deletes the chars `pieces` (ascending seqs, in the order op by op).
+    Delete {
+        seq: Seq,
+        text: u32,
+        pieces: SmallVec<[Range<Seq>; 1]>,
+        reversed: bool,
+    },
+}
+
+/// The checked, resolved form of an update. See the module doc.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    new_texts: Vec<Box<str>>,
+    changes: Vec<PlannedChange>,
+    ops: Vec<PlannedOp>,
+}
+
+/// Whether an update can be applied now.
+#[derive(Debug)]
+pub(crate) enum Readiness {
+    /// Every dependency is known; here is what to do.
+    Ready(Plan),
+    /// Some ops it builds on are missing; it must wait.
+    Missing,
+}
+
+/// Looks up the seqs of ops, in the document or planned earlier in the
+/// update.
+struct Resolver<'a> {
+    log: &'a OpLog,
+    /// Planned changes: (peer, first counter, end counter, first seq).
+    changes: Vec<(PeerId, Counter, Counter, Seq)>,
+    /// Planned insert runs: (first seq, len, text).
+    inserts: Vec<(Seq, u32, u32)>,
+}
+
+impl Resolver<'_> {
+    /// Whether the log's ops `seqs` are all inserts into `text`.
+    fn log_inserts(&self, seqs: Range<Seq>, text: u32) -> bool {
+        let mut i = self.log.op_index(seqs.start);
+        let mut at = seqs.start;
+        while at < seqs.end {
+            match self.log.ops.get(i) {
+                Some(run) if matches!(run.kind, OpKind::Insert { .. }) && run.text == text => {
+                    at = run.end();
+                    i += 1;
+                }
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// Whether the planned ops `seqs` are all inserts into `text`.
+    fn planned_inserts(&self, seqs: Range<Seq>, text: u32) -> bool {
+        let mut at = seqs.start;
+        let mut i = self.inserts.partition_point(|r| r.0 + r.1 <= at);
+        while at < seqs.end {
+            match self.inserts.get(i) {
+                Some(&(start, len, t)) if start <= at && t == text => {
+                    at = start + len;
+                    i += 1;
+                }
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// Resolves ops `id.counter..id.counter + n` of `id.peer`, which must be
+    /// inserts into `text` made before seq `before`, to ascending seq ranges.
+    fn chars(
+        &self,
+        id: OpId,
+        n: u32,
+        text: u32,
+        before: Seq,
+    ) -> Result<SmallVec<[Range<Seq>; 1]>> {
+        let mut out: SmallVec<[Range<Seq>; 1]> = SmallVec::new();
+        let mut counter = id.counter;
+        let end = id.counter.checked_add(n).ok_or(Error::UnknownId(id))?;
+        while counter < end {
+            let here = OpId::new(id.peer, counter);
+            let (seqs, ok) = if let Some(seq) = self.log.id_to_seq(here) {
+                let change = self
+                    .log
+                    .changes
+                    .get(self.log.change_index(seq))
+                    .ok_or(Error::UnknownId(here))?;
+                let k = (end - counter).min(change.counter_end() - counter);
+                (seq..seq + k, self.log_inserts(seq..seq + k, text))
+            } else if let Some(&(_, start, stop, seq0)) = self
+                .changes
+                .iter()
+                .find(|c| c.0 == id.peer && c.1 <= counter && counter < c.2)
+            {
+                let k = (end - counter).min(stop - counter);
+                let seq = seq0 + (counter - start);
+                (seq..seq + k, self.planned_inserts(seq..seq + k, text))
+            } else {
+                return Err(Error::UnknownId(here));
+            };
+            if !ok || seqs.end > before {
+                return Err(Error::UnknownId(here));
+            }
+            counter += seqs.end - seqs.start;
+            match out.last_mut() {
+                Some(last) if last.end == seqs.start => last.end = seqs.end,
+                _ => out.push(seqs),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Resolves one origin (`None`: start or end of the text).
+    fn origin(&self, id: Option<OpId>, text: u32, before: Seq) -> Result<Seq> {
+        match id {
+            None => Ok(NO_SEQ),
+            Some(id) => Ok(self
+                .chars(id, 1, text, before)?
+                .first()
+                .map_or(NO_SEQ, |r| r.start)),
+        }
+    }
+}
+
+/// Checks `update` against the document (`log`, `texts`) and resolves it.
+///
+/// # Errors
+///
+/// [`Error::UnknownId`] when an op refers to an op that is neither known
+/// nor in its causal past as declared; [`Error::HistoryFull`] when the
+/// document cannot number the new ops.
+pub(crate) fn plan(log: &OpLog, texts: &[TextState], update: &Update) -> Result<Readiness> {
+    // Readiness: replay the version vector over the update's changes.
+    let mut version = log.version();
+    let mut parts: Vec<(usize, u32)> = Vec::new();
+    for (i, change) in update.changes.iter().enumerate() {
+        let known = version.get(change.peer);
+        let end = change.counter + change.len;
+        if known >= end {
+            continue;
+        }
+        if change.counter > known {
+            return Ok(Readiness::Missing);
+        }
+        let skip = known - change.counter;
+        if skip == 0 && !change.deps.iter().all(|&d| version.includes(d)) {
+            return Ok(Readiness::Missing);
+        }
+        version.set(change.peer, end);
+        parts.push((i, skip));
+    }
+
+    // Texts: the update's text indexes -> the document's (new ones appended).
+    let mut new_texts: Vec<Box<str>> = Vec::new();
+    let mut text_map = Vec::with_capacity(update.texts.len());
+    for name in &update.texts {
+        let idx = match texts.iter().position(|t| t.name() == &**name) {
+            Some(i) => i,
+            None => match new_texts.iter().position(|n| n == name) {
+                Some(j) => texts.len() + j,
+                None => {
+                    new_texts.push(name.clone());
+                    texts.len() + new_texts.len() - 1
+                }
+            },
+        };
+        text_map.push(idx as u32);
+    }
+
+    let total: u64 = parts
+        .iter()
+        .filter_map(|&(i, skip)| update.changes.get(i).map(|c| u64::from(c.len - skip)))
+        .sum();
+    if u64::from(log.next_seq()) + total >= u64::from(NO_SEQ) {
+        return Err(Error::HistoryFull);
+    }
+
+    let mut resolver = Resolver {
+        log,
+        changes: Vec::with_capacity(parts.len()),
+        inserts: Vec::new(),
+    };
+    let mut changes = Vec::with_capacity(parts.len());
+    let mut ops = Vec::new();
+    let mut seq = log.next_seq();
+    for (i, skip) in parts {
+        let Some(change) = update.changes.get(i) else {
+            continue;
+        };
+        let counter = change.counter + skip;
+        let len = change.len - skip;
+        let deps: SmallVec<[Seq; 2]> = if skip > 0 {
+            SmallVec::new()
+        } else {
+            change
+                .deps
+                .iter()
+                .map(|&d| {
+                    log.id_to_seq(d)
+                        .or_else(|| {
+                            resolver
+                                .changes
+                                .iter()
+                                .find(|c| c.0 == d.peer && c.1 <= d.counter && d.counter < c.2)
+                                .map(|c| c.3 + (d.counter - c.1))
+                        })
+                        .ok_or(Error::UnknownId(d))
+                })
+                .collect::<Result<_>>()?
+        };
+        resolver
+            .changes
+            .push((change.peer, counter, counter + len, seq));
+        let first_op = ops.len();
+        // Walk the change's runs, skipping the ops already known.
+        let mut op_counter = change.counter;
+        for run in update.runs.get(change.runs.clone()).unwrap_or(&[]) {
+            let run_end = op_counter + run.len;
+            if run_end <= counter {
+                op_counter = run_end;
+                continue;
+            }
+            let offset = counter.saturating_sub(op_counter);
+            let n = run.len - offset;
+            let text = text_map
+                .get(run.text as usize)
+                .copied()
+                .ok_or(Error::Malformed {
+                    offset: 0,
+                    what: "text index",
+                })?;
+            match &run.kind {
+                UpdateKind::Insert {
+                    left,
+                    right,
+                    content,
+                } => {
+                    // A run cut by the known prefix starts after its
+                    // previous char, which the document already has.
+                    let left = if offset > 0 {
+                        Some(OpId::new(change.peer, op_counter + offset - 1))
+                    } else {
+                        *left
+                    };
+                    let left = resolver.origin(left, text, seq)?;
+                    let right = resolver.origin(*right, text, seq)?;
+                    let content = match content {
+                        Some(range) if offset > 0 => {
+                            let s = update.content.get(range.clone()).unwrap_or("");
+                            let skip_bytes = s
+                                .char_indices()
+                                .nth(offset as usize)
+                                .map_or(s.len(), |(b, _)| b);
+                            Some(range.start + skip_bytes..range.end)
+                        }
+                        other => other.clone(),
+                    };
+                    resolver.inserts.push((seq, n, text));
+                    ops.push(PlannedOp::Insert {
+                        id: OpId::new(change.peer, op_counter + offset),
+                        seq,
+                        len: n,
+                        text,
+                        left,
+                        right,
+                        content,
+                    });
+                }
+                UpdateKind::Delete { target, reversed } => {
+                    let first = run
+                        .delete_target(offset)
+                        .ok_or(Error::UnknownId(*target))?;
+                    let low = if *reversed {
+                        OpId::new(first.peer, first.counter - (n - 1))
+                    } else {
+                        first
+                    };
+                    let pieces = resolver.chars(low, n, text, seq)?;
+                    ops.push(PlannedOp::Delete {
+                        seq,
+                        text,
+                        pieces,
+                        reversed: *reversed,
+                    });
+                }
+            }
+            seq += n;
+            op_counter = run_end;
+        }
+        changes.push(PlannedChange {
+            peer: change.peer,
+            counter,
+            len,
+            deps,
+            ops: first_op..ops.len(),
+        });
+    }
+    Ok(Readiness::Ready(Plan {
+        new_texts,
+        changes,
+        ops,
+    }))
+}
+
+/// Applies a plan made by [`plan`] for `update` on the same, unchanged
+/// document. Returns the spans of the ops it added.
+pub(crate) fn apply(
+    log: &mut OpLog,
+    texts: &mut Vec<TextState>,
+    update: &Update,
+    plan: Plan,
+) -> Vec<IdSpan> {
+    for name in &plan.new_texts {
+        texts.push(TextState::new(name));
+    }
+    for t in texts.iter_mut() {
+        t.drop_focus();
+    }
+    let mut applied = Vec::with_capacity(plan.changes.len());
+    for change in plan.changes {
+        log.push_remote_change(change.peer, change.counter, change.len, change.deps);
+        applied.push(IdSpan::new(
+            change.peer,
+            change.counter..change.counter + change.len,
+        ));
+        for op in plan.ops.get(change.ops).unwrap_or(&[]) {
+            match op {
+                PlannedOp::Insert {
+                    id,
+                    seq,
+                    len,
+                    text,
+                    left,
+                    right,
+                    content,
+                } => {
+                    let (byte_start, bytes, utf16) = match content
+                        .as_ref()
+                        .and_then(|r| update.content.get(r.clone()))
+                    {
+                        Some(s) => {
+                            let start = log.content.len() as u32;
+                            log.content.push_str(s);
+                            debug_assert_eq!(char_len(s), *len);
+                            (start, s.len() as u32, utf16_len(s))
+                        }
+                        None => (NO_CONTENT, 0, 0),
+                    };
+                    let item = Item {
+                        seq: *seq,
+                        len: *len,
+                        origin_left: *left,
+                        origin_right: *right,
+                        byte_start,
+                        bytes,
+                        utf16,
+                        deleted: byte_start == NO_CONTENT,
+                    };
+                    if let Some(state) = texts.get_mut(*text as usize) {
+                        state.integrate(item, *id, log, &log.content);
+                    }
+                    log.push_op(OpRun {
+                        seq: *seq,
+                        len: *len,
+                        text: *text,
+                        kind: OpKind::Insert {
+                            origin_left: *left,
+                            origin_right: *right,
+                            byte_start,
+                            bytes,
+                        },
+                    });
+                }
+                PlannedOp::Delete {
+                    seq,
+                    text,
+                    pieces,
+                    reversed,
+                } => {
+                    let mut at = *seq;
+                    let mut record = |log: &mut OpLog, piece: &Range<Seq>| {
+                        let n = piece.end - piece.start;
+                        log.push_op(OpRun {
+                            seq: at,
+                            len: n,
+                            text: *text,
+                            kind: OpKind::Delete {
+                                target: if *reversed { piece.end - 1 } else { piece.start },
+                                reversed: *reversed,
+                            },
+                        });
+                        at += n;
+                    };
+                    if *reversed {
+                        pieces.iter().rev().for_each(|p| record(log, p));
+                    } else {
+                        pieces.iter().for_each(|p| record(log, p));
+                    }
+                    if let Some(state) = texts.get_mut(*text as usize) {
+                        for piece in pieces {
+                            state.remote_delete(piece.clone(), &log.content);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for t in texts.iter_mut() {
+        t.drop_focus();
+    }
+    applied
+}

@@ -1,0 +1,127 @@
+//! Binary encodings of a document's history.
+//!
+//! # The updates format (mode 1, format version 1)
+//!
+//! An update carries every op the receiver lacks, grouped in changes, in an
+//! order where each change comes after the changes it depends on.
+//!
+//! ```text
+//! header (16 bytes)
+//!   0   4  magic            "weft" (77 65 66 74)
+//!   4   1  format version   1
+//!   5   1  mode             1 = updates
+//!   6   2  reserved         0, 0
+//!   8   8  checksum         xxh3-64 of the body, little-endian
+//! body: five sections, each a varint byte length then its bytes
+//!   peers     varint n, then n x u64 LE peer ids (indexes below refer here)
+//!   texts     varint n, then n x (varint length, UTF-8 name)
+//!   changes   varint n, then per change:
+//!               varint peer index
+//!               varint counter + 1, or 0 when it continues this update's
+//!                      previous change of the same peer
+//!               varint number of ops (>= 1)
+//!               varint (explicit deps << 1) | 1 if it depends on its
+//!                      peer's previous op (counter - 1)
+//!               explicit deps: varint peer index, varint counter
+//!   ops       op runs covering each change's ops in order, per run:
+//!               u8 kind: bits 0-1  0 insert, 1 insert continuing the
+//!                                  previous run, 2 delete, 3 delete
+//!                                  backwards (op i targets counter - i)
+//!                        bit 2     insert without content
+//!                        bit 3     a text index follows (else: as before,
+//!                                  starting at 0)
+//!               [varint text index]
+//!               varint length (ops in the run)
+//!               insert: left origin id, right origin id (unless continuing)
+//!               delete: id of the first target
+//!             an id is varint (peer index + 1) then varint counter;
+//!             peer index 0 means "the start / end of the text"
+//!   content   the UTF-8 text of the inserts with content, in order
+//! ```
+//!
+//! All integers are varints (LEB128) or fixed-width little-endian. Lamport
+//! timestamps are not stored: they follow from the dependencies.
+//!
+//! An insert leaves out its text when a delete in the same update removes
+//! it; the receiver stores those chars as tombstones. Because of that an
+//! update is applied all at once or kept pending as a whole.
+//!
+//! Decoding never panics and never allocates more than the input justifies:
+//! every count is checked against the bytes left, every index and id is
+//! checked before use, and a failed import leaves the document unchanged.
+
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+mod bytes;
+mod import;
+mod updates;
+
+pub(crate) use import::{apply, plan, Readiness};
+pub(crate) use updates::Update;
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::error::{Error, Result};
+use crate::oplog::OpLog;
+use crate::text::TextState;
+use crate::version::VersionVector;
+
+const MAGIC: [u8; 4] = *b"weft";
+const FORMAT_VERSION: u8 = 1;
+const MODE_UPDATES: u8 = 1;
+const HEADER_LEN: usize = 16;
+
+/// Encodes the ops of `log` that `from` lacks as an update.
+pub(crate) fn encode_updates(log: &OpLog, texts: &[TextState], from: &VersionVector) -> Vec<u8> {
+    let body = updates::encode_body(log, texts, from);
+    let mut out = Vec::with_capacity(HEADER_LEN + body.len());
+    out.extend_from_slice(&MAGIC);
+    out.push(FORMAT_VERSION);
+    out.push(MODE_UPDATES);
+    out.extend_from_slice(&[0, 0]);
+    out.extend_from_slice(&xxh3_64(&body).to_le_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
+/// Checks the header and checksum of `bytes` and decodes the update.
+///
+/// # Errors
+///
+/// [`Error::UnexpectedEof`], [`Error::BadMagic`],
+/// [`Error::UnsupportedVersion`], [`Error::UnsupportedMode`],
+/// [`Error::ChecksumMismatch`] or [`Error::Malformed`].
+pub(crate) fn decode(bytes: &[u8]) -> Result<Update> {
+    let header = bytes.get(..HEADER_LEN).ok_or(Error::UnexpectedEof)?;
+    let (magic, rest) = header.split_at(4);
+    if magic != MAGIC {
+        return Err(Error::BadMagic);
+    }
+    let mut r = bytes::Reader::new(rest, 0);
+    let version = r.u8()?;
+    if version != FORMAT_VERSION {
+        return Err(Error::UnsupportedVersion(version));
+    }
+    let mode = r.u8()?;
+    if mode != MODE_UPDATES {
+        return Err(Error::UnsupportedMode(mode));
+    }
+    if r.take(2)? != [0, 0] {
+        return Err(Error::Malformed {
+            offset: 0,
+            what: "reserved header bytes",
+        });
+    }
+    let expected = r.u64_le()?;
+    let body = bytes.get(HEADER_LEN..).unwrap_or(&[]);
+    let actual = xxh3_64(body);
+    if actual != expected {
+        return Err(Error::ChecksumMismatch { expected, actual });
+    }
+    updates::decode_body(body)
+}

@@ -1,0 +1,631 @@
+//! Writing and reading the updates format (see the module doc of
+//! [`super`] for the byte layout).
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use smallvec::SmallVec;
+
+use crate::error::{Error, Result};
+use crate::id::{Counter, OpId, PeerId, Seq, NO_SEQ};
+use crate::oplog::{origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
+use crate::text::{char_len, TextState};
+use crate::version::VersionVector;
+
+use super::bytes::{write_bytes, write_varint, Reader};
+
+const KIND_INSERT: u8 = 0;
+const KIND_INSERT_CONTINUED: u8 = 1;
+const KIND_DELETE: u8 = 2;
+const KIND_DELETE_BACKWARDS: u8 = 3;
+const FLAG_NO_CONTENT: u8 = 1 << 2;
+const FLAG_TEXT: u8 = 1 << 3;
+
+/// A decoded update, validated for structure but not yet against a
+/// document. Owns its data so it can wait in the pending set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Update {
+    pub texts: Vec<Box<str>>,
+    pub changes: Vec<UpdateChange>,
+    pub runs: Vec<UpdateRun>,
+    /// The text of the inserts that carry content, concatenated.
+    pub content: String,
+}
+
+/// One change of an [`Update`]; its ops are `runs[runs.start..runs.end]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UpdateChange {
+    pub peer: PeerId,
+    pub counter: Counter,
+    pub len: u32,
+    pub deps: SmallVec<[OpId; 2]>,
+    pub runs: Range<usize>,
+}
+
+/// A run of ops of an [`Update`], with every reference spelled as an id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UpdateRun {
+    pub len: u32,
+    /// Index into [`Update::texts`].
+    pub text: u32,
+    pub kind: UpdateKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum UpdateKind {
+    Insert {
+        left: Option<OpId>,
+        right: Option<OpId>,
+        /// Byte range in [`Update::content`]; `None` when the exporter left
+        /// the text out (the chars are deleted by the same update).
+        content: Option<Range<usize>>,
+    },
+    Delete {
+        target: OpId,
+        reversed: bool,
+    },
+}
+
+impl UpdateRun {
+    /// The id targeted by op `offset` of a delete run.
+    pub fn delete_target(&self, offset: u32) -> Option<OpId> {
+        match &self.kind {
+            UpdateKind::Delete { target, reversed } => Some(OpId::new(
+                target.peer,
+                if *reversed {
+                    target.counter - offset
+                } else {
+                    target.counter + offset
+                },
+            )),
+            UpdateKind::Insert { .. } => None,
+        }
+    }
+}
+
+/// Assigns small indexes to peers and texts in order of first use.
+#[derive(Default)]
+struct Tables {
+    peers: Vec<PeerId>,
+    peer_index: HashMap<PeerId, u64>,
+    texts: Vec<u32>,
+}
+
+impl Tables {
+    fn peer(&mut self, peer: PeerId) -> u64 {
+        let next = self.peers.len() as u64;
+        let i = *self.peer_index.entry(peer).or_insert(next);
+        if i == next {
+            self.peers.push(peer);
+        }
+        i
+    }
+
+    fn text(&mut self, text: u32) -> u64 {
+        match self.texts.iter().position(|&t| t == text) {
+            Some(i) => i as u64,
+            None => {
+                self.texts.push(text);
+                (self.texts.len() - 1) as u64
+            }
+        }
+    }
+
+    fn id(&mut self, out: &mut Vec<u8>, id: Option<OpId>) {
+        match id {
+            None => write_varint(out, 0),
+            Some(id) => {
+                let p = self.peer(id.peer);
+                write_varint(out, p + 1);
+                write_varint(out, u64::from(id.counter));
+            }
+        }
+    }
+}
+
+/// Seq ranges (sorted, merged) deleted by the ops in `pieces`.
+fn deleted_in_export(log: &OpLog, pieces: &[Range<Seq>]) -> Vec<Range<Seq>> {
+    let mut ranges = Vec::new();
+    for piece in pieces {
+        let mut i = log.op_index(piece.start);
+        while let Some(run) = log.ops.get(i) {
+            if run.seq >= piece.end {
+                break;
+            }
+            let from = piece.start.max(run.seq);
+            let to = piece.end.min(run.end());
+            if let Some(t) = run.delete_targets(from - run.seq, to - from) {
+                ranges.push(t);
+            }
+            i += 1;
+        }
+    }
+    ranges.sort_unstable_by_key(|r| r.start);
+    let mut merged: Vec<Range<Seq>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match merged.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => merged.push(r),
+        }
+    }
+    merged
+}
+
+/// Splits `range` into sub-ranges that are entirely inside or entirely
+/// outside the sorted `covered` ranges: `(sub-range, covered)`.
+fn split_by_cover(range: Range<Seq>, covered: &[Range<Seq>]) -> SmallVec<[(Range<Seq>, bool); 4]> {
+    let mut out = SmallVec::new();
+    let mut at = range.start;
+    let mut i = covered.partition_point(|c| c.end <= at);
+    while at < range.end {
+        match covered.get(i) {
+            Some(c) if c.start <= at => {
+                let end = c.end.min(range.end);
+                out.push((at..end, true));
+                at = end;
+                i += 1;
+            }
+            Some(c) if c.start < range.end => {
+                out.push((at..c.start, false));
+                at = c.start;
+            }
+            _ => {
+                out.push((at..range.end, false));
+                at = range.end;
+            }
+        }
+    }
+    out
+}
+
+/// Encodes every op of `log` that `from` lacks. Texts are named through
+/// `texts`. Returns the body (without header).
+pub(crate) fn encode_body(log: &OpLog, texts: &[TextState], from: &VersionVector) -> Vec<u8> {
+    // The part of each change that `from` lacks, as seq ranges.
+    let mut pieces: Vec<(usize, Range<Seq>)> = Vec::new();
+    for (ci, change) in log.changes.iter().enumerate() {
+        let peer = log.peers.get(change.peer);
+        let known = from.get(peer);
+        if known >= change.counter_end() {
+            continue;
+        }
+        let skip = known.saturating_sub(change.counter);
+        pieces.push((ci, change.seq + skip..change.seq_end()));
+    }
+    let seq_pieces: Vec<Range<Seq>> = pieces.iter().map(|p| p.1.clone()).collect();
+    let deleted = deleted_in_export(log, &seq_pieces);
+
+    let mut t = Tables::default();
+    let mut changes = Vec::new();
+    let mut ops = Vec::new();
+    let mut content = Vec::new();
+    write_varint(&mut changes, pieces.len() as u64);
+    let mut next_counter: HashMap<PeerId, Counter> = HashMap::new();
+    // The last insert written: (end seq, origin_right, text).
+    let mut prev_insert: Option<(Seq, Seq, u32)> = None;
+    let mut cur_text = 0u64;
+    let mut run_buf: SmallVec<[OpRun; 4]> = SmallVec::new();
+
+    for (ci, range) in &pieces {
+        let change = &log.changes[*ci];
+        let peer = log.peers.get(change.peer);
+        let counter = change.counter + (range.start - change.seq);
+        write_varint(&mut changes, t.peer(peer));
+        let expected = next_counter.insert(peer, counter + (range.end - range.start));
+        write_varint(
+            &mut changes,
+            if expected == Some(counter) {
+                0
+            } else {
+                u64::from(counter) + 1
+            },
+        );
+        write_varint(&mut changes, u64::from(range.end - range.start));
+        // Deps of the exported part: the change's deps, or its own previous
+        // op when only a suffix is exported.
+        let deps: SmallVec<[OpId; 2]> = if range.start > change.seq {
+            SmallVec::new()
+        } else {
+            change.deps.iter().map(|&d| log.seq_to_id(d)).collect()
+        };
+        let own = counter > 0
+            && (range.start > change.seq || deps.contains(&OpId::new(peer, counter - 1)));
+        let explicit: SmallVec<[OpId; 2]> = deps
+            .into_iter()
+            .filter(|d| !(own && *d == OpId::new(peer, counter - 1)))
+            .collect();
+        write_varint(&mut changes, ((explicit.len() as u64) << 1) | u64::from(own));
+        for d in explicit {
+            let p = t.peer(d.peer);
+            write_varint(&mut changes, p);
+            write_varint(&mut changes, u64::from(d.counter));
+        }
+
+        // The ops of the piece, clipped and split at content boundaries.
+        let mut i = log.op_index(range.start);
+        while let Some(run) = log.ops.get(i) {
+            if run.seq >= range.end {
+                break;
+            }
+            let from_seq = range.start.max(run.seq);
+            let to_seq = range.end.min(run.end());
+            run_buf.clear();
+            clip_run(log, run, from_seq..to_seq, &deleted, &mut run_buf);
+            for piece in &run_buf {
+                let text_idx = t.text(piece.text);
+                let mut kind;
+                let text_flag = if text_idx != cur_text {
+                    cur_text = text_idx;
+                    FLAG_TEXT
+                } else {
+                    0
+                };
+                match piece.kind {
+                    OpKind::Insert {
+                        origin_left,
+                        origin_right,
+                        byte_start,
+                        bytes,
+                    } => {
+                        let continued = prev_insert == Some((piece.seq, origin_right, piece.text))
+                            && origin_left == piece.seq - 1;
+                        kind = if continued {
+                            KIND_INSERT_CONTINUED
+                        } else {
+                            KIND_INSERT
+                        };
+                        if byte_start == NO_CONTENT {
+                            kind |= FLAG_NO_CONTENT;
+                        }
+                        ops.push(kind | text_flag);
+                        if text_flag != 0 {
+                            write_varint(&mut ops, text_idx);
+                        }
+                        write_varint(&mut ops, u64::from(piece.len));
+                        if !continued {
+                            let id = |s: Seq| (s != NO_SEQ).then(|| log.seq_to_id(s));
+                            t.id(&mut ops, id(origin_left));
+                            t.id(&mut ops, id(origin_right));
+                        }
+                        if byte_start != NO_CONTENT {
+                            let s = byte_start as usize;
+                            content.extend_from_slice(&log.content.as_bytes()[s..s + bytes as usize]);
+                        }
+                        prev_insert = Some((piece.end(), origin_right, piece.text));
+                    }
+                    OpKind::Delete { target, reversed } => {
+                        kind = if reversed {
+                            KIND_DELETE_BACKWARDS
+                        } else {
+                            KIND_DELETE
+                        };
+                        ops.push(kind | text_flag);
+                        if text_flag != 0 {
+                            write_varint(&mut ops, text_idx);
+                        }
+                        write_varint(&mut ops, u64::from(piece.len));
+                        t.id(&mut ops, Some(log.seq_to_id(target)));
+                        prev_insert = None;
+                    }
+                }
+            }
+            i += 1;
+        }
+    }
+
+    let mut body = Vec::with_capacity(changes.len() + ops.len() + content.len() + 64);
+    let mut peers = Vec::with_capacity(t.peers.len() * 8 + 4);
+    write_varint(&mut peers, t.peers.len() as u64);
+    for p in &t.peers {
+        peers.extend_from_slice(&p.to_le_bytes());
+    }
+    write_bytes(&mut body, &peers);
+    let mut names = Vec::new();
+    write_varint(&mut names, t.texts.len() as u64);
+    for &ti in &t.texts {
+        write_bytes(&mut names, texts[ti as usize].name().as_bytes());
+    }
+    write_bytes(&mut body, &names);
+    write_bytes(&mut body, &changes);
+    write_bytes(&mut body, &ops);
+    write_bytes(&mut body, &content);
+    body
+}
+
+/// Pushes the part `range` of `run` to `out`, split so that each piece's
+/// content is all present or all left out, and delete pieces never cross a
+/// change (their targets are then one peer's consecutive counters).
+fn clip_run(
+    log: &OpLog,
+    run: &OpRun,
+    range: Range<Seq>,
+    deleted: &[Range<Seq>],
+    out: &mut SmallVec<[OpRun; 4]>,
+) {
+    match run.kind {
+        OpKind::Insert { byte_start, .. } => {
+            for (sub, covered) in split_by_cover(range, deleted) {
+                let offset = sub.start - run.seq;
+                let (origin_left, origin_right) = origins_at(run, offset);
+                let (start, bytes) = if covered || byte_start == NO_CONTENT {
+                    (NO_CONTENT, 0)
+                } else {
+                    let text = run.content(&log.content).unwrap_or("");
+                    let (a, _) = crate::text::prefix_units(text.as_bytes(), offset);
+                    let (b, _) = crate::text::prefix_units(text.as_bytes(), sub.end - run.seq);
+                    (byte_start + a, b - a)
+                };
+                out.push(OpRun {
+                    seq: sub.start,
+                    len: sub.end - sub.start,
+                    text: run.text,
+                    kind: OpKind::Insert {
+                        origin_left,
+                        origin_right,
+                        byte_start: start,
+                        bytes,
+                    },
+                });
+            }
+        }
+        OpKind::Delete { reversed, .. } => {
+            let mut at = range.start;
+            while at < range.end {
+                let offset = at - run.seq;
+                // The targets of ops at..: stop where they leave a change.
+                let first = run.delete_targets(offset, 1).map_or(0, |t| t.start);
+                let change = &log.changes[log.change_index(first)];
+                let room = if reversed {
+                    first - change.seq + 1
+                } else {
+                    change.seq_end() - first
+                };
+                let n = room.min(range.end - at);
+                out.push(OpRun {
+                    seq: at,
+                    len: n,
+                    text: run.text,
+                    kind: OpKind::Delete {
+                        target: first,
+                        reversed,
+                    },
+                });
+                at += n;
+            }
+        }
+    }
+}
+
+/// Reads an id written by [`Tables::id`].
+fn read_id(r: &mut Reader<'_>, peers: &[PeerId]) -> Result<Option<OpId>> {
+    let p = r.varint()?;
+    if p == 0 {
+        return Ok(None);
+    }
+    let peer = usize::try_from(p - 1)
+        .ok()
+        .and_then(|i| peers.get(i))
+        .copied()
+        .ok_or_else(|| r.malformed("peer index"))?;
+    let counter = r.u32("counter")?;
+    Ok(Some(OpId::new(peer, counter)))
+}
+
+/// Decodes and structurally validates an update body.
+pub(crate) fn decode_body(body: &[u8]) -> Result<Update> {
+    let mut r = Reader::new(body, 0);
+
+    let mut s = r.section()?;
+    let n = s.count("peer count")?;
+    let mut peers = Vec::with_capacity(n);
+    for _ in 0..n {
+        let peer = s.u64_le()?;
+        if peer == PeerId::MAX {
+            return Err(Error::InvalidPeerId(peer));
+        }
+        peers.push(peer);
+    }
+
+    let mut s = r.section()?;
+    let n = s.count("text count")?;
+    let mut texts = Vec::with_capacity(n);
+    for _ in 0..n {
+        let name = std::str::from_utf8(s.bytes()?).map_err(|_| s.malformed("text name"))?;
+        texts.push(Box::from(name));
+    }
+
+    let mut cs = r.section()?;
+    let mut os = r.section()?;
+    let content_section = r.section()?;
+    let content_offset = content_section.offset();
+    let mut content_reader = content_section;
+    let content_bytes = content_reader.take(content_reader.remaining())?;
+    let content = std::str::from_utf8(content_bytes).map_err(|e| Error::Malformed {
+        offset: content_offset + e.valid_up_to(),
+        what: "UTF-8 content",
+    })?;
+    if !r.is_empty() {
+        return Err(r.malformed("trailing bytes"));
+    }
+
+    let n = cs.count("change count")?;
+    let mut changes = Vec::with_capacity(n);
+    let mut runs = Vec::new();
+    let mut next_counter: HashMap<PeerId, Counter> = HashMap::new();
+    let mut content_at = 0usize;
+    let mut text = 0u32;
+    let mut prev_insert: Option<(OpId, Option<OpId>, u32)> = None;
+    for _ in 0..n {
+        let p = cs.varint()?;
+        let peer = usize::try_from(p)
+            .ok()
+            .and_then(|i| peers.get(i))
+            .copied()
+            .ok_or_else(|| cs.malformed("peer index"))?;
+        let c = cs.varint()?;
+        let counter = if c == 0 {
+            *next_counter
+                .get(&peer)
+                .ok_or_else(|| cs.malformed("change counter"))?
+        } else {
+            u32::try_from(c - 1).map_err(|_| cs.malformed("change counter"))?
+        };
+        let len = cs.u32("change length")?;
+        let end = counter.checked_add(len);
+        if len == 0 || end.is_none() {
+            return Err(cs.malformed("change length"));
+        }
+        next_counter.insert(peer, counter + len);
+        let header = cs.varint()?;
+        let mut deps = SmallVec::new();
+        if header & 1 == 1 {
+            if counter == 0 {
+                return Err(cs.malformed("dependency"));
+            }
+            deps.push(OpId::new(peer, counter - 1));
+        }
+        let explicit = usize::try_from(header >> 1)
+            .ok()
+            .filter(|&k| k <= cs.remaining())
+            .ok_or_else(|| cs.malformed("dependency count"))?;
+        for _ in 0..explicit {
+            let p = cs.varint()?;
+            let dep_peer = usize::try_from(p)
+                .ok()
+                .and_then(|i| peers.get(i))
+                .copied()
+                .ok_or_else(|| cs.malformed("peer index"))?;
+            deps.push(OpId::new(dep_peer, cs.u32("dependency counter")?));
+        }
+
+        // The change's ops.
+        let first_run = runs.len();
+        let mut left = len;
+        let mut op_counter = counter;
+        while left > 0 {
+            let kind = os.u8()?;
+            if kind & !0b1111 != 0 {
+                return Err(os.malformed("op kind"));
+            }
+            if kind & FLAG_TEXT != 0 {
+                text = os.u32("text index")?;
+            }
+            if text as usize >= texts.len() {
+                return Err(os.malformed("text index"));
+            }
+            let run_len = os.u32("op length")?;
+            if run_len == 0 || run_len > left {
+                return Err(os.malformed("op length"));
+            }
+            let base = kind & 0b11;
+            let kind = if base == KIND_INSERT || base == KIND_INSERT_CONTINUED {
+                let (l, rgt) = if base == KIND_INSERT_CONTINUED {
+                    match prev_insert {
+                        Some((last, right, t)) if t == text => (Some(last), right),
+                        _ => return Err(os.malformed("continued insert")),
+                    }
+                } else {
+                    (read_id(&mut os, &peers)?, read_id(&mut os, &peers)?)
+                };
+                let content = if kind & FLAG_NO_CONTENT != 0 {
+                    None
+                } else {
+                    // Take `run_len` chars from the content.
+                    let rest = content.get(content_at..).unwrap_or("");
+                    let bytes = rest
+                        .char_indices()
+                        .nth(run_len as usize)
+                        .map_or(rest.len(), |(i, _)| i);
+                    let range = content_at..content_at + bytes;
+                    let taken = content.get(range.clone()).unwrap_or("");
+                    if char_len(taken) != run_len {
+                        return Err(Error::Malformed {
+                            offset: content_offset + content_at,
+                            what: "content length",
+                        });
+                    }
+                    content_at += bytes;
+                    Some(range)
+                };
+                let last = OpId::new(peer, op_counter + run_len - 1);
+                prev_insert = Some((last, rgt, text));
+                UpdateKind::Insert {
+                    left: l,
+                    right: rgt,
+                    content,
+                }
+            } else {
+                if kind & FLAG_NO_CONTENT != 0 {
+                    return Err(os.malformed("op kind"));
+                }
+                let target = read_id(&mut os, &peers)?.ok_or_else(|| os.malformed("delete target"))?;
+                let reversed = base == KIND_DELETE_BACKWARDS;
+                let fits = if reversed {
+                    target.counter.checked_sub(run_len - 1).is_some()
+                } else {
+                    target.counter.checked_add(run_len - 1).is_some()
+                };
+                if !fits {
+                    return Err(os.malformed("delete target"));
+                }
+                prev_insert = None;
+                UpdateKind::Delete { target, reversed }
+            };
+            runs.push(UpdateRun {
+                len: run_len,
+                text,
+                kind,
+            });
+            left -= run_len;
+            op_counter += run_len;
+        }
+        changes.push(UpdateChange {
+            peer,
+            counter,
+            len,
+            deps,
+            runs: first_run..runs.len(),
+        });
+    }
+    if !cs.is_empty() {
+        return Err(cs.malformed("trailing change bytes"));
+    }
+    if !os.is_empty() {
+        return Err(os.malformed("trailing op bytes"));
+    }
+    if content_at != content.len() {
+        return Err(Error::Malformed {
+            offset: content_offset + content_at,
+            what: "unused content",
+        });
+    }
+    Ok(Update {
+        texts,
+        changes,
+        runs,
+        content: content.to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_by_cover_alternates() {
+        let covered = [2..4, 6..7];
+        let parts: Vec<_> = split_by_cover(0..8, &covered).into_iter().collect();
+        assert_eq!(
+            parts,
+            vec![
+                (0..2, false),
+                (2..4, true),
+                (4..6, false),
+                (6..7, true),
+                (7..8, false)
+            ]
+        );
+        let parts: Vec<_> = split_by_cover(3..5, &covered).into_iter().collect();
+        assert_eq!(parts, vec![(3..4, true), (4..5, false)]);
+    }
+}

@@ -1,0 +1,125 @@
+//! The crate's one error type.
+//!
+//! Every public function that takes a position, range, id or bytes returns
+//! [`Result`]; input from callers and remote peers never panics.
+
+use std::fmt;
+
+use crate::id::{OpId, PeerId};
+
+/// The unit a text position counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Unit {
+    /// Unicode scalar values (Rust `char`s). The default unit of [`crate::Text`].
+    Char,
+    /// UTF-8 bytes.
+    Utf8,
+    /// UTF-16 code units (what JavaScript strings index).
+    Utf16,
+}
+
+impl fmt::Display for Unit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Unit::Char => "chars",
+            Unit::Utf8 => "UTF-8 bytes",
+            Unit::Utf16 => "UTF-16 code units",
+        })
+    }
+}
+
+/// Errors returned by [`crate::Doc`] and its texts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// `pos` is past the end of a text that is `len` long (both in `unit`).
+    OutOfBounds {
+        /// The requested position.
+        pos: usize,
+        /// The text's length.
+        len: usize,
+        /// The unit of `pos` and `len`.
+        unit: Unit,
+    },
+    /// `pos` falls inside a character: in the middle of a multi-byte UTF-8
+    /// sequence, or between the two halves of a UTF-16 surrogate pair.
+    NotCharBoundary {
+        /// The requested position.
+        pos: usize,
+        /// The unit of `pos`.
+        unit: Unit,
+    },
+    /// The peer id is reserved (`u64::MAX`).
+    InvalidPeerId(PeerId),
+    /// The peer has used up its counter space (2^32 ops).
+    CounterOverflow {
+        /// The peer whose counter would overflow.
+        peer: PeerId,
+    },
+    /// The document holds 2^32 - 1 ops, the most one document can number.
+    HistoryFull,
+    /// The bytes end before the data they announce.
+    UnexpectedEof,
+    /// The bytes do not start with Weft's magic number.
+    BadMagic,
+    /// The bytes use a format version this build cannot read.
+    UnsupportedVersion(u8),
+    /// The bytes hold a kind of export this build cannot read.
+    UnsupportedMode(u8),
+    /// The checksum over the body does not match: the bytes were damaged.
+    ChecksumMismatch {
+        /// The checksum stored in the header.
+        expected: u64,
+        /// The checksum of the body as received.
+        actual: u64,
+    },
+    /// The body is structurally invalid at byte `offset` (which field:
+    /// `what`). Bytes written by Weft never produce this.
+    Malformed {
+        /// Byte offset into the body where decoding failed.
+        offset: usize,
+        /// The field that was invalid.
+        what: &'static str,
+    },
+    /// An op refers to an op id this document has never seen, although the
+    /// op's declared dependencies are all known.
+    UnknownId(OpId),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::OutOfBounds { pos, len, unit } => {
+                write!(
+                    f,
+                    "position {pos} is out of bounds for a text of {len} {unit}"
+                )
+            }
+            Error::NotCharBoundary { pos, unit } => {
+                write!(f, "position {pos} ({unit}) is inside a character")
+            }
+            Error::InvalidPeerId(peer) => write!(f, "peer id {peer} is reserved"),
+            Error::CounterOverflow { peer } => {
+                write!(f, "peer {peer} has used all 2^32 op counters")
+            }
+            Error::HistoryFull => f.write_str("the document cannot hold more ops"),
+            Error::UnexpectedEof => f.write_str("the input ended unexpectedly"),
+            Error::BadMagic => f.write_str("the input is not a weft export (bad magic)"),
+            Error::UnsupportedVersion(v) => write!(f, "format version {v} is not supported"),
+            Error::UnsupportedMode(m) => write!(f, "export mode {m} is not supported"),
+            Error::ChecksumMismatch { expected, actual } => write!(
+                f,
+                "checksum mismatch: header says {expected:#018x}, body hashes to {actual:#018x}"
+            ),
+            Error::Malformed { offset, what } => {
+                write!(f, "malformed input at body offset {offset}: invalid {what}")
+            }
+            Error::UnknownId(id) => write!(f, "an op refers to unknown op {id}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

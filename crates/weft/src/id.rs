@@ -1,0 +1,100 @@
+//! Identifiers of peers and operations.
+//!
+//! Every op a peer makes gets the next [`Counter`] of that peer, so an op is
+//! named by [`OpId`] `(peer, counter)` everywhere, and a run of one peer's ops
+//! by [`IdSpan`]. Inside one document, ops are also numbered by [`Seq`], their
+//! position in this document's local history; a `Seq` never leaves the
+//! document (encodings translate it back to an `OpId`).
+
+use std::fmt;
+use std::ops::Range;
+
+/// Identifies a peer (a replica that makes edits). Must be unique per editing
+/// session; `u64::MAX` is reserved.
+pub type PeerId = u64;
+
+/// Counts one peer's ops: its first op has counter 0, the next 1, and so on.
+pub type Counter = u32;
+
+/// A Lamport timestamp: one more than the largest timestamp among an op's
+/// causal predecessors. Derived from the history, never sent over the wire.
+pub type Lamport = u32;
+
+/// An op's position in this document's local history, assigned in the order
+/// ops become known here. Internal: two documents number the same op
+/// differently.
+pub(crate) type Seq = u32;
+
+/// "No op": the start or end of a text when used as an origin.
+pub(crate) const NO_SEQ: Seq = Seq::MAX;
+
+/// The id of one operation: the peer that made it and its counter.
+///
+/// # Examples
+///
+/// ```
+/// use weft::OpId;
+/// let id = OpId::new(7, 0);
+/// assert_eq!(id.to_string(), "0@7");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OpId {
+    /// The peer that made the op.
+    pub peer: PeerId,
+    /// The op's counter within that peer's history.
+    pub counter: Counter,
+}
+
+impl OpId {
+    /// The id of `peer`'s op number `counter`.
+    pub const fn new(peer: PeerId, counter: Counter) -> Self {
+        OpId { peer, counter }
+    }
+}
+
+impl fmt::Display for OpId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}@{}", self.counter, self.peer)
+    }
+}
+
+/// A run of one peer's consecutive ops: `counters.start..counters.end`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct IdSpan {
+    /// The peer that made the ops.
+    pub peer: PeerId,
+    /// The counters of the ops, end exclusive.
+    pub counters: Range<Counter>,
+}
+
+impl IdSpan {
+    /// The span of `peer`'s ops `counters`.
+    pub const fn new(peer: PeerId, counters: Range<Counter>) -> Self {
+        IdSpan { peer, counters }
+    }
+
+    /// Number of ops in the span.
+    pub fn len(&self) -> u32 {
+        self.counters.end.saturating_sub(self.counters.start)
+    }
+
+    /// Whether the span holds no ops.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether `id` lies in the span.
+    pub fn contains(&self, id: OpId) -> bool {
+        id.peer == self.peer && self.counters.contains(&id.counter)
+    }
+}
+
+impl fmt::Display for IdSpan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}..{}@{}",
+            self.counters.start, self.counters.end, self.peer
+        )
+    }
+}

@@ -1,0 +1,80 @@
+//! Weft: a rich-text CRDT for documents that several people edit at once,
+//! online or offline, and merge without conflicts.
+//!
+//! # The model
+//!
+//! - A [`Doc`] holds named texts and the full history of edits. Each
+//!   document edits as one **peer** ([`PeerId`]); every op it makes gets the
+//!   next counter of that peer, so ops are named by [`OpId`] `(peer,
+//!   counter)` everywhere.
+//! - Local edits are applied at once and recorded in an open **change**: a
+//!   run of the peer's consecutive ops on top of the version it had seen.
+//!   [`Doc::commit`] closes it; export and import do so implicitly.
+//! - **Versions** are named by a [`VersionVector`] (per peer, how many of
+//!   its ops are included) or by [`Frontiers`] (the heads of the history).
+//! - **Syncing**: `a.export(ExportMode::Updates { from: &b.version() })`
+//!   writes every op `b` lacks; `b.import(&bytes)` merges them. Importing
+//!   is idempotent and order-independent; an update whose dependencies are
+//!   missing waits until they arrive.
+//! - **Text** positions count chars (Unicode scalar values); `_utf8` and
+//!   `_utf16` variants take byte and UTF-16 offsets.
+//!
+//! Concurrent inserts at one place are ordered by FugueMax (left and right
+//! origins), so two people typing at the same spot never interleave, typing
+//! forwards or backwards. Deleted chars stay as tombstones so that later
+//! concurrent edits can still find their place.
+//!
+//! Internally every text is a b-tree (`generic-btree`) of run-length encoded
+//! items with a cached cursor, so typing near the previous edit costs O(1)
+//! and any other edit O(log n).
+//!
+//! # Example
+//!
+//! ```
+//! use weft::{Doc, ExportMode, VersionVector};
+//!
+//! let mut a = Doc::new();
+//! a.text("notes").insert(0, "Hello world")?;
+//! let mut b = Doc::new();
+//! b.import(&a.export(ExportMode::Updates { from: &VersionVector::new() })?)?;
+//!
+//! // Concurrent edits on both sides...
+//! a.text("notes").insert(5, ",")?;
+//! b.text("notes").insert(11, "!")?;
+//!
+//! // ...then each side imports what it lacks.
+//! let for_b = a.export(ExportMode::Updates { from: &b.version() })?;
+//! let for_a = b.export(ExportMode::Updates { from: &a.version() })?;
+//! a.import(&for_a)?;
+//! b.import(&for_b)?;
+//! assert_eq!(a.text("notes").to_string(), "Hello, world!");
+//! assert_eq!(b.text("notes").to_string(), "Hello, world!");
+//! # Ok::<(), weft::Error>(())
+//! ```
+//!
+//! # Errors
+//!
+//! Every function that takes a position, range or bytes returns
+//! [`Result`]; nothing a caller or a remote peer sends makes Weft panic, and
+//! a failed import leaves the document as it was.
+//!
+//! # Features
+//!
+//! None yet: `serde` and `arbitrary` support arrive with the rich-text and
+//! fuzzing work.
+
+#![forbid(unsafe_code)]
+
+mod doc;
+mod encoding;
+mod error;
+mod id;
+mod oplog;
+mod text;
+mod version;
+
+pub use doc::{Doc, ExportMode, ImportStatus};
+pub use error::{Error, Result, Unit};
+pub use id::{Counter, IdSpan, Lamport, OpId, PeerId};
+pub use text::Text;
+pub use version::{Frontiers, VersionVector};

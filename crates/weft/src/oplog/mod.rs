@@ -1,0 +1,335 @@
+//! The history of a document: every op it knows, grouped into changes.
+//!
+//! The log owns:
+//! - the peer table (peer id <-> small index),
+//! - [`Change`]s in local order (by [`Seq`]), which together cover seqs
+//!   `0..next_seq` without gaps, plus a per-peer index for id lookups,
+//! - [`OpRun`]s, also in seq order and covering the same seqs,
+//! - `content`: the UTF-8 text of every insert, in arrival order,
+//! - the committed version (vector and heads) and the open local change.
+//!
+//! Invariants: changes and op runs are sorted by seq and contiguous; each
+//! peer's changes have increasing, contiguous counters; a change's deps are
+//! seqs lower than its own.
+
+mod change;
+mod op;
+
+pub(crate) use change::Change;
+pub(crate) use op::{origins_at, OpKind, OpRun, NO_CONTENT};
+
+use std::collections::HashMap;
+
+use smallvec::SmallVec;
+
+use crate::error::{Error, Result};
+use crate::id::{Counter, Lamport, OpId, PeerId, Seq, NO_SEQ};
+use crate::version::{Frontiers, VersionVector};
+
+/// Peer ids in order of first appearance, with a reverse map.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PeerTable {
+    ids: Vec<PeerId>,
+    index: HashMap<PeerId, u32>,
+}
+
+impl PeerTable {
+    pub fn get(&self, idx: u32) -> PeerId {
+        self.ids[idx as usize]
+    }
+
+    pub fn find(&self, peer: PeerId) -> Option<u32> {
+        self.index.get(&peer).copied()
+    }
+
+    pub fn intern(&mut self, peer: PeerId) -> u32 {
+        let next = self.ids.len() as u32;
+        let idx = *self.index.entry(peer).or_insert(next);
+        if idx == next {
+            self.ids.push(peer);
+        }
+        idx
+    }
+}
+
+/// The whole history of a document. See the module doc.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct OpLog {
+    pub peers: PeerTable,
+    pub changes: Vec<Change>,
+    /// Per peer index: indexes into `changes`, by increasing counter.
+    by_peer: Vec<Vec<u32>>,
+    pub ops: Vec<OpRun>,
+    /// UTF-8 text of all inserts this document has content for.
+    pub content: String,
+    /// Version of the committed changes.
+    version: VersionVector,
+    /// Heads of the committed changes, as seqs, sorted.
+    heads: SmallVec<[Seq; 2]>,
+    next_seq: Seq,
+    /// One more than the largest Lamport timestamp of a committed op.
+    next_lamport: Lamport,
+    /// Whether the last change is the open local change.
+    open: bool,
+}
+
+impl OpLog {
+    /// Number of ops known (the next seq).
+    pub fn next_seq(&self) -> Seq {
+        self.next_seq
+    }
+
+    /// Reserves `n` seqs for new local ops of `peer`, extending the open
+    /// change or opening one on top of the current heads.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::CounterOverflow`] or [`Error::HistoryFull`] when the ops would
+    /// not fit the id spaces; nothing changes then.
+    pub fn reserve_local(&mut self, peer: PeerId, n: u32) -> Result<Seq> {
+        let seq = self.next_seq;
+        if seq.checked_add(n).is_none_or(|end| end >= NO_SEQ) {
+            return Err(Error::HistoryFull);
+        }
+        if self.open {
+            let change = self.changes.last_mut().expect("an open change exists");
+            if change.counter_end().checked_add(n).is_none() {
+                return Err(Error::CounterOverflow { peer });
+            }
+            change.len += n;
+        } else {
+            let counter = self.version.get(peer);
+            if counter.checked_add(n).is_none() {
+                return Err(Error::CounterOverflow { peer });
+            }
+            let peer_idx = self.peers.intern(peer);
+            let change = Change {
+                peer: peer_idx,
+                counter,
+                seq,
+                len: n,
+                lamport: self.next_lamport,
+                deps: self.heads.clone(),
+            };
+            self.push_change(change);
+            self.open = true;
+        }
+        self.next_seq = seq + n;
+        Ok(seq)
+    }
+
+    fn push_change(&mut self, change: Change) {
+        let idx = self.changes.len() as u32;
+        let peer = change.peer as usize;
+        if self.by_peer.len() <= peer {
+            self.by_peer.resize_with(peer + 1, Vec::new);
+        }
+        self.by_peer[peer].push(idx);
+        self.changes.push(change);
+    }
+
+    /// Closes the open local change, if any: it joins the committed version.
+    pub fn commit(&mut self) {
+        if !self.open {
+            return;
+        }
+        self.open = false;
+        let change = self.changes.last().expect("an open change exists").clone();
+        self.record_committed(&change);
+    }
+
+    fn record_committed(&mut self, change: &Change) {
+        let peer = self.peers.get(change.peer);
+        self.version.extend_to(peer, change.counter_end());
+        self.heads.retain(|h| !change.deps.contains(h));
+        let last = change.seq_end() - 1;
+        if let Err(i) = self.heads.binary_search(&last) {
+            self.heads.insert(i, last);
+        }
+        self.next_lamport = self.next_lamport.max(change.lamport + change.len);
+    }
+
+    /// Appends a committed change received from another peer: ops
+    /// `counter..counter + len` of `peer`, depending on `deps` (seqs).
+    /// Returns the seq of its first op. The caller has checked that the
+    /// counters continue the peer's known ops and that the seqs fit.
+    pub fn push_remote_change(
+        &mut self,
+        peer: PeerId,
+        counter: Counter,
+        len: u32,
+        mut deps: SmallVec<[Seq; 2]>,
+    ) -> Seq {
+        debug_assert!(!self.open);
+        debug_assert_eq!(self.version.get(peer), counter);
+        let seq = self.next_seq;
+        // A peer's previous op always precedes its next one; make that
+        // explicit so the heads stay right even if the sender omitted it.
+        if counter > 0 {
+            if let Some(prev) = self.id_to_seq(OpId::new(peer, counter - 1)) {
+                if self.heads.contains(&prev) && !deps.contains(&prev) {
+                    deps.push(prev);
+                }
+            }
+        }
+        deps.sort_unstable();
+        deps.dedup();
+        let lamport = deps
+            .iter()
+            .map(|&d| self.lamport_of(d) + 1)
+            .max()
+            .unwrap_or(0);
+        let change = Change {
+            peer: self.peers.intern(peer),
+            counter,
+            seq,
+            len,
+            lamport,
+            deps,
+        };
+        self.record_committed(&change);
+        self.push_change(change);
+        self.next_seq = seq + len;
+        seq
+    }
+
+    /// Index of the change holding `seq`.
+    pub fn change_index(&self, seq: Seq) -> usize {
+        self.changes.partition_point(|c| c.seq_end() <= seq)
+    }
+
+    /// The id of the op with `seq`.
+    pub fn seq_to_id(&self, seq: Seq) -> OpId {
+        let change = &self.changes[self.change_index(seq)];
+        OpId::new(
+            self.peers.get(change.peer),
+            change.counter + (seq - change.seq),
+        )
+    }
+
+    /// The Lamport timestamp of the op with `seq`.
+    pub fn lamport_of(&self, seq: Seq) -> Lamport {
+        let change = &self.changes[self.change_index(seq)];
+        change.lamport + (seq - change.seq)
+    }
+
+    /// The seq of op `id`, if this document knows it.
+    pub fn id_to_seq(&self, id: OpId) -> Option<Seq> {
+        let list = self.by_peer.get(self.peers.find(id.peer)? as usize)?;
+        let i = list.partition_point(|&c| self.changes[c as usize].counter_end() <= id.counter);
+        let change = &self.changes[*list.get(i)? as usize];
+        (change.counter <= id.counter).then(|| change.seq + (id.counter - change.counter))
+    }
+
+    /// Index of the op run holding `seq`.
+    pub fn op_index(&self, seq: Seq) -> usize {
+        self.ops.partition_point(|r| r.end() <= seq)
+    }
+
+    /// Appends ops to the log, merging with the last run when possible.
+    pub fn push_op(&mut self, run: OpRun) {
+        debug_assert_eq!(
+            run.seq,
+            self.ops.last().map_or(0, OpRun::end),
+            "op runs are contiguous"
+        );
+        if let Some(last) = self.ops.last_mut() {
+            if last.try_append(&run) {
+                return;
+            }
+        }
+        self.ops.push(run);
+    }
+
+    /// The version including the open local change.
+    pub fn version(&self) -> VersionVector {
+        let mut v = self.version.clone();
+        if self.open {
+            let c = self.changes.last().expect("an open change exists");
+            v.extend_to(self.peers.get(c.peer), c.counter_end());
+        }
+        v
+    }
+
+    /// The committed version (excludes the open local change).
+    #[cfg(test)]
+    pub fn committed_version(&self) -> &VersionVector {
+        &self.version
+    }
+
+    /// The heads including the open local change.
+    pub fn frontiers(&self) -> Frontiers {
+        if self.open {
+            let c = self.changes.last().expect("an open change exists");
+            return std::iter::once(OpId::new(self.peers.get(c.peer), c.counter_end() - 1))
+                .collect();
+        }
+        self.heads.iter().map(|&s| self.seq_to_id(s)).collect()
+    }
+
+    /// Checks the log's structural invariants; panics on a broken one.
+    pub fn assert_invariants(&self) {
+        let mut seq = 0;
+        for c in &self.changes {
+            assert_eq!(c.seq, seq, "changes are contiguous");
+            assert!(c.len > 0, "changes are not empty");
+            assert!(c.deps.iter().all(|&d| d < c.seq), "deps precede the change");
+            seq = c.seq_end();
+        }
+        assert_eq!(seq, self.next_seq);
+        let mut seq = 0;
+        for r in &self.ops {
+            assert_eq!(r.seq, seq, "op runs are contiguous");
+            assert!(r.len > 0);
+            seq = r.end();
+        }
+        assert_eq!(seq, self.next_seq);
+        for (peer_idx, list) in self.by_peer.iter().enumerate() {
+            let mut counter = 0;
+            for &c in list {
+                let c = &self.changes[c as usize];
+                assert_eq!(c.peer as usize, peer_idx);
+                assert_eq!(c.counter, counter, "a peer's counters are contiguous");
+                counter = c.counter_end();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_changes_chain_and_commit() {
+        let mut log = OpLog::default();
+        assert_eq!(log.reserve_local(7, 3).unwrap(), 0);
+        assert_eq!(log.reserve_local(7, 2).unwrap(), 3);
+        assert_eq!(log.changes.len(), 1);
+        assert_eq!(log.committed_version().get(7), 0);
+        assert_eq!(log.version().get(7), 5);
+        log.commit();
+        assert_eq!(log.committed_version().get(7), 5);
+        assert_eq!(log.reserve_local(7, 1).unwrap(), 5);
+        log.commit();
+        assert_eq!(log.changes[1].deps.as_slice(), &[4]);
+        assert_eq!(log.changes[1].lamport, 5);
+        assert_eq!(log.seq_to_id(5), OpId::new(7, 5));
+        assert_eq!(log.id_to_seq(OpId::new(7, 4)), Some(4));
+        assert_eq!(log.id_to_seq(OpId::new(7, 6)), None);
+        assert_eq!(log.frontiers().as_slice(), &[OpId::new(7, 5)]);
+    }
+
+    #[test]
+    fn remote_changes_merge_heads() {
+        let mut log = OpLog::default();
+        log.reserve_local(1, 2).unwrap();
+        log.commit();
+        let s = log.push_remote_change(2, 0, 3, SmallVec::new());
+        assert_eq!(s, 2);
+        assert_eq!(log.frontiers().len(), 2);
+        let s = log.push_remote_change(2, 3, 1, smallvec::smallvec![1, 4]);
+        assert_eq!(log.lamport_of(s), 3);
+        assert_eq!(log.frontiers().as_slice(), &[OpId::new(2, 3)]);
+    }
+}

@@ -1,0 +1,206 @@
+//! [`OpRun`]: a run of consecutive ops of one kind, the unit the log stores.
+
+use crate::id::{Seq, NO_SEQ};
+
+/// Marks an insert whose text this document never received (the exporter
+/// left it out because the same update also deleted it).
+pub(crate) const NO_CONTENT: u32 = u32::MAX;
+
+/// What a run of ops does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OpKind {
+    /// Inserts `len` chars. The first char goes between `origin_left` and
+    /// `origin_right` (the ops it was typed between; [`NO_SEQ`] for the start
+    /// or end of the text); each later char has the previous one as its left
+    /// origin and shares `origin_right`.
+    Insert {
+        origin_left: Seq,
+        origin_right: Seq,
+        /// Byte offset of the run's UTF-8 text in [`super::OpLog::content`],
+        /// or [`NO_CONTENT`].
+        byte_start: u32,
+        /// Byte length of that text (0 without content).
+        bytes: u32,
+    },
+    /// Deletes `len` chars. Op `i` of the run deletes the char inserted by
+    /// op `target + i` (or `target - i` when `reversed`: backspacing).
+    Delete { target: Seq, reversed: bool },
+}
+
+/// Consecutive ops (seqs `seq..seq + len`) of one kind in one text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OpRun {
+    pub seq: Seq,
+    pub len: u32,
+    /// Index of the text in the document's text table.
+    pub text: u32,
+    pub kind: OpKind,
+}
+
+impl OpRun {
+    /// One past the last seq of the run.
+    pub fn end(&self) -> Seq {
+        self.seq + self.len
+    }
+
+    /// The inserted text, if this run inserts and its content is known.
+    pub fn content<'a>(&self, arena: &'a str) -> Option<&'a str> {
+        match self.kind {
+            OpKind::Insert {
+                byte_start, bytes, ..
+            } if byte_start != NO_CONTENT => {
+                arena.get(byte_start as usize..(byte_start + bytes) as usize)
+            }
+            _ => None,
+        }
+    }
+
+    /// Tries to append `next` (which must start at `self.end()`) to this run.
+    /// Returns false when the two runs cannot be one run.
+    pub fn try_append(&mut self, next: &OpRun) -> bool {
+        if next.seq != self.end() || next.text != self.text {
+            return false;
+        }
+        match (&mut self.kind, next.kind) {
+            (
+                OpKind::Insert {
+                    origin_right,
+                    byte_start,
+                    bytes,
+                    ..
+                },
+                OpKind::Insert {
+                    origin_left: next_left,
+                    origin_right: next_right,
+                    byte_start: next_start,
+                    bytes: next_bytes,
+                },
+            ) => {
+                let contiguous = if *byte_start == NO_CONTENT {
+                    next_start == NO_CONTENT
+                } else {
+                    next_start != NO_CONTENT && *byte_start + *bytes == next_start
+                };
+                if next_left == self.seq + self.len - 1 && next_right == *origin_right && contiguous
+                {
+                    *bytes += next_bytes;
+                    self.len += next.len;
+                    true
+                } else {
+                    false
+                }
+            }
+            (
+                OpKind::Delete { target, reversed },
+                OpKind::Delete {
+                    target: next_target,
+                    ..
+                },
+            ) => {
+                let forward_ok = (!*reversed || self.len == 1)
+                    && target.checked_add(self.len) == Some(next_target);
+                let backward_ok = (*reversed || self.len == 1)
+                    && next.len == 1
+                    && target.checked_sub(self.len) == Some(next_target);
+                if forward_ok {
+                    *reversed = false;
+                } else if backward_ok {
+                    *reversed = true;
+                } else {
+                    return false;
+                }
+                self.len += next.len;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// For a delete run, the targets of ops `offset..offset + len` as an
+    /// ascending range of seqs.
+    pub fn delete_targets(&self, offset: u32, len: u32) -> Option<std::ops::Range<Seq>> {
+        match self.kind {
+            OpKind::Delete { target, reversed } => Some(if reversed {
+                let hi = target - offset;
+                hi + 1 - len..hi + 1
+            } else {
+                target + offset..target + offset + len
+            }),
+            OpKind::Insert { .. } => None,
+        }
+    }
+}
+
+/// The origins of char `offset` of an insert run.
+pub(crate) fn origins_at(run: &OpRun, offset: u32) -> (Seq, Seq) {
+    match run.kind {
+        OpKind::Insert {
+            origin_left,
+            origin_right,
+            ..
+        } => {
+            let left = if offset == 0 {
+                origin_left
+            } else {
+                run.seq + offset - 1
+            };
+            (left, origin_right)
+        }
+        OpKind::Delete { .. } => (NO_SEQ, NO_SEQ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn del(seq: Seq, target: Seq) -> OpRun {
+        OpRun {
+            seq,
+            len: 1,
+            text: 0,
+            kind: OpKind::Delete {
+                target,
+                reversed: false,
+            },
+        }
+    }
+
+    #[test]
+    fn backspaces_form_one_reversed_run() {
+        let mut run = del(10, 5);
+        assert!(run.try_append(&del(11, 4)));
+        assert!(run.try_append(&del(12, 3)));
+        assert!(!run.try_append(&del(13, 3)));
+        assert_eq!(run.len, 3);
+        assert_eq!(run.delete_targets(0, 3), Some(3..6));
+        assert_eq!(run.delete_targets(1, 1), Some(4..5));
+    }
+
+    #[test]
+    fn forward_deletes_form_one_run() {
+        let mut run = del(10, 5);
+        assert!(run.try_append(&del(11, 6)));
+        assert!(!run.try_append(&del(12, 5)));
+        assert_eq!(run.delete_targets(0, 2), Some(5..7));
+    }
+
+    #[test]
+    fn typing_forms_one_insert_run() {
+        let ins = |seq, left, start| OpRun {
+            seq,
+            len: 1,
+            text: 0,
+            kind: OpKind::Insert {
+                origin_left: left,
+                origin_right: NO_SEQ,
+                byte_start: start,
+                bytes: 1,
+            },
+        };
+        let mut run = ins(0, NO_SEQ, 0);
+        assert!(run.try_append(&ins(1, 0, 1)));
+        assert!(!run.try_append(&ins(2, 0, 2)), "left origin must be the previous char");
+        assert_eq!(origins_at(&run, 1), (0, NO_SEQ));
+    }
+}

@@ -1,0 +1,278 @@
+//! The b-tree leaf: a [`Chunk`] of up to [`CHUNK_CAP`] items, and the
+//! `generic-btree` glue ([`ChunkTree`], [`Cache`], [`UnitQuery`]).
+//!
+//! Every internal node caches, per child, the visible chars, UTF-8 bytes and
+//! UTF-16 units below it, so a position in any unit maps to a leaf in
+//! O(log n). Leaves hold many items (not one) so that typing and deleting
+//! near the last edit stay inside one small array.
+
+use generic_btree::rle::{CanRemove, HasLength, Mergeable, Sliceable, TryInsert};
+use generic_btree::{BTreeTrait, Child, FindResult, Query};
+
+use crate::error::Unit;
+use crate::id::Seq;
+
+use super::item::Item;
+
+/// Most items one leaf holds before it splits.
+pub(crate) const CHUNK_CAP: usize = 32;
+
+/// Visible length of a subtree in each unit.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Cache {
+    pub chars: u32,
+    pub utf8: u32,
+    pub utf16: u32,
+}
+
+impl Cache {
+    #[inline]
+    pub fn get(&self, unit: Unit) -> u32 {
+        match unit {
+            Unit::Char => self.chars,
+            Unit::Utf8 => self.utf8,
+            Unit::Utf16 => self.utf16,
+        }
+    }
+
+    #[inline]
+    pub fn add(&mut self, other: Cache) {
+        self.chars += other.chars;
+        self.utf8 += other.utf8;
+        self.utf16 += other.utf16;
+    }
+
+    #[inline]
+    pub fn sub(&mut self, other: Cache) {
+        self.chars -= other.chars;
+        self.utf8 -= other.utf8;
+        self.utf16 -= other.utf16;
+    }
+
+    #[inline]
+    pub fn diff(&self, old: Cache) -> CacheDiff {
+        CacheDiff {
+            chars: i64::from(self.chars) - i64::from(old.chars),
+            utf8: i64::from(self.utf8) - i64::from(old.utf8),
+            utf16: i64::from(self.utf16) - i64::from(old.utf16),
+        }
+    }
+}
+
+/// A change of a [`Cache`].
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CacheDiff {
+    pub chars: i64,
+    pub utf8: i64,
+    pub utf16: i64,
+}
+
+impl CacheDiff {
+    fn apply(&self, cache: &mut Cache) {
+        // Caches never go negative: a diff only removes what was counted.
+        cache.chars = (i64::from(cache.chars) + self.chars) as u32;
+        cache.utf8 = (i64::from(cache.utf8) + self.utf8) as u32;
+        cache.utf16 = (i64::from(cache.utf16) + self.utf16) as u32;
+    }
+}
+
+impl CanRemove for CacheDiff {
+    fn can_remove(&self) -> bool {
+        *self == CacheDiff::default()
+    }
+}
+
+/// A b-tree leaf: items in document order and their visible counts.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Chunk {
+    pub items: Vec<Item>,
+    pub counts: Cache,
+}
+
+impl Chunk {
+    pub fn new(items: Vec<Item>) -> Chunk {
+        let mut counts = Cache::default();
+        for item in &items {
+            counts.add(item.counts());
+        }
+        let mut items = items;
+        items.reserve_exact(CHUNK_CAP.saturating_sub(items.len()));
+        Chunk { items, counts }
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.items.len() >= CHUNK_CAP
+    }
+
+    /// The item holding visible unit `offset` (chunk-relative) and the units
+    /// of that item before it: `(index, units before the item)`.
+    pub fn find_unit(&self, unit: Unit, offset: u32) -> (usize, Cache) {
+        let mut before = Cache::default();
+        for (i, item) in self.items.iter().enumerate() {
+            let c = item.counts();
+            if offset < before.get(unit) + c.get(unit) {
+                return (i, before);
+            }
+            before.add(c);
+        }
+        unreachable!("offset {offset} {unit} is inside the chunk")
+    }
+
+    /// Index of the item holding `seq`.
+    pub fn find_seq(&self, seq: Seq) -> Option<usize> {
+        self.items.iter().position(|item| item.contains(seq))
+    }
+
+    /// Inserts `item` at `index`, merging it into its left neighbour when
+    /// possible. Returns the index holding it. The chunk must have room.
+    pub fn insert(&mut self, index: usize, item: Item) -> usize {
+        self.counts.add(item.counts());
+        if index > 0 && self.items[index - 1].can_append(&item) {
+            self.items[index - 1].append(&item);
+            return index - 1;
+        }
+        debug_assert!(!self.is_full());
+        self.items.insert(index, item);
+        index
+    }
+
+    /// Merges `items[index]` into `items[index - 1]` if they form one run.
+    /// Returns the index now holding the chars of `items[index]`.
+    pub fn merge_left(&mut self, index: usize) -> usize {
+        if index > 0 && index < self.items.len() {
+            let (left, right) = self.items.split_at_mut(index);
+            let prev = &mut left[index - 1];
+            if prev.can_append(&right[0]) {
+                prev.append(&right[0]);
+                self.items.remove(index);
+                return index - 1;
+            }
+        }
+        index
+    }
+
+    /// Moves `items[at..]` into a new chunk.
+    pub fn split_off(&mut self, at: usize) -> Chunk {
+        let tail = Chunk::new(self.items.split_off(at));
+        self.counts.sub(tail.counts);
+        tail
+    }
+}
+
+impl HasLength for Chunk {
+    /// A chunk's length for the b-tree is its item count (offsets into a leaf
+    /// are item indexes).
+    fn rle_len(&self) -> usize {
+        self.items.len()
+    }
+}
+
+impl Sliceable for Chunk {
+    fn _slice(&self, range: std::ops::Range<usize>) -> Self {
+        Chunk::new(self.items.get(range).unwrap_or(&[]).to_vec())
+    }
+}
+
+impl Mergeable for Chunk {
+    // Leaves are never merged by the tree: the id index tracks which leaf
+    // holds which item, and moving items is this crate's decision alone.
+    fn can_merge(&self, _rhs: &Self) -> bool {
+        false
+    }
+    fn merge_right(&mut self, _rhs: &Self) {
+        unreachable!("chunks never merge")
+    }
+    fn merge_left(&mut self, _left: &Self) {
+        unreachable!("chunks never merge")
+    }
+}
+
+impl TryInsert for Chunk {
+    fn try_insert(&mut self, _pos: usize, elem: Self) -> Result<(), Self> {
+        Err(elem)
+    }
+}
+
+impl CanRemove for Chunk {
+    fn can_remove(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+/// `generic-btree` configuration for the text tree.
+#[derive(Debug)]
+pub(crate) struct ChunkTree;
+
+impl BTreeTrait for ChunkTree {
+    type Elem = Chunk;
+    type Cache = Cache;
+    type CacheDiff = CacheDiff;
+    const USE_DIFF: bool = true;
+
+    fn calc_cache_internal(cache: &mut Cache, children: &[Child<Self>]) -> CacheDiff {
+        let mut sum = Cache::default();
+        for child in children {
+            sum.add(*child.cache());
+        }
+        let diff = sum.diff(*cache);
+        *cache = sum;
+        diff
+    }
+
+    fn apply_cache_diff(cache: &mut Cache, diff: &CacheDiff) {
+        diff.apply(cache);
+    }
+
+    fn merge_cache_diff(diff1: &mut CacheDiff, diff2: &CacheDiff) {
+        diff1.chars += diff2.chars;
+        diff1.utf8 += diff2.utf8;
+        diff1.utf16 += diff2.utf16;
+    }
+
+    fn get_elem_cache(elem: &Chunk) -> Cache {
+        elem.counts
+    }
+
+    fn new_cache_to_diff(cache: &Cache) -> CacheDiff {
+        cache.diff(Cache::default())
+    }
+
+    fn sub_cache(lhs: &Cache, rhs: &Cache) -> CacheDiff {
+        lhs.diff(*rhs)
+    }
+}
+
+/// Finds the leaf holding visible unit number `target` (0-based) and sums
+/// the counts of everything before that leaf.
+pub(crate) struct UnitQuery {
+    left: u32,
+    pub before: Cache,
+}
+
+impl Query<ChunkTree> for UnitQuery {
+    type QueryArg = (Unit, u32);
+
+    fn init(&(_, target): &(Unit, u32)) -> Self {
+        UnitQuery {
+            left: target,
+            before: Cache::default(),
+        }
+    }
+
+    fn find_node(&mut self, &(unit, _): &(Unit, u32), children: &[Child<ChunkTree>]) -> FindResult {
+        let last = children.len().saturating_sub(1);
+        for (i, child) in children.iter().enumerate() {
+            let n = child.cache().get(unit);
+            if self.left < n || i == last {
+                return FindResult::new_found(i, self.left as usize);
+            }
+            self.left -= n;
+            self.before.add(*child.cache());
+        }
+        FindResult::new_missing(0, 0)
+    }
+
+    fn confirm_elem(&mut self, _: &(Unit, u32), elem: &Chunk) -> (usize, bool) {
+        (0, self.left < elem.counts.chars.max(1))
+    }
+}

@@ -1,0 +1,172 @@
+//! Placing a remote insert: FugueMax ordering of concurrent inserts.
+//!
+//! A new run goes between its left origin `L` and right origin `R`. When
+//! other runs were inserted there concurrently, it is ordered among them by
+//! the rule of FugueMax (the Fugue paper's variant of YjsMod, which it proves
+//! equivalent): scanning right from `L`, for each other run `O`
+//!
+//! - if `O`'s left origin is before `L`, stop: `O` belongs to an outer run;
+//! - if it is after `L`, `O` is nested inside a sibling: keep going;
+//! - if it is `L` (a sibling): when both share `R`, the lower `(peer,
+//!   counter)` goes first; otherwise the run whose right origin is further
+//!   left comes later ("scanning" until that is resolved).
+//!
+//! This never interleaves two runs typed concurrently at one place, neither
+//! forwards nor backwards. Only the first char of each run decides: later
+//! chars have their predecessor as left origin, which is after `L`.
+
+use std::cmp::Ordering;
+use std::ops::Range;
+
+use generic_btree::{Cursor, LeafIndex};
+use smallvec::SmallVec;
+
+use crate::id::{OpId, Seq, NO_SEQ};
+use crate::oplog::OpLog;
+
+use super::chunk::Chunk;
+use super::item::Item;
+use super::TextState;
+
+impl TextState {
+    /// The item at `(leaf, index)`, stepping to the next leaf when `index`
+    /// is past the end of this one. Returns its actual place too.
+    fn item_from(&self, leaf: LeafIndex, index: usize) -> Option<(LeafIndex, usize, Item)> {
+        if let Some(item) = self.chunk(leaf).items.get(index) {
+            return Some((leaf, index, *item));
+        }
+        let next = self.next_leaf(leaf)?;
+        let item = *self.chunk(next).items.first()?;
+        Some((next, 0, item))
+    }
+
+    /// Where char `seq` is: its leaf, item index and the seq itself.
+    fn position_of(&self, seq: Seq) -> (LeafIndex, usize, Seq) {
+        let leaf = self.index.get(seq).expect("char seqs are indexed");
+        let index = self
+            .chunk(leaf)
+            .find_seq(seq)
+            .expect("the index points at the leaf holding the seq");
+        (leaf, index, seq)
+    }
+
+    /// Whether char `a` comes before char `b` (`NO_SEQ` is the end).
+    fn is_before(&self, a: Seq, b: Seq) -> bool {
+        if a == b || a == NO_SEQ {
+            return false;
+        }
+        if b == NO_SEQ {
+            return true;
+        }
+        let (la, ia, sa) = self.position_of(a);
+        let (lb, ib, sb) = self.position_of(b);
+        let order = if la == lb {
+            ia.cmp(&ib)
+        } else {
+            self.tree.compare_pos(
+                Cursor {
+                    leaf: la,
+                    offset: ia,
+                },
+                Cursor {
+                    leaf: lb,
+                    offset: ib,
+                },
+            )
+        };
+        order.then(sa.cmp(&sb)) == Ordering::Less
+    }
+
+    /// Inserts the remote run `item` (origins set, the newest seqs), made by
+    /// op `id`. `log` names the peers of other runs for tie-breaks.
+    pub fn integrate(&mut self, item: Item, id: OpId, log: &OpLog, content: &str) {
+        let Some(first) = self.tree.first_leaf() else {
+            let cursor = self.tree.push(Chunk::new(vec![item]));
+            self.index.push(item.seq, cursor.leaf);
+            return;
+        };
+        // Start right after the left origin, splitting its run there.
+        let (leaf, index) = if item.origin_left == NO_SEQ {
+            (first, 0)
+        } else {
+            let (leaf, i, _) = self.position_of(item.origin_left);
+            self.set_focus(leaf, None);
+            let held = self.chunk(leaf).items[i];
+            let o = item.origin_left - held.seq;
+            if o + 1 < held.len {
+                let (leaf, i) = self.make_room(leaf, i, 2);
+                let chunk = self.chunk_mut(leaf);
+                let right = chunk.items[i].split(o + 1, content.as_bytes());
+                chunk.items.insert(i + 1, right);
+                (leaf, i + 1)
+            } else {
+                (leaf, i + 1)
+            }
+        };
+
+        let (mut leaf, mut index) = (leaf, index);
+        let mut scanning = false;
+        let mut scan_start = (leaf, index);
+        // Inserting inside the run at (leaf, index), at this offset.
+        let mut inside = None;
+        let mut scanned: SmallVec<[Range<Seq>; 8]> = SmallVec::new();
+        while let Some((l, i, other)) = self.item_from(leaf, index) {
+            if other.seq == item.origin_right {
+                break;
+            }
+            let left = other.origin_left;
+            let order = if left == item.origin_left {
+                Ordering::Equal
+            } else if scanned.iter().any(|r| r.contains(&left)) {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            };
+            match order {
+                Ordering::Less => break,
+                Ordering::Greater => {}
+                Ordering::Equal => {
+                    if other.origin_right == item.origin_right {
+                        let other_id = log.seq_to_id(other.seq);
+                        if (id.peer, id.counter) < (other_id.peer, other_id.counter) {
+                            break;
+                        }
+                        scanning = false;
+                    } else if self.is_before(other.origin_right, item.origin_right) {
+                        if !scanning {
+                            scanning = true;
+                            scan_start = (leaf, index);
+                        }
+                    } else {
+                        scanning = false;
+                    }
+                }
+            }
+            if other.contains(item.origin_right) {
+                // The right origin is inside this run: stop just before it.
+                if !scanning {
+                    (leaf, index) = (l, i);
+                    inside = Some(item.origin_right - other.seq);
+                }
+                break;
+            }
+            scanned.push(other.seq..other.end());
+            (leaf, index) = (l, i + 1);
+        }
+
+        let (leaf, index) = if scanning {
+            scan_start
+        } else if let Some(offset) = inside {
+            self.set_focus(leaf, None);
+            let (leaf, i) = self.make_room(leaf, index, 2);
+            let chunk = self.chunk_mut(leaf);
+            let right = chunk.items[i].split(offset, content.as_bytes());
+            chunk.items.insert(i + 1, right);
+            (leaf, i + 1)
+        } else {
+            (leaf, index)
+        };
+        self.set_focus(leaf, None);
+        self.insert_item(leaf, index, item);
+    }
+}

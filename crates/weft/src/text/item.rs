@@ -1,0 +1,185 @@
+//! [`Item`]: a run of chars typed in sequence by one peer, the list element of
+//! the sequence CRDT.
+
+use crate::id::Seq;
+use crate::oplog::NO_CONTENT;
+
+use super::chunk::Cache;
+
+/// Chars `seq..seq + len` (insert ops of one run, in order), all visible or
+/// all deleted (tombstones).
+///
+/// The first char was inserted between `origin_left` and `origin_right`; each
+/// later char has its predecessor in the run as left origin and shares
+/// `origin_right`. A run is split when something lands inside it or part of
+/// it is deleted; two runs are merged back when [`Item::can_append`] allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Item {
+    pub seq: Seq,
+    pub len: u32,
+    pub origin_left: Seq,
+    pub origin_right: Seq,
+    /// Offset of the run's UTF-8 text in the op log's content, or
+    /// [`NO_CONTENT`] when this document never received it (then the item is
+    /// deleted and `bytes == utf16 == 0`).
+    pub byte_start: u32,
+    pub bytes: u32,
+    pub utf16: u32,
+    pub deleted: bool,
+}
+
+impl Item {
+    /// One past the last seq.
+    #[inline]
+    pub fn end(&self) -> Seq {
+        self.seq + self.len
+    }
+
+    #[inline]
+    pub fn contains(&self, seq: Seq) -> bool {
+        seq.wrapping_sub(self.seq) < self.len
+    }
+
+    /// What the item adds to its chunk's visible counts.
+    #[inline]
+    pub fn counts(&self) -> Cache {
+        if self.deleted {
+            Cache::default()
+        } else {
+            Cache {
+                chars: self.len,
+                utf8: self.bytes,
+                utf16: self.utf16,
+            }
+        }
+    }
+
+    /// Whether `next` continues this run (so the two can be one item).
+    #[inline]
+    pub fn can_append(&self, next: &Item) -> bool {
+        next.seq == self.end()
+            && next.origin_left == self.end() - 1
+            && next.origin_right == self.origin_right
+            && next.deleted == self.deleted
+            && if self.byte_start == NO_CONTENT {
+                next.byte_start == NO_CONTENT
+            } else {
+                self.byte_start + self.bytes == next.byte_start
+            }
+    }
+
+    /// Appends `next` (which [`Item::can_append`]) to this run.
+    #[inline]
+    pub fn append(&mut self, next: &Item) {
+        self.len += next.len;
+        self.bytes += next.bytes;
+        self.utf16 += next.utf16;
+    }
+
+    /// Splits off chars `offset..` as a new item; `self` keeps `..offset`.
+    /// `content` is the op log's content (to find the byte offset).
+    pub fn split(&mut self, offset: u32, content: &[u8]) -> Item {
+        debug_assert!(0 < offset && offset < self.len);
+        let (bytes, utf16) = if self.byte_start == NO_CONTENT {
+            (0, 0)
+        } else if self.bytes == self.len {
+            (offset, offset) // ASCII
+        } else {
+            let start = self.byte_start as usize;
+            let text = content.get(start..start + self.bytes as usize).unwrap_or(&[]);
+            prefix_units(text, offset)
+        };
+        let right = Item {
+            seq: self.seq + offset,
+            len: self.len - offset,
+            origin_left: self.seq + offset - 1,
+            origin_right: self.origin_right,
+            byte_start: if self.byte_start == NO_CONTENT {
+                NO_CONTENT
+            } else {
+                self.byte_start + bytes
+            },
+            bytes: self.bytes - bytes,
+            utf16: self.utf16 - utf16,
+            deleted: self.deleted,
+        };
+        self.len = offset;
+        self.bytes = bytes;
+        self.utf16 = utf16;
+        right
+    }
+}
+
+/// UTF-8 bytes and UTF-16 units of the first `chars` chars of `text`.
+pub(crate) fn prefix_units(text: &[u8], chars: u32) -> (u32, u32) {
+    let mut seen = 0u32;
+    let mut utf16 = 0u32;
+    for (i, &b) in text.iter().enumerate() {
+        if b & 0xC0 != 0x80 {
+            if seen == chars {
+                return (i as u32, utf16);
+            }
+            seen += 1;
+            utf16 += if b >= 0xF0 { 2 } else { 1 };
+        }
+    }
+    (text.len() as u32, utf16)
+}
+
+/// UTF-16 length of a UTF-8 string.
+pub(crate) fn utf16_len(s: &str) -> u32 {
+    if s.is_ascii() {
+        return s.len() as u32;
+    }
+    s.as_bytes()
+        .iter()
+        .map(|&b| u32::from(b & 0xC0 != 0x80) + u32::from(b >= 0xF0))
+        .sum()
+}
+
+/// Number of chars in a UTF-8 string.
+pub(crate) fn char_len(s: &str) -> u32 {
+    if s.is_ascii() {
+        return s.len() as u32;
+    }
+    s.as_bytes().iter().filter(|&&b| b & 0xC0 != 0x80).count() as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::id::NO_SEQ;
+
+    fn item(text_start: u32, text: &str) -> Item {
+        Item {
+            seq: 10,
+            len: char_len(text),
+            origin_left: NO_SEQ,
+            origin_right: NO_SEQ,
+            byte_start: text_start,
+            bytes: text.len() as u32,
+            utf16: utf16_len(text),
+            deleted: false,
+        }
+    }
+
+    #[test]
+    fn split_counts_multibyte_chars() {
+        let content = "xxa😀b文c".as_bytes();
+        let mut a = item(2, "a😀b文c");
+        let b = a.split(2, content);
+        assert_eq!((a.len, a.bytes, a.utf16), (2, 5, 3));
+        assert_eq!((b.seq, b.len, b.bytes, b.utf16), (12, 3, 5, 3));
+        assert_eq!(b.origin_left, 11);
+        assert_eq!(&content[b.byte_start as usize..][..b.bytes as usize], "b文c".as_bytes());
+        assert!(a.can_append(&b));
+    }
+
+    #[test]
+    fn unit_counts() {
+        assert_eq!(utf16_len("a😀b文"), 5);
+        assert_eq!(char_len("a😀b文"), 4);
+        assert_eq!(prefix_units("a😀b".as_bytes(), 2), (5, 3));
+        assert_eq!(prefix_units("ab".as_bytes(), 5), (2, 2));
+    }
+}

@@ -1,0 +1,613 @@
+//! The sequence CRDT of one text: items in a `generic-btree`, a seq -> leaf
+//! index, and a cached cursor.
+//!
+//! [`TextState`] holds every char ever inserted into the text, in document
+//! order, as run-length [`Item`]s; deleted chars stay as tombstones. The tree's
+//! leaves are [`Chunk`]s of up to [`CHUNK_CAP`] items; internal nodes cache
+//! visible counts in chars, UTF-8 bytes and UTF-16 units.
+//!
+//! **Cached cursor.** The leaf of the last local edit is the *focus*: its
+//! counts may be ahead of what its ancestors cache (they are pushed up by
+//! [`TextState::flush`] when another leaf is touched), and the counts of
+//! everything before it are known (`start`), so edits near the last one
+//! never descend from the root. While the focus also remembers the item just
+//! typed (`extend`), the next keystroke after it only grows that item.
+//!
+//! **Plain-text fast path.** Texts hold no style anchors yet, so a char
+//! position maps straight to the visible-char counts the tree caches.
+//!
+//! Invariants (checked by [`TextState::assert_invariants`]): no empty leaf;
+//! every cached count equals the sum below it, except the focus leaf's
+//! pending difference; every char seq maps, through the index, to the leaf
+//! holding it.
+
+mod chunk;
+mod handle;
+mod index;
+mod integrate;
+mod item;
+
+pub use handle::Text;
+pub(crate) use item::{char_len, prefix_units, utf16_len, Item};
+
+use std::ops::Range;
+
+use generic_btree::{BTree, LeafIndex};
+use smallvec::SmallVec;
+
+use crate::error::{Error, Result, Unit};
+use crate::id::{Seq, NO_SEQ};
+
+use chunk::{Cache, Chunk, ChunkTree, UnitQuery, CHUNK_CAP};
+use index::IdIndex;
+
+/// The focus leaf (see the module doc).
+#[derive(Debug, Clone, Copy)]
+struct Focus {
+    leaf: LeafIndex,
+    /// Visible counts of everything before the leaf. `None` while remote
+    /// ops are applied (they find items by id, not by position).
+    start: Option<Cache>,
+    /// The leaf's counts as its ancestors currently cache them.
+    flushed: Cache,
+    /// Typing at char `pos` can grow item `item` of the leaf.
+    extend: Option<(u32, usize)>,
+}
+
+/// The CRDT state of one text. See the module doc.
+#[derive(Debug, Clone)]
+pub(crate) struct TextState {
+    name: Box<str>,
+    tree: BTree<ChunkTree>,
+    index: IdIndex,
+    focus: Option<Focus>,
+}
+
+/// Where a new local insert goes: after `index - 1` in `leaf`.
+struct InsertPoint {
+    leaf: LeafIndex,
+    index: usize,
+    origin_left: Seq,
+}
+
+impl TextState {
+    pub fn new(name: &str) -> Self {
+        TextState {
+            name: name.into(),
+            tree: BTree::new(),
+            index: IdIndex::default(),
+            focus: None,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn chunk(&self, leaf: LeafIndex) -> &Chunk {
+        self.tree.get_elem(leaf).expect("leaves are never removed")
+    }
+
+    fn chunk_mut(&mut self, leaf: LeafIndex) -> &mut Chunk {
+        self.tree.get_elem_mut(leaf).expect("leaves are never removed")
+    }
+
+    /// Visible length in `unit`.
+    pub fn len(&self, unit: Unit) -> u32 {
+        let mut total = *self.tree.root_cache();
+        if let Some(f) = &self.focus {
+            total.sub(f.flushed);
+            total.add(self.chunk(f.leaf).counts);
+        }
+        total.get(unit)
+    }
+
+    /// Pushes the focus leaf's pending count change up the tree.
+    fn flush(&mut self) {
+        if let Some(f) = &mut self.focus {
+            let counts = self.tree.get_elem(f.leaf).expect("focus leaf exists").counts;
+            if counts != f.flushed {
+                let diff = counts.diff(f.flushed);
+                f.flushed = counts;
+                self.tree
+                    .recursive_update_cache(f.leaf.into(), true, Some(diff));
+            }
+        }
+    }
+
+    /// Makes `leaf` the focus; `start` is the visible count before it, if
+    /// known.
+    fn set_focus(&mut self, leaf: LeafIndex, start: Option<Cache>) {
+        match &mut self.focus {
+            Some(f) if f.leaf == leaf => {
+                f.start = start;
+                f.extend = None;
+            }
+            _ => {
+                self.flush();
+                self.focus = Some(Focus {
+                    leaf,
+                    start,
+                    flushed: self.chunk(leaf).counts,
+                    extend: None,
+                });
+            }
+        }
+    }
+
+    /// Forgets the focus after flushing it (before and after remote ops).
+    pub fn drop_focus(&mut self) {
+        self.flush();
+        self.focus = None;
+    }
+
+    /// The leaf holding visible unit `target` (< len) and the counts before
+    /// it. Accounts for the focus leaf's unflushed counts.
+    fn locate(&self, unit: Unit, target: u32) -> (LeafIndex, Cache) {
+        let mut target = target;
+        let mut adjust = None;
+        if let Some(f) = &self.focus {
+            let start = f.start.expect("positions are only used with a known focus start");
+            let counts = self.chunk(f.leaf).counts;
+            let lo = start.get(unit);
+            if target >= lo && target < lo + counts.get(unit) {
+                return (f.leaf, start);
+            }
+            if target >= lo + counts.get(unit) {
+                // The ancestors still count the leaf with its flushed size.
+                target = target - counts.get(unit) + f.flushed.get(unit);
+                adjust = Some((counts, f.flushed));
+            }
+        }
+        let (found, q) = self
+            .tree
+            .query_with_finder_return::<UnitQuery>(&(unit, target));
+        let leaf = found.expect("target is inside a non-empty tree").leaf();
+        let mut before = q.before;
+        if let Some((counts, flushed)) = adjust {
+            before.add(counts);
+            before.sub(flushed);
+        }
+        (leaf, before)
+    }
+
+    /// Start counts of the leaf after `leaf` (which must have a known start).
+    fn start_after(&self, leaf: LeafIndex) -> Option<Cache> {
+        let f = self.focus.as_ref()?;
+        debug_assert_eq!(f.leaf, leaf);
+        let mut s = f.start?;
+        s.add(self.chunk(leaf).counts);
+        Some(s)
+    }
+
+    fn next_leaf(&self, leaf: LeafIndex) -> Option<LeafIndex> {
+        self.tree
+            .next_elem(generic_btree::Cursor { leaf, offset: 0 })
+            .map(|c| c.leaf)
+    }
+
+    /// Splits `leaf` so that items `at..` move to a new leaf right after it;
+    /// keeps the index and the focus right. Returns the new leaf.
+    fn split_leaf(&mut self, leaf: LeafIndex, at: usize) -> LeafIndex {
+        self.flush();
+        let (_, split) = self.tree.update_leaf(leaf, |chunk| {
+            let tail = chunk.split_off(at);
+            (true, Some(tail), None)
+        });
+        let new_leaf = *split.arr.first().expect("update_leaf inserted the tail");
+        let mut moved: SmallVec<[Range<Seq>; CHUNK_CAP]> = self
+            .chunk(new_leaf)
+            .items
+            .iter()
+            .map(|i| i.seq..i.end())
+            .collect();
+        moved.sort_unstable_by_key(|r| r.start);
+        let mut i = 0;
+        while i < moved.len() {
+            let mut range = moved[i].clone();
+            i += 1;
+            while i < moved.len() && moved[i].start == range.end {
+                range.end = moved[i].end;
+                i += 1;
+            }
+            self.index.assign(range, new_leaf);
+        }
+        let counts = self.chunk(leaf).counts;
+        if let Some(f) = &mut self.focus {
+            if f.leaf == leaf {
+                f.flushed = counts;
+                f.extend = None;
+            }
+        }
+        new_leaf
+    }
+
+    /// Ensures the leaf holding item `(leaf, index)` has room for `needed`
+    /// more items, splitting it if not. Returns the item's new place and
+    /// moves the focus there.
+    fn make_room(&mut self, leaf: LeafIndex, index: usize, needed: usize) -> (LeafIndex, usize) {
+        let len = self.chunk(leaf).items.len();
+        if len + needed <= CHUNK_CAP {
+            return (leaf, index);
+        }
+        let at = len / 2;
+        let new_leaf = self.split_leaf(leaf, at);
+        if index < at {
+            (leaf, index)
+        } else {
+            let start = self.start_after(leaf);
+            self.set_focus(new_leaf, start);
+            (new_leaf, index - at)
+        }
+    }
+
+    /// Inserts a new item (with the newest seqs) before item `index` of
+    /// `leaf`, the focus. Returns where it ended up (merged into its left
+    /// neighbour when it continues it).
+    fn insert_item(&mut self, leaf: LeafIndex, index: usize, item: Item) -> (LeafIndex, usize) {
+        let chunk = self.chunk(leaf);
+        let mergeable = index > 0 && chunk.items[index - 1].can_append(&item);
+        let (leaf, index) = if !mergeable && chunk.is_full() {
+            if index == chunk.items.len() {
+                // Appending at a full leaf: start a new leaf instead of
+                // moving half of this one.
+                self.flush();
+                let (_, split) = self
+                    .tree
+                    .update_leaf(leaf, |_| (false, Some(Chunk::new(vec![item])), None));
+                let new_leaf = *split.arr.first().expect("update_leaf inserted the leaf");
+                self.index.push(item.seq, new_leaf);
+                let start = self.start_after(leaf);
+                self.set_focus(new_leaf, start);
+                return (new_leaf, 0);
+            }
+            self.make_room(leaf, index, 1)
+        } else {
+            (leaf, index)
+        };
+        let at = self.chunk_mut(leaf).insert(index, item);
+        self.index.push(item.seq, leaf);
+        (leaf, at)
+    }
+
+    /// Where a local insert at visible char `pos` goes: right after the
+    /// visible char `pos - 1` (before any tombstones that follow it), or at
+    /// the very start. Splits the item holding that char if needed and
+    /// focuses the leaf.
+    fn local_insert_point(&mut self, pos: u32, content: &str) -> InsertPoint {
+        if pos == 0 {
+            let leaf = self.tree.first_leaf().expect("tree is not empty");
+            self.set_focus(leaf, Some(Cache::default()));
+            return InsertPoint {
+                leaf,
+                index: 0,
+                origin_left: NO_SEQ,
+            };
+        }
+        let (leaf, start) = self.locate(Unit::Char, pos - 1);
+        self.set_focus(leaf, Some(start));
+        let offset = pos - 1 - start.chars;
+        let (i, before) = self.chunk(leaf).find_unit(Unit::Char, offset);
+        let o = offset - before.chars;
+        let item = self.chunk(leaf).items[i];
+        let origin_left = item.seq + o;
+        if o + 1 < item.len {
+            // The new text lands inside the item: split it (and make room
+            // for the split and the new item).
+            let (leaf, i) = self.make_room(leaf, i, 2);
+            let chunk = self.chunk_mut(leaf);
+            let right = chunk.items[i].split(o + 1, content.as_bytes());
+            chunk.items.insert(i + 1, right);
+            return InsertPoint {
+                leaf,
+                index: i + 1,
+                origin_left,
+            };
+        }
+        InsertPoint {
+            leaf,
+            index: i + 1,
+            origin_left,
+        }
+    }
+
+    /// The first item at or after `(leaf, index)`, as a seq.
+    fn seq_at_or_after(&self, leaf: LeafIndex, index: usize) -> Seq {
+        if let Some(item) = self.chunk(leaf).items.get(index) {
+            return item.seq;
+        }
+        self.next_leaf(leaf)
+            .and_then(|l| self.chunk(l).items.first())
+            .map_or(NO_SEQ, |i| i.seq)
+    }
+
+    /// Inserts the new local run `item` at visible char `pos` (<= len) and
+    /// returns its `(origin_left, origin_right)`.
+    pub fn local_insert(&mut self, pos: u32, item: Item, content: &str) -> (Seq, Seq) {
+        if let Some(f) = &mut self.focus {
+            if let Some((at, index)) = f.extend {
+                if at == pos {
+                    let chunk = self.tree.get_elem_mut(f.leaf).expect("focus leaf exists");
+                    let prev = &mut chunk.items[index];
+                    if prev.end() == item.seq && prev.byte_start + prev.bytes == item.byte_start {
+                        let origins = (prev.end() - 1, prev.origin_right);
+                        prev.append(&item);
+                        chunk.counts.add(item.counts());
+                        f.extend = Some((pos + item.len, index));
+                        return origins;
+                    }
+                }
+            }
+        }
+        let mut item = item;
+        if self.tree.is_empty() {
+            item.origin_left = NO_SEQ;
+            item.origin_right = NO_SEQ;
+            let cursor = self.tree.push(Chunk::new(vec![item]));
+            self.index.push(item.seq, cursor.leaf);
+            self.focus = Some(Focus {
+                leaf: cursor.leaf,
+                start: Some(Cache::default()),
+                flushed: item.counts(),
+                extend: Some((pos + item.len, 0)),
+            });
+            return (NO_SEQ, NO_SEQ);
+        }
+        let point = self.local_insert_point(pos, content);
+        item.origin_left = point.origin_left;
+        item.origin_right = self.seq_at_or_after(point.leaf, point.index);
+        let (leaf, index) = self.insert_item(point.leaf, point.index, item);
+        let f = self.focus.as_mut().expect("insert focuses its leaf");
+        debug_assert_eq!(f.leaf, leaf);
+        f.extend = Some((pos + item.len, index));
+        (item.origin_left, item.origin_right)
+    }
+
+    /// Marks chars `o..o + k` of item `(leaf, i)` deleted (the item must be
+    /// visible), pushing their seqs to `out`. Returns the place right after
+    /// them.
+    fn delete_in_item(
+        &mut self,
+        leaf: LeafIndex,
+        i: usize,
+        o: u32,
+        k: u32,
+        content: &str,
+        out: &mut Vec<Range<Seq>>,
+    ) -> (LeafIndex, usize) {
+        let item = self.chunk(leaf).items[i];
+        let needed = usize::from(o > 0) + usize::from(o + k < item.len);
+        let (leaf, mut i) = self.make_room(leaf, i, needed);
+        let chunk = self.chunk_mut(leaf);
+        if o > 0 {
+            let right = chunk.items[i].split(o, content.as_bytes());
+            chunk.items.insert(i + 1, right);
+            i += 1;
+        }
+        if k < chunk.items[i].len {
+            let right = chunk.items[i].split(k, content.as_bytes());
+            chunk.items.insert(i + 1, right);
+        }
+        let target = &mut chunk.items[i];
+        let counts = target.counts();
+        target.deleted = true;
+        out.push(target.seq..target.end());
+        chunk.counts.sub(counts);
+        chunk.merge_left(i + 1);
+        let i = chunk.merge_left(i);
+        (leaf, i + 1)
+    }
+
+    /// Deletes visible chars `pos..pos + len` (in bounds), pushing the seqs
+    /// of the deleted chars to `out` in document order.
+    pub fn local_delete(&mut self, pos: u32, len: u32, content: &str, out: &mut Vec<Range<Seq>>) {
+        let (mut leaf, start) = self.locate(Unit::Char, pos);
+        self.set_focus(leaf, Some(start));
+        let offset = pos - start.chars;
+        let (mut i, before) = self.chunk(leaf).find_unit(Unit::Char, offset);
+        let mut o = offset - before.chars;
+        let mut left = len;
+        while left > 0 {
+            let Some(item) = self.chunk(leaf).items.get(i).copied() else {
+                let next = self.next_leaf(leaf).expect("deleted range is in bounds");
+                let start = self.start_after(leaf);
+                self.set_focus(next, start);
+                leaf = next;
+                i = 0;
+                continue;
+            };
+            if item.deleted {
+                i += 1;
+                o = 0;
+                continue;
+            }
+            let k = left.min(item.len - o);
+            (leaf, i) = self.delete_in_item(leaf, i, o, k, content, out);
+            left -= k;
+            o = 0;
+        }
+    }
+
+    /// Marks the chars with seqs `targets` deleted (remote delete). Chars
+    /// already deleted stay so. Returns how many became invisible.
+    pub fn remote_delete(&mut self, targets: Range<Seq>, content: &str) -> u32 {
+        let mut newly = 0;
+        let mut seq = targets.start;
+        let mut scratch = Vec::new();
+        while seq < targets.end {
+            let leaf = self.index.get(seq).expect("validated target has a leaf");
+            let chunk = self.chunk(leaf);
+            let i = chunk.find_seq(seq).expect("index points at the leaf holding the seq");
+            let item = chunk.items[i];
+            let o = seq - item.seq;
+            let k = (targets.end - seq).min(item.len - o);
+            if !item.deleted {
+                self.set_focus(leaf, None);
+                scratch.clear();
+                self.delete_in_item(leaf, i, o, k, content, &mut scratch);
+                newly += k;
+            }
+            seq += k;
+        }
+        newly
+    }
+
+    /// Appends the visible text to `out`.
+    pub fn write_to(&self, content: &str, out: &mut String) {
+        for chunk in self.tree.iter() {
+            for item in &chunk.items {
+                if !item.deleted {
+                    let start = item.byte_start as usize;
+                    out.push_str(&content[start..start + item.bytes as usize]);
+                }
+            }
+        }
+    }
+
+    /// Converts visible position `pos` from unit `from` to unit `to`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfBounds`] past the end, [`Error::NotCharBoundary`] inside
+    /// a char.
+    pub fn convert(&self, pos: usize, from: Unit, to: Unit, content: &str) -> Result<usize> {
+        let len = self.len(from) as usize;
+        if pos > len {
+            return Err(Error::OutOfBounds {
+                pos,
+                len,
+                unit: from,
+            });
+        }
+        if from == to {
+            return Ok(pos);
+        }
+        if pos == len {
+            return Ok(self.len(to) as usize);
+        }
+        let pos32 = pos as u32;
+        let (leaf, start) = self.locate(from, pos32);
+        let chunk = self.chunk(leaf);
+        let (i, before) = chunk.find_unit(from, pos32 - start.get(from));
+        let item = chunk.items[i];
+        let rel = pos32 - start.get(from) - before.get(from);
+        let start_byte = item.byte_start as usize;
+        let text = &content[start_byte..start_byte + item.bytes as usize];
+        let inner = units_within(text, from, rel).ok_or(Error::NotCharBoundary { pos, unit: from })?;
+        Ok((start.get(to) + before.get(to) + inner.get(to)) as usize)
+    }
+
+    /// The visible text in char range `range` (in bounds).
+    pub fn slice(&self, range: Range<u32>, content: &str) -> String {
+        let mut out = String::new();
+        if range.is_empty() {
+            return out;
+        }
+        let (mut leaf, start) = self.locate(Unit::Char, range.start);
+        let mut skip = range.start - start.chars;
+        let mut left = range.end - range.start;
+        loop {
+            for item in &self.chunk(leaf).items {
+                if item.deleted || left == 0 {
+                    continue;
+                }
+                if skip >= item.len {
+                    skip -= item.len;
+                    continue;
+                }
+                let take = (item.len - skip).min(left);
+                let s = item.byte_start as usize;
+                let text = &content[s..s + item.bytes as usize];
+                let (a, _) = item::prefix_units(text.as_bytes(), skip);
+                let (b, _) = item::prefix_units(text.as_bytes(), skip + take);
+                out.push_str(&text[a as usize..b as usize]);
+                left -= take;
+                skip = 0;
+            }
+            if left == 0 {
+                return out;
+            }
+            leaf = self.next_leaf(leaf).expect("range is in bounds");
+        }
+    }
+
+    /// Number of items (runs), including tombstones.
+    pub fn item_count(&self) -> usize {
+        self.tree.iter().map(|c| c.items.len()).sum()
+    }
+
+    /// Checks the invariants listed in the module doc; panics on a broken
+    /// one.
+    pub fn assert_invariants(&self, content: &str) {
+        let mut total = Cache::default();
+        let mut seen = 0;
+        for chunk in self.tree.iter() {
+            assert!(!chunk.items.is_empty(), "no empty leaves");
+            assert!(chunk.items.len() <= CHUNK_CAP);
+            let mut counts = Cache::default();
+            for item in &chunk.items {
+                assert!(item.len > 0);
+                if item.byte_start != crate::oplog::NO_CONTENT {
+                    let s = item.byte_start as usize;
+                    let text = &content[s..s + item.bytes as usize];
+                    assert_eq!(char_len(text), item.len, "item char count");
+                    assert_eq!(utf16_len(text), item.utf16, "item utf16 count");
+                } else {
+                    assert!(item.deleted, "items without content are deleted");
+                }
+                counts.add(item.counts());
+            }
+            assert_eq!(counts, chunk.counts, "chunk counts");
+            total.add(counts);
+            seen += chunk.items.len();
+        }
+        assert_eq!(total.chars, self.len(Unit::Char));
+        assert_eq!(total.utf8, self.len(Unit::Utf8));
+        assert_eq!(total.utf16, self.len(Unit::Utf16));
+        // Every item is found through the index.
+        let mut leaf = self.tree.first_leaf();
+        let mut checked = 0;
+        while let Some(l) = leaf {
+            for item in &self.chunk(l).items {
+                for seq in [item.seq, item.end() - 1] {
+                    assert_eq!(self.index.get(seq), Some(l), "index maps seq {seq}");
+                }
+                checked += 1;
+            }
+            leaf = self.next_leaf(l);
+        }
+        assert_eq!(checked, seen);
+        if let Some(f) = &self.focus {
+            if let Some(start) = f.start {
+                let mut before = Cache::default();
+                let mut leaf = self.tree.first_leaf();
+                while let Some(l) = leaf {
+                    if l == f.leaf {
+                        break;
+                    }
+                    before.add(self.chunk(l).counts);
+                    leaf = self.next_leaf(l);
+                }
+                assert_eq!(before, start, "focus start counts");
+            }
+        }
+    }
+}
+
+/// Counts (chars, UTF-8, UTF-16) of the prefix of `text` that is `rel` long
+/// in `unit`, or `None` if that boundary falls inside a char.
+fn units_within(text: &str, unit: Unit, rel: u32) -> Option<Cache> {
+    let mut c = Cache::default();
+    for ch in text.chars() {
+        if c.get(unit) == rel {
+            return Some(c);
+        }
+        if c.get(unit) > rel {
+            return None;
+        }
+        c.chars += 1;
+        c.utf8 += ch.len_utf8() as u32;
+        c.utf16 += ch.len_utf16() as u32;
+    }
+    (c.get(unit) == rel).then_some(c)
+}

@@ -1,0 +1,88 @@
+//! [`Frontiers`]: the heads of a version's history.
+
+use std::fmt;
+
+use smallvec::SmallVec;
+
+use crate::id::OpId;
+
+/// The ops of a version that no other op of the version depends on.
+///
+/// A linear history has one head; concurrent edits that have not been merged
+/// by a later edit leave several. Kept sorted and free of duplicates.
+///
+/// # Examples
+///
+/// ```
+/// use weft::{Frontiers, OpId};
+///
+/// let f: Frontiers = [OpId::new(2, 4), OpId::new(1, 9), OpId::new(2, 4)].into_iter().collect();
+/// assert_eq!(f.len(), 2);
+/// assert!(f.contains(OpId::new(1, 9)));
+/// assert_eq!(f.iter().next(), Some(OpId::new(1, 9)));
+/// ```
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
+pub struct Frontiers {
+    heads: SmallVec<[OpId; 2]>,
+}
+
+impl Frontiers {
+    /// The frontiers of the empty version.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether `id` is one of the heads.
+    pub fn contains(&self, id: OpId) -> bool {
+        self.heads.binary_search(&id).is_ok()
+    }
+
+    /// Adds a head (no-op if present).
+    pub fn insert(&mut self, id: OpId) {
+        if let Err(i) = self.heads.binary_search(&id) {
+            self.heads.insert(i, id);
+        }
+    }
+
+    /// Removes a head (no-op if absent).
+    pub fn remove(&mut self, id: OpId) {
+        if let Ok(i) = self.heads.binary_search(&id) {
+            self.heads.remove(i);
+        }
+    }
+
+    /// Iterates over the heads in sorted order.
+    pub fn iter(&self) -> impl Iterator<Item = OpId> + '_ {
+        self.heads.iter().copied()
+    }
+
+    /// The heads, sorted.
+    pub fn as_slice(&self) -> &[OpId] {
+        &self.heads
+    }
+
+    /// Number of heads.
+    pub fn len(&self) -> usize {
+        self.heads.len()
+    }
+
+    /// Whether this is the empty version.
+    pub fn is_empty(&self) -> bool {
+        self.heads.is_empty()
+    }
+}
+
+impl FromIterator<OpId> for Frontiers {
+    fn from_iter<I: IntoIterator<Item = OpId>>(iter: I) -> Self {
+        let mut heads: SmallVec<[OpId; 2]> = iter.into_iter().collect();
+        heads.sort_unstable();
+        heads.dedup();
+        Frontiers { heads }
+    }
+}
+
+impl fmt::Debug for Frontiers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.heads.iter()).finish()
+    }
+}
