@@ -1,0 +1,318 @@
+//! Merging: convergence against a reference model, Fugue non-interleaving,
+//! pending updates, idempotence and order independence.
+
+mod common;
+
+use common::{RefDoc, Rng};
+use weft::{Doc, ExportMode, IdSpan, VersionVector};
+
+fn doc(peer: u64) -> Doc {
+    let mut d = Doc::new();
+    d.set_peer_id(peer).unwrap();
+    d
+}
+
+fn all(d: &mut Doc) -> Vec<u8> {
+    d.export(ExportMode::Updates {
+        from: &VersionVector::new(),
+    })
+    .unwrap()
+}
+
+/// Sends `from` everything `to` lacks.
+fn sync(from: &mut Doc, to: &mut Doc) {
+    let bytes = from
+        .export(ExportMode::Updates {
+            from: &to.version(),
+        })
+        .unwrap();
+    let status = to.import(&bytes).unwrap();
+    assert!(status.pending.is_empty(), "{status:?}");
+}
+
+fn text(d: &mut Doc) -> String {
+    d.text("t").to_string()
+}
+
+fn ref_version(r: &RefDoc) -> VersionVector {
+    r.version().into_iter().collect()
+}
+
+#[test]
+fn concurrent_forward_typing_does_not_interleave() {
+    for (pa, pb) in [(1, 2), (2, 1)] {
+        let mut a = doc(pa);
+        a.text("t").insert(0, "[]").unwrap();
+        let mut b = doc(pb);
+        sync(&mut a, &mut b);
+        for (i, ch) in "hello".chars().enumerate() {
+            a.text("t").insert(1 + i, &ch.to_string()).unwrap();
+        }
+        for (i, ch) in "WORLD".chars().enumerate() {
+            b.text("t").insert(1 + i, &ch.to_string()).unwrap();
+        }
+        sync(&mut a, &mut b);
+        sync(&mut b, &mut a);
+        let merged = text(&mut a);
+        assert_eq!(merged, text(&mut b));
+        assert!(
+            merged == "[helloWORLD]" || merged == "[WORLDhello]",
+            "interleaved: {merged}"
+        );
+    }
+}
+
+#[test]
+fn concurrent_backward_typing_does_not_interleave() {
+    for (pa, pb) in [(1, 2), (2, 1)] {
+        let mut a = doc(pa);
+        a.text("t").insert(0, "[]").unwrap();
+        let mut b = doc(pb);
+        sync(&mut a, &mut b);
+        // Each types its word backwards: always inserting at index 1.
+        for ch in "olleh".chars() {
+            a.text("t").insert(1, &ch.to_string()).unwrap();
+        }
+        for ch in "DLROW".chars() {
+            b.text("t").insert(1, &ch.to_string()).unwrap();
+        }
+        assert_eq!(text(&mut a), "[hello]");
+        sync(&mut a, &mut b);
+        sync(&mut b, &mut a);
+        let merged = text(&mut a);
+        assert_eq!(merged, text(&mut b));
+        assert!(
+            merged == "[helloWORLD]" || merged == "[WORLDhello]",
+            "interleaved: {merged}"
+        );
+    }
+}
+
+#[test]
+fn concurrent_inserts_at_same_pos_converge_in_any_order() {
+    let mut base = doc(9);
+    base.text("t").insert(0, "ab").unwrap();
+    let mut peers: Vec<Doc> = (1..=5)
+        .map(|p| {
+            let mut d = base.fork();
+            d.set_peer_id(p).unwrap();
+            d
+        })
+        .collect();
+    let updates: Vec<Vec<u8>> = peers
+        .iter_mut()
+        .enumerate()
+        .map(|(i, d)| {
+            d.text("t").insert(1, &format!("<{i}>")).unwrap();
+            let from = base.version();
+            d.export(ExportMode::Updates { from: &from }).unwrap()
+        })
+        .collect();
+    // All 120 delivery orders give the same text.
+    let mut expected = None;
+    let mut order: Vec<usize> = (0..5).collect();
+    permute(&mut order, 0, &mut |order| {
+        let mut d = base.fork();
+        for &i in order {
+            d.import(&updates[i]).unwrap();
+        }
+        d.import(&updates[order[0]]).unwrap(); // duplicates are no-ops
+        let t = text(&mut d);
+        match &expected {
+            None => expected = Some((t, d.version())),
+            Some((e, v)) => {
+                assert_eq!(&t, e);
+                assert_eq!(&d.version(), v);
+            }
+        }
+    });
+}
+
+fn permute(v: &mut Vec<usize>, k: usize, f: &mut impl FnMut(&[usize])) {
+    if k == v.len() {
+        f(v);
+        return;
+    }
+    for i in k..v.len() {
+        v.swap(k, i);
+        permute(v, k + 1, f);
+        v.swap(k, i);
+    }
+}
+
+#[test]
+fn updates_with_missing_dependencies_wait_then_apply() {
+    let mut a = doc(1);
+    let mut chain = Vec::new();
+    for i in 0..50 {
+        let from = a.version();
+        let len = a.text("t").len();
+        a.text("t").insert(len.min(i), &(i % 10).to_string()).unwrap();
+        if i % 7 == 3 {
+            a.text("t").delete(i / 2, 1).unwrap();
+        }
+        chain.push(a.export(ExportMode::Updates { from: &from }).unwrap());
+    }
+    let expected = text(&mut a);
+    // Deliver in a shuffled order: all but the root wait at first.
+    let mut rng = Rng::new(7);
+    let mut order: Vec<usize> = (0..chain.len()).collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, rng.below(i + 1));
+    }
+    let mut b = doc(2);
+    let mut last = None;
+    for &i in &order {
+        last = Some(b.import(&chain[i]).unwrap());
+    }
+    let last = last.unwrap();
+    assert!(last.pending.is_empty(), "{last:?}");
+    assert!(b.pending_spans().is_empty());
+    assert_eq!(text(&mut b), expected);
+    assert_eq!(b.version(), a.version());
+    b.assert_invariants();
+}
+
+#[test]
+fn pending_status_names_the_missing_ops() {
+    let mut a = doc(1);
+    a.text("t").insert(0, "ab").unwrap();
+    let v1 = a.version();
+    a.commit();
+    a.text("t").insert(2, "cd").unwrap();
+    let second = a.export(ExportMode::Updates { from: &v1 }).unwrap();
+    let mut b = doc(2);
+    let status = b.import(&second).unwrap();
+    assert!(status.applied.is_empty());
+    assert_eq!(status.pending, vec![IdSpan::new(1, 2..4)]);
+    assert_eq!(text(&mut b), "");
+    let status = b.import(&all(&mut a)).unwrap();
+    assert!(status.pending.is_empty());
+    assert_eq!(text(&mut b), "abcd");
+}
+
+#[test]
+fn importing_known_updates_is_a_no_op() {
+    let mut a = doc(1);
+    a.text("t").insert(0, "hello").unwrap();
+    let bytes = all(&mut a);
+    let status = a.import(&bytes).unwrap();
+    assert!(status.applied.is_empty() && status.pending.is_empty());
+    assert_eq!(text(&mut a), "hello");
+    let mut b = doc(2);
+    b.import(&bytes).unwrap();
+    let v = b.version();
+    b.import(&bytes).unwrap();
+    assert_eq!(b.version(), v);
+    assert_eq!(text(&mut b), "hello");
+}
+
+#[test]
+fn several_texts_sync_independently() {
+    let mut a = doc(1);
+    a.text("title").insert(0, "T").unwrap();
+    a.text("body").insert(0, "B").unwrap();
+    a.text("title").insert(1, "itle").unwrap();
+    let mut b = doc(2);
+    sync(&mut a, &mut b);
+    assert_eq!(b.text("title").to_string(), "Title");
+    assert_eq!(b.text("body").to_string(), "B");
+    assert_eq!(b.text_names().collect::<Vec<_>>(), ["title", "body"]);
+    b.assert_invariants();
+}
+
+/// Three peers edit and sync in random orders; after every sync each
+/// document must equal the reference model fed the same ops.
+fn differential(seed: u64, steps: usize) {
+    let mut rng = Rng::new(seed);
+    let mut docs: Vec<Doc> = (1..=3).map(doc).collect();
+    let mut refs: Vec<RefDoc> = (1..=3).map(RefDoc::new).collect();
+    for step in 0..steps {
+        let i = rng.below(3);
+        match rng.below(10) {
+            0..=3 => {
+                let len = refs[i].len();
+                let pos = rng.below(len + 1);
+                let s = rng.text(4);
+                docs[i].text("t").insert(pos, &s).unwrap();
+                refs[i].insert(pos, &s);
+            }
+            4..=5 => {
+                let len = refs[i].len();
+                if len > 0 {
+                    let pos = rng.below(len);
+                    let n = 1 + rng.below((len - pos).min(5));
+                    docs[i].text("t").delete(pos, n).unwrap();
+                    refs[i].delete(pos, n);
+                }
+            }
+            6 => docs[i].commit(),
+            _ => {
+                let j = (i + 1 + rng.below(2)) % 3;
+                let (a, b) = if i < j {
+                    let (x, y) = docs.split_at_mut(j);
+                    (&mut x[i], &mut y[0])
+                } else {
+                    let (x, y) = docs.split_at_mut(i);
+                    (&mut y[0], &mut x[j])
+                };
+                sync(a, b);
+                let src = refs[i].clone();
+                refs[j].merge_from(&src);
+                let t = docs[j].text("t").to_string();
+                assert_eq!(t, refs[j].text(), "seed {seed} step {step}: text of peer {j}");
+                assert_eq!(docs[j].version(), ref_version(&refs[j]), "seed {seed} step {step}");
+                docs[j].assert_invariants();
+            }
+        }
+    }
+    // Full sync: everyone converges.
+    for _ in 0..2 {
+        for i in 0..3 {
+            for j in 0..3 {
+                if i != j {
+                    let (a, b) = if i < j {
+                        let (x, y) = docs.split_at_mut(j);
+                        (&mut x[i], &mut y[0])
+                    } else {
+                        let (x, y) = docs.split_at_mut(i);
+                        (&mut y[0], &mut x[j])
+                    };
+                    sync(a, b);
+                }
+            }
+        }
+    }
+    let t0 = text(&mut docs[0]);
+    for d in &mut docs {
+        assert_eq!(text(d), t0, "seed {seed}: converged");
+        assert_eq!(d.version(), docs_version(&refs));
+    }
+}
+
+fn docs_version(refs: &[RefDoc]) -> VersionVector {
+    let mut v = VersionVector::new();
+    for r in refs {
+        v.merge(&ref_version(r));
+    }
+    v
+}
+
+#[test]
+fn three_peers_match_the_reference_model() {
+    for seed in 0..40 {
+        differential(seed, 400);
+    }
+    // Long runs grow multi-level trees with many leaf splits.
+    for seed in 100..103 {
+        differential(seed, 5000);
+    }
+    // `WEFT_STRESS_SEEDS=n` runs n more long seeds (use --release).
+    let extra: u64 = std::env::var("WEFT_STRESS_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    for seed in 1000..1000 + extra {
+        differential(seed, 3000);
+    }
+}
