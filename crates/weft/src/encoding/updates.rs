@@ -182,16 +182,7 @@ fn split_by_cover(range: Range<Seq>, covered: &[Range<Seq>]) -> SmallVec<[(Range
 /// `texts`. Returns the body (without header).
 pub(crate) fn encode_body(log: &OpLog, texts: &[TextState], from: &VersionVector) -> Vec<u8> {
     // The part of each change that `from` lacks, as seq ranges.
-    let mut pieces: Vec<(usize, Range<Seq>)> = Vec::new();
-    for (ci, change) in log.changes.iter().enumerate() {
-        let peer = log.peers.get(change.peer);
-        let known = from.get(peer);
-        if known >= change.counter_end() {
-            continue;
-        }
-        let skip = known.saturating_sub(change.counter);
-        pieces.push((ci, change.seq + skip..change.seq_end()));
-    }
+    let pieces = log.changes_missing_from(from);
     let seq_pieces: Vec<Range<Seq>> = pieces.iter().map(|p| p.1.clone()).collect();
     let deleted = deleted_in_export(log, &seq_pieces);
 
@@ -226,7 +217,7 @@ pub(crate) fn encode_body(log: &OpLog, texts: &[TextState], from: &VersionVector
         let deps: SmallVec<[OpId; 2]> = if range.start > change.seq {
             SmallVec::new()
         } else {
-            change.deps.iter().map(|&d| log.seq_to_id(d)).collect()
+            log.deps(change).iter().map(|&d| log.seq_to_id(d)).collect()
         };
         let own = counter > 0
             && (range.start > change.seq || deps.contains(&OpId::new(peer, counter - 1)));

@@ -1,15 +1,13 @@
 //! [`Change`]: a run of one peer's consecutive ops with shared dependencies.
 
-use smallvec::SmallVec;
-
 use crate::id::{Counter, Lamport, Seq};
 
 /// Ops `counter..counter + len` of one peer, made one after another on top of
-/// the version `deps` (the heads the peer had seen when it started).
+/// the version named by its deps (the heads the peer had seen when it started).
 ///
 /// Op `i` of the change has seq `seq + i` and Lamport timestamp
 /// `lamport + i`; each op depends on the previous one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Change {
     /// Index of the peer in the log's peer table.
     pub peer: u32,
@@ -17,8 +15,10 @@ pub(crate) struct Change {
     pub seq: Seq,
     pub len: u32,
     pub lamport: Lamport,
-    /// Seqs of the ops the first op depends on; empty for a root change.
-    pub deps: SmallVec<[Seq; 2]>,
+    /// Where the seqs of the ops the first op depends on start in the log's
+    /// dependency pool; none for a root change.
+    pub deps_start: u32,
+    pub deps_len: u32,
 }
 
 impl Change {

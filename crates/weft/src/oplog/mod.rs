@@ -19,6 +19,7 @@ pub(crate) use change::Change;
 pub(crate) use op::{origins_at, OpKind, OpRun, NO_CONTENT};
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 use smallvec::SmallVec;
 
@@ -57,6 +58,8 @@ impl PeerTable {
 pub(crate) struct OpLog {
     pub peers: PeerTable,
     pub changes: Vec<Change>,
+    /// The deps of all changes (see [`Change::deps_start`]).
+    dep_pool: Vec<Seq>,
     /// Per peer index: indexes into `changes`, by increasing counter.
     by_peer: Vec<Vec<u32>>,
     pub ops: Vec<OpRun>,
@@ -91,41 +94,60 @@ impl OpLog {
         if seq.checked_add(n).is_none_or(|end| end >= NO_SEQ) {
             return Err(Error::HistoryFull);
         }
-        if self.open {
-            let change = self.changes.last_mut().expect("an open change exists");
+        let counter = self.version.get(peer);
+        let continues = self.open || self.continues_last(peer, counter);
+        if continues {
+            let change = self.changes.last_mut().expect("there is a last change");
             if change.counter_end().checked_add(n).is_none() {
                 return Err(Error::CounterOverflow { peer });
             }
             change.len += n;
         } else {
-            let counter = self.version.get(peer);
             if counter.checked_add(n).is_none() {
                 return Err(Error::CounterOverflow { peer });
             }
             let peer_idx = self.peers.intern(peer);
-            let change = Change {
-                peer: peer_idx,
-                counter,
-                seq,
-                len: n,
-                lamport: self.next_lamport,
-                deps: self.heads.clone(),
-            };
-            self.push_change(change);
-            self.open = true;
+            let deps = self.heads.clone();
+            self.push_change(peer_idx, counter, n, self.next_lamport, &deps);
         }
+        self.open = true;
         self.next_seq = seq + n;
         Ok(seq)
     }
 
-    fn push_change(&mut self, change: Change) {
+    /// Whether new ops `(peer, counter..)` on top of the current heads just
+    /// continue the last change (same peer, nothing else seen since): then
+    /// they join it instead of starting a change.
+    fn continues_last(&self, peer: PeerId, counter: Counter) -> bool {
+        self.changes.last().is_some_and(|last| {
+            self.peers.get(last.peer) == peer
+                && last.counter_end() == counter
+                && self.heads.as_slice() == [last.seq_end() - 1]
+        })
+    }
+
+    fn push_change(&mut self, peer: u32, counter: Counter, len: u32, lamport: Lamport, deps: &[Seq]) {
         let idx = self.changes.len() as u32;
-        let peer = change.peer as usize;
-        if self.by_peer.len() <= peer {
-            self.by_peer.resize_with(peer + 1, Vec::new);
+        if self.by_peer.len() <= peer as usize {
+            self.by_peer.resize_with(peer as usize + 1, Vec::new);
         }
-        self.by_peer[peer].push(idx);
-        self.changes.push(change);
+        self.by_peer[peer as usize].push(idx);
+        self.changes.push(Change {
+            peer,
+            counter,
+            seq: self.next_seq,
+            len,
+            lamport,
+            deps_start: self.dep_pool.len() as u32,
+            deps_len: deps.len() as u32,
+        });
+        self.dep_pool.extend_from_slice(deps);
+    }
+
+    /// The seqs a change depends on.
+    pub fn deps(&self, change: &Change) -> &[Seq] {
+        let start = change.deps_start as usize;
+        &self.dep_pool[start..start + change.deps_len as usize]
     }
 
     /// Closes the open local change, if any: it joins the committed version.
@@ -134,14 +156,19 @@ impl OpLog {
             return;
         }
         self.open = false;
-        let change = self.changes.last().expect("an open change exists").clone();
+        let change = *self.changes.last().expect("an open change exists");
         self.record_committed(&change);
     }
 
+    /// Updates the committed version, heads and Lamport clock for the last
+    /// change, which grew or was added.
     fn record_committed(&mut self, change: &Change) {
         let peer = self.peers.get(change.peer);
         self.version.extend_to(peer, change.counter_end());
-        self.heads.retain(|h| !change.deps.contains(h));
+        let start = change.deps_start as usize;
+        let deps = &self.dep_pool[start..start + change.deps_len as usize];
+        self.heads
+            .retain(|h| !deps.contains(h) && !(change.seq..change.seq_end()).contains(h));
         let last = change.seq_end() - 1;
         if let Err(i) = self.heads.binary_search(&last) {
             self.heads.insert(i, last);
@@ -174,23 +201,41 @@ impl OpLog {
         }
         deps.sort_unstable();
         deps.dedup();
-        let lamport = deps
-            .iter()
-            .map(|&d| self.lamport_of(d) + 1)
-            .max()
-            .unwrap_or(0);
-        let change = Change {
-            peer: self.peers.intern(peer),
-            counter,
-            seq,
-            len,
-            lamport,
-            deps,
-        };
-        self.record_committed(&change);
-        self.push_change(change);
+        if self.continues_last(peer, counter) && deps.as_slice() == self.heads.as_slice() {
+            let change = self.changes.last_mut().expect("there is a last change");
+            change.len += len;
+            let change = *change;
+            self.record_committed(&change);
+        } else {
+            let lamport = deps
+                .iter()
+                .map(|&d| self.lamport_of(d) + 1)
+                .max()
+                .unwrap_or(0);
+            let peer_idx = self.peers.intern(peer);
+            self.push_change(peer_idx, counter, len, lamport, &deps);
+            let change = *self.changes.last().expect("just pushed");
+            self.record_committed(&change);
+        }
         self.next_seq = seq + len;
         seq
+    }
+
+    /// The parts of changes that `version` lacks, as (change index, seq
+    /// range), in seq order. O(k log n) for k such changes.
+    pub fn changes_missing_from(&self, version: &VersionVector) -> Vec<(usize, Range<Seq>)> {
+        let mut out = Vec::new();
+        for (peer_idx, list) in self.by_peer.iter().enumerate() {
+            let known = version.get(self.peers.get(peer_idx as u32));
+            let first = list.partition_point(|&c| self.changes[c as usize].counter_end() <= known);
+            for &c in &list[first..] {
+                let change = &self.changes[c as usize];
+                let skip = known.saturating_sub(change.counter);
+                out.push((c as usize, change.seq + skip..change.seq_end()));
+            }
+        }
+        out.sort_unstable_by_key(|p| p.1.start);
+        out
     }
 
     /// Index of the change holding `seq`.
@@ -273,7 +318,7 @@ impl OpLog {
         for c in &self.changes {
             assert_eq!(c.seq, seq, "changes are contiguous");
             assert!(c.len > 0, "changes are not empty");
-            assert!(c.deps.iter().all(|&d| d < c.seq), "deps precede the change");
+            assert!(self.deps(c).iter().all(|&d| d < c.seq), "deps precede the change");
             seq = c.seq_end();
         }
         assert_eq!(seq, self.next_seq);
@@ -312,12 +357,20 @@ mod tests {
         assert_eq!(log.committed_version().get(7), 5);
         assert_eq!(log.reserve_local(7, 1).unwrap(), 5);
         log.commit();
-        assert_eq!(log.changes[1].deps.as_slice(), &[4]);
-        assert_eq!(log.changes[1].lamport, 5);
+        // Nothing happened in between: the new ops continue the change.
+        assert_eq!(log.changes.len(), 1);
+        assert_eq!(log.changes[0].len, 6);
+        log.push_remote_change(8, 0, 1, smallvec::smallvec![5]);
+        log.reserve_local(7, 1).unwrap();
+        log.commit();
+        assert_eq!(log.changes.len(), 3);
+        assert_eq!(log.deps(&log.changes[2]), &[6]);
+        assert_eq!(log.changes[2].lamport, 7);
         assert_eq!(log.seq_to_id(5), OpId::new(7, 5));
         assert_eq!(log.id_to_seq(OpId::new(7, 4)), Some(4));
-        assert_eq!(log.id_to_seq(OpId::new(7, 6)), None);
-        assert_eq!(log.frontiers().as_slice(), &[OpId::new(7, 5)]);
+        assert_eq!(log.id_to_seq(OpId::new(7, 6)), Some(7));
+        assert_eq!(log.id_to_seq(OpId::new(7, 7)), None);
+        assert_eq!(log.frontiers().as_slice(), &[OpId::new(7, 6)]);
     }
 
     #[test]

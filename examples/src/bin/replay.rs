@@ -1,0 +1,228 @@
+//! Replays a sequential editing trace into Weft and into a plain rope, and
+//! prints per-phase timings, sizes and memory.
+//!
+//! ```text
+//! cargo run --release -p examples --bin replay -- [TRACE] [--times N] [--runs R]
+//! ```
+//!
+//! `TRACE` defaults to the automerge-paper ("B4") trace. `--times N` applies
+//! the trace N times into one document, each copy appended at the end
+//! ("B4xN"). Timings are medians of `--runs` runs (default 5); the rope
+//! baseline runs in the same process so the ratio survives a noisy machine.
+//! Exits non-zero when a final text differs from the trace's `endContent`.
+
+use std::error::Error;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use examples::{allocations, proc_status_kib, reset_peak_rss, time_runs, Flat};
+use traces::Trace;
+use weft::{Doc, ExportMode, VersionVector};
+
+struct Args {
+    path: String,
+    times: usize,
+    runs: usize,
+}
+
+fn parse_args() -> Result<Args, Box<dyn Error>> {
+    let mut args = Args {
+        path: traces::dir()
+            .join("sequential/automerge-paper.json.gz")
+            .display()
+            .to_string(),
+        times: 1,
+        runs: 5,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--times" => args.times = it.next().ok_or("--times needs a value")?.parse()?,
+            "--runs" => args.runs = it.next().ok_or("--runs needs a value")?.parse()?,
+            "-h" | "--help" => {
+                println!("usage: replay [TRACE.json.gz] [--times N] [--runs R]");
+                std::process::exit(0);
+            }
+            _ if a.starts_with("--") => return Err(format!("unknown option {a}").into()),
+            _ => args.path = a,
+        }
+    }
+    if args.times == 0 || args.runs == 0 {
+        return Err("--times and --runs must be at least 1".into());
+    }
+    Ok(args)
+}
+
+/// Applies the trace `times` times into a fresh document, one `insert` /
+/// `delete` call per patch.
+fn apply_weft(flat: &Flat, times: usize) -> Result<Doc, weft::Error> {
+    let mut doc = Doc::new();
+    doc.set_peer_id(1)?;
+    let mut text = doc.text("text");
+    for _ in 0..times {
+        let offset = text.len();
+        for p in &flat.patches {
+            let pos = offset + p.pos as usize;
+            if p.del > 0 {
+                text.delete(pos, p.del as usize)?;
+            }
+            if p.ins.1 > p.ins.0 {
+                text.insert(pos, flat.ins(p))?;
+            }
+        }
+    }
+    Ok(doc)
+}
+
+fn apply_rope(flat: &Flat, times: usize) -> jumprope::JumpRope {
+    let mut rope = jumprope::JumpRope::new();
+    for _ in 0..times {
+        let offset = rope.len_chars();
+        for p in &flat.patches {
+            let pos = offset + p.pos as usize;
+            if p.del > 0 {
+                rope.remove(pos..pos + p.del as usize);
+            }
+            if p.ins.1 > p.ins.0 {
+                rope.insert(pos, flat.ins(p));
+            }
+        }
+    }
+    rope
+}
+
+/// The same edits on a `String` (only for ASCII traces, where char
+/// positions are byte offsets).
+fn apply_string(flat: &Flat, times: usize) -> String {
+    let mut s = String::new();
+    for _ in 0..times {
+        let offset = s.len();
+        for p in &flat.patches {
+            let pos = offset + p.pos as usize;
+            s.replace_range(pos..pos + p.del as usize, flat.ins(p));
+        }
+    }
+    s
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("replay: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> Result<bool, Box<dyn Error>> {
+    let args = parse_args()?;
+    let t = Instant::now();
+    let trace = Trace::load(&args.path)?;
+    let load_ms = t.elapsed().as_secs_f64() * 1e3;
+    if trace.is_concurrent() {
+        return Err("this is a concurrent trace; use the `concurrent` binary".into());
+    }
+    let flat = Flat::new(&trace);
+    let patches = trace.patch_count();
+    let char_ops = trace.char_op_count();
+    drop(trace);
+    let expected = flat.end_content.repeat(args.times);
+    let mut ok = true;
+    let mut check = |what: &str, got: &str| {
+        if got != expected {
+            ok = false;
+            let at = got
+                .chars()
+                .zip(expected.chars())
+                .take_while(|(a, b)| a == b)
+                .count();
+            eprintln!(
+                "MISMATCH after {what}: {} chars, expected {}, first difference at char {at}",
+                got.chars().count(),
+                expected.chars().count()
+            );
+        }
+    };
+
+    let name = args.path.rsplit('/').next().unwrap_or(&args.path);
+    println!(
+        "trace {name} x{}: {} patches, {} char ops, final {} chars; {} runs per timing",
+        args.times,
+        patches * args.times,
+        char_ops * args.times,
+        flat.end_chars() * args.times,
+        args.runs
+    );
+    println!("load trace            {load_ms:9.3} ms");
+
+    // Memory and allocations: one replay after resetting the peak.
+    let peak_reset = reset_peak_rss();
+    let rss_before = proc_status_kib("VmRSS:").unwrap_or(0);
+    let allocs_before = allocations();
+    let doc = apply_weft(&flat, args.times)?;
+    let allocs = allocations() - allocs_before;
+    let peak = proc_status_kib("VmHWM:").unwrap_or(0);
+    let rss_after = proc_status_kib("VmRSS:").unwrap_or(0);
+    let (ops, runs, changes, items) = doc.debug_sizes();
+    drop(doc);
+
+    let (weft_apply, mut doc) = time_runs(args.runs, || apply_weft(&flat, args.times));
+    let doc = doc.as_mut().map_err(|e| e.clone())?;
+    let (rope_apply, rope) = time_runs(args.runs, || apply_rope(&flat, args.times));
+    check("rope apply", &rope.to_string());
+    let string_apply = flat
+        .text
+        .is_ascii()
+        .then(|| time_runs(args.runs, || apply_string(&flat, args.times)));
+
+    let (to_string, text) = time_runs(args.runs, || doc.text("text").to_string());
+    check("apply", &text);
+    let (export, bytes) = time_runs(args.runs, || {
+        doc.export(ExportMode::Updates {
+            from: &VersionVector::new(),
+        })
+    });
+    let bytes = bytes?;
+    let (import, imported) = time_runs(args.runs, || {
+        let mut d = Doc::new();
+        d.import(&bytes).map(|_| d)
+    });
+    let mut imported = imported?;
+    check("import", &imported.text("text").to_string());
+    let (import_read, read) = time_runs(args.runs, || {
+        let mut d = Doc::new();
+        d.import(&bytes).map(|_| d.text("text").to_string())
+    });
+    check("import + to_string", &read?);
+
+    let ratio = |x: f64| x / rope_apply.median;
+    println!("apply (weft)          {weft_apply}  {:.2}x rope", ratio(weft_apply.median));
+    println!("apply (jumprope)      {rope_apply}  1.00x");
+    if let Some((s, _)) = string_apply {
+        println!("apply (String)        {s}  {:.2}x rope", ratio(s.median));
+    }
+    println!(
+        "  weft throughput     {:9.2} M patches/s",
+        (patches * args.times) as f64 / weft_apply.median / 1e3
+    );
+    println!("  heap allocations    {allocs:9}");
+    println!(
+        "  net peak memory     {:9.3} MB (peak {} KiB - RSS after load {} KiB{}); RSS with doc {} KiB",
+        peak.saturating_sub(rss_before) as f64 / 1024.0,
+        peak,
+        rss_before,
+        if peak_reset { "" } else { ", peak NOT reset" },
+        rss_after
+    );
+    println!("  ops {ops}, op runs {runs}, changes {changes}, text items {items}");
+    println!("to_string             {to_string}");
+    println!("export updates        {export}  {} bytes", bytes.len());
+    println!("import updates        {import}");
+    println!("import + to_string    {import_read}");
+    if ok {
+        println!("text ok: matches endContent after apply and after import");
+    }
+    Ok(ok)
+}
