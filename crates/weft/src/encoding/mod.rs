@@ -30,12 +30,21 @@
 //!                        bit 2     insert without content
 //!                        bit 3     a text index follows (else: as before,
 //!                                  starting at 0)
+//!                        bits 4-7  the run length if 1..=15, else 0 and
+//!                                  the length follows as a varint
+//!               [varint length]
 //!               [varint text index]
-//!               varint length (ops in the run)
-//!               insert: left origin id, right origin id (unless continuing)
-//!               delete: id of the first target
-//!             an id is varint (peer index + 1) then varint counter;
-//!             peer index 0 means "the start / end of the text"
+//!               insert (unless continuing): left origin relative to R,
+//!                      right origin relative to the left origin (or to
+//!                      the run's own first id when there is none)
+//!               delete: first target relative to R
+//!             R is the id the previous run left the cursor at: the last
+//!             op of the previous insert run, or the last target of the
+//!             previous delete run; the run's own first id at the start.
+//!             An id relative to a base is one varint v: 0 = none (start or
+//!             end of the text); odd = same peer as the base, counter =
+//!             base counter - unzigzag(v >> 1); even = peer index
+//!             (v >> 1) - 1, then a varint counter.
 //!   content   the UTF-8 text of the inserts with content, in order
 //! ```
 //!

@@ -111,15 +111,38 @@ impl Tables {
         }
     }
 
-    fn id(&mut self, out: &mut Vec<u8>, id: Option<OpId>) {
+    /// Writes `id` relative to `base` (see the module doc).
+    fn id(&mut self, out: &mut Vec<u8>, id: Option<OpId>, base: OpId) {
         match id {
             None => write_varint(out, 0),
+            Some(id) if id.peer == base.peer => {
+                let delta = i64::from(base.counter) - i64::from(id.counter);
+                write_varint(out, (zigzag(delta) << 1) | 1);
+            }
             Some(id) => {
                 let p = self.peer(id.peer);
-                write_varint(out, p + 1);
+                write_varint(out, (p + 1) << 1);
                 write_varint(out, u64::from(id.counter));
             }
         }
+    }
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// Writes the kind byte of a run, with its length packed in when it fits.
+fn write_kind(out: &mut Vec<u8>, kind: u8, len: u32) {
+    if (1..16).contains(&len) {
+        out.push(kind | (len as u8) << 4);
+    } else {
+        out.push(kind);
+        write_varint(out, u64::from(len));
     }
 }
 
@@ -195,6 +218,7 @@ pub(crate) fn encode_body(log: &OpLog, texts: &[TextState], from: &VersionVector
     // The last insert written: (end seq, origin_right, text).
     let mut prev_insert: Option<(Seq, Seq, u32)> = None;
     let mut cur_text = 0u64;
+    let mut last_ref: Option<OpId> = None;
     let mut run_buf: SmallVec<[OpRun; 4]> = SmallVec::new();
 
     for (ci, range) in &pieces {
@@ -268,16 +292,18 @@ pub(crate) fn encode_body(log: &OpLog, texts: &[TextState], from: &VersionVector
                         if byte_start == NO_CONTENT {
                             kind |= FLAG_NO_CONTENT;
                         }
-                        ops.push(kind | text_flag);
+                        write_kind(&mut ops, kind | text_flag, piece.len);
                         if text_flag != 0 {
                             write_varint(&mut ops, text_idx);
                         }
-                        write_varint(&mut ops, u64::from(piece.len));
                         if !continued {
+                            let own = log.seq_to_id(piece.seq);
                             let id = |s: Seq| (s != NO_SEQ).then(|| log.seq_to_id(s));
-                            t.id(&mut ops, id(origin_left));
-                            t.id(&mut ops, id(origin_right));
+                            let left = id(origin_left);
+                            t.id(&mut ops, left, last_ref.unwrap_or(own));
+                            t.id(&mut ops, id(origin_right), left.unwrap_or(own));
                         }
+                        last_ref = Some(log.seq_to_id(piece.end() - 1));
                         if byte_start != NO_CONTENT {
                             let s = byte_start as usize;
                             content.extend_from_slice(&log.content.as_bytes()[s..s + bytes as usize]);
@@ -290,12 +316,14 @@ pub(crate) fn encode_body(log: &OpLog, texts: &[TextState], from: &VersionVector
                         } else {
                             KIND_DELETE
                         };
-                        ops.push(kind | text_flag);
+                        write_kind(&mut ops, kind | text_flag, piece.len);
                         if text_flag != 0 {
                             write_varint(&mut ops, text_idx);
                         }
-                        write_varint(&mut ops, u64::from(piece.len));
-                        t.id(&mut ops, Some(log.seq_to_id(target)));
+                        let own = log.seq_to_id(piece.seq);
+                        let target_id = log.seq_to_id(target);
+                        t.id(&mut ops, Some(target_id), last_ref.unwrap_or(own));
+                        last_ref = piece.delete_targets(piece.len - 1, 1).map(|t| log.seq_to_id(t.start));
                         prev_insert = None;
                     }
                 }
@@ -387,13 +415,18 @@ fn clip_run(
     }
 }
 
-/// Reads an id written by [`Tables::id`].
-fn read_id(r: &mut Reader<'_>, peers: &[PeerId]) -> Result<Option<OpId>> {
-    let p = r.varint()?;
-    if p == 0 {
+/// Reads an id written by [`Tables::id`] relative to `base`.
+fn read_id(r: &mut Reader<'_>, peers: &[PeerId], base: OpId) -> Result<Option<OpId>> {
+    let v = r.varint()?;
+    if v == 0 {
         return Ok(None);
     }
-    let peer = usize::try_from(p - 1)
+    if v & 1 == 1 {
+        let counter = i64::from(base.counter) - unzigzag(v >> 1);
+        let counter = u32::try_from(counter).map_err(|_| r.malformed("counter"))?;
+        return Ok(Some(OpId::new(base.peer, counter)));
+    }
+    let peer = usize::try_from((v >> 1) - 1)
         .ok()
         .and_then(|i| peers.get(i))
         .copied()
@@ -446,6 +479,8 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Update> {
     let mut content_at = 0usize;
     let mut text = 0u32;
     let mut prev_insert: Option<(OpId, Option<OpId>, u32)> = None;
+    // The id the next delete target is written relative to.
+    let mut last_ref: Option<OpId> = None;
     for _ in 0..n {
         let p = cs.varint()?;
         let peer = usize::try_from(p)
@@ -494,17 +529,20 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Update> {
         let mut left = len;
         let mut op_counter = counter;
         while left > 0 {
-            let kind = os.u8()?;
-            if kind & !0b1111 != 0 {
-                return Err(os.malformed("op kind"));
-            }
+            let byte = os.u8()?;
+            let kind = byte & 0b1111;
+            let packed_len = u32::from(byte >> 4);
+            let run_len = if packed_len > 0 {
+                packed_len
+            } else {
+                os.u32("op length")?
+            };
             if kind & FLAG_TEXT != 0 {
                 text = os.u32("text index")?;
             }
             if text as usize >= texts.len() {
                 return Err(os.malformed("text index"));
             }
-            let run_len = os.u32("op length")?;
             if run_len == 0 || run_len > left {
                 return Err(os.malformed("op length"));
             }
@@ -516,8 +554,11 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Update> {
                         _ => return Err(os.malformed("continued insert")),
                     }
                 } else {
-                    (read_id(&mut os, &peers)?, read_id(&mut os, &peers)?)
+                    let own = OpId::new(peer, op_counter);
+                    let l = read_id(&mut os, &peers, last_ref.unwrap_or(own))?;
+                    (l, read_id(&mut os, &peers, l.unwrap_or(own))?)
                 };
+                last_ref = Some(OpId::new(peer, op_counter + run_len - 1));
                 let content = if kind & FLAG_NO_CONTENT != 0 {
                     None
                 } else {
@@ -549,7 +590,9 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Update> {
                 if kind & FLAG_NO_CONTENT != 0 {
                     return Err(os.malformed("op kind"));
                 }
-                let target = read_id(&mut os, &peers)?.ok_or_else(|| os.malformed("delete target"))?;
+                let own = OpId::new(peer, op_counter);
+                let target = read_id(&mut os, &peers, last_ref.unwrap_or(own))?
+                    .ok_or_else(|| os.malformed("delete target"))?;
                 let reversed = base == KIND_DELETE_BACKWARDS;
                 let fits = if reversed {
                     target.counter.checked_sub(run_len - 1).is_some()
@@ -560,6 +603,16 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Update> {
                     return Err(os.malformed("delete target"));
                 }
                 prev_insert = None;
+                // The next delete is written relative to this run's last
+                // target (where the cursor ended).
+                last_ref = Some(OpId::new(
+                    target.peer,
+                    if reversed {
+                        target.counter - (run_len - 1)
+                    } else {
+                        target.counter + (run_len - 1)
+                    },
+                ));
                 UpdateKind::Delete { target, reversed }
             };
             runs.push(UpdateRun {
