@@ -89,29 +89,37 @@ impl OpLog {
     ///
     /// [`Error::CounterOverflow`] or [`Error::HistoryFull`] when the ops would
     /// not fit the id spaces; nothing changes then.
+    #[inline]
     pub fn reserve_local(&mut self, peer: PeerId, n: u32) -> Result<Seq> {
         let seq = self.next_seq;
-        if seq.checked_add(n).is_none_or(|end| end >= NO_SEQ) {
-            return Err(Error::HistoryFull);
-        }
-        let counter = self.version.get(peer);
-        let continues = self.open || self.continues_last(peer, counter);
-        if continues {
-            let change = self.changes.last_mut().expect("there is a last change");
-            if change.counter_end().checked_add(n).is_none() {
-                return Err(Error::CounterOverflow { peer });
-            }
-            change.len += n;
+        let end = seq
+            .checked_add(n)
+            .filter(|&end| end < NO_SEQ)
+            .ok_or(Error::HistoryFull)?;
+        let counter = if self.open {
+            None
         } else {
-            if counter.checked_add(n).is_none() {
-                return Err(Error::CounterOverflow { peer });
+            Some(self.version.get(peer))
+        };
+        match counter {
+            Some(counter) if !self.continues_last(peer, counter) => {
+                if counter.checked_add(n).is_none() {
+                    return Err(Error::CounterOverflow { peer });
+                }
+                let peer_idx = self.peers.intern(peer);
+                let deps = self.heads.clone();
+                self.push_change(peer_idx, counter, n, self.next_lamport, &deps);
             }
-            let peer_idx = self.peers.intern(peer);
-            let deps = self.heads.clone();
-            self.push_change(peer_idx, counter, n, self.next_lamport, &deps);
+            _ => {
+                let change = self.changes.last_mut().expect("there is a last change");
+                if change.counter_end().checked_add(n).is_none() {
+                    return Err(Error::CounterOverflow { peer });
+                }
+                change.len += n;
+            }
         }
         self.open = true;
-        self.next_seq = seq + n;
+        self.next_seq = end;
         Ok(seq)
     }
 

@@ -42,7 +42,7 @@ impl TextState {
 
     /// Where char `seq` is: its leaf, item index and the seq itself.
     fn position_of(&self, seq: Seq) -> (LeafIndex, usize, Seq) {
-        let leaf = self.index.get(seq).expect("char seqs are indexed");
+        let leaf = self.index().get(seq).expect("char seqs are indexed");
         let index = self
             .chunk(leaf)
             .find_seq(seq)
@@ -80,9 +80,10 @@ impl TextState {
     /// Inserts the remote run `item` (origins set, the newest seqs), made by
     /// op `id`. `log` names the peers of other runs for tie-breaks.
     pub fn integrate(&mut self, item: Item, id: OpId, log: &OpLog, content: &str) {
+        self.build_index();
         let Some(first) = self.tree.first_leaf() else {
             let cursor = self.tree.push(Chunk::new(vec![item]));
-            self.index.push(item.seq, cursor.leaf);
+            self.index_push(item.seq, cursor.leaf);
             return;
         };
         // Start right after the left origin, splitting its run there.

@@ -57,10 +57,16 @@ impl Item {
     /// Whether `next` continues this run (so the two can be one item).
     #[inline]
     pub fn can_append(&self, next: &Item) -> bool {
+        next.deleted == self.deleted && self.continues_into(next)
+    }
+
+    /// Whether `next` holds the chars typed right after this run's, with
+    /// this run's right origin: the two are one run but for deletion.
+    #[inline]
+    pub fn continues_into(&self, next: &Item) -> bool {
         next.seq == self.end()
             && next.origin_left == self.end() - 1
             && next.origin_right == self.origin_right
-            && next.deleted == self.deleted
             && if self.byte_start == NO_CONTENT {
                 next.byte_start == NO_CONTENT
             } else {

@@ -59,7 +59,9 @@ struct Focus {
 pub(crate) struct TextState {
     name: Box<str>,
     tree: BTree<ChunkTree>,
-    index: IdIndex,
+    /// Built on first use by a remote op: a text only ever edited locally
+    /// never needs to find chars by id.
+    index: Option<IdIndex>,
     focus: Option<Focus>,
 }
 
@@ -75,7 +77,7 @@ impl TextState {
         TextState {
             name: name.into(),
             tree: BTree::new(),
-            index: IdIndex::default(),
+            index: None,
             focus: None,
         }
     }
@@ -90,6 +92,38 @@ impl TextState {
 
     fn chunk_mut(&mut self, leaf: LeafIndex) -> &mut Chunk {
         self.tree.get_elem_mut(leaf).expect("leaves are never removed")
+    }
+
+    #[inline]
+    fn index_push(&mut self, seq: Seq, leaf: LeafIndex) {
+        if let Some(index) = &mut self.index {
+            index.push(seq, leaf);
+        }
+    }
+
+    /// The id index; [`TextState::build_index`] must have run.
+    fn index(&self) -> &IdIndex {
+        self.index.as_ref().expect("remote ops build the index first")
+    }
+
+    /// Builds the seq -> leaf index if it does not exist yet. O(n log n)
+    /// once per text; afterwards every edit keeps it up to date.
+    pub fn build_index(&mut self) {
+        if self.index.is_some() {
+            return;
+        }
+        let mut runs: Vec<(Seq, LeafIndex)> = Vec::new();
+        let mut leaf = self.tree.first_leaf();
+        while let Some(l) = leaf {
+            runs.extend(self.chunk(l).items.iter().map(|i| (i.seq, l)));
+            leaf = self.next_leaf(l);
+        }
+        runs.sort_unstable_by_key(|r| r.0);
+        let mut index = IdIndex::default();
+        for (seq, leaf) in runs {
+            index.push(seq, leaf);
+        }
+        self.index = Some(index);
     }
 
     /// Visible length in `unit`.
@@ -210,7 +244,9 @@ impl TextState {
                 range.end = moved[i].end;
                 i += 1;
             }
-            self.index.assign(range, new_leaf);
+            if let Some(index) = &mut self.index {
+                index.assign(range, new_leaf);
+            }
         }
         let counts = self.chunk(leaf).counts;
         if let Some(f) = &mut self.focus {
@@ -256,7 +292,7 @@ impl TextState {
                     .tree
                     .update_leaf(leaf, |_| (false, Some(Chunk::new(vec![item])), None));
                 let new_leaf = *split.arr.first().expect("update_leaf inserted the leaf");
-                self.index.push(item.seq, new_leaf);
+                self.index_push(item.seq, new_leaf);
                 let start = self.start_after(leaf);
                 self.set_focus(new_leaf, start);
                 return (new_leaf, 0);
@@ -266,7 +302,7 @@ impl TextState {
             (leaf, index)
         };
         let at = self.chunk_mut(leaf).insert(index, item);
-        self.index.push(item.seq, leaf);
+        self.index_push(item.seq, leaf);
         (leaf, at)
     }
 
@@ -344,7 +380,7 @@ impl TextState {
             item.origin_left = NO_SEQ;
             item.origin_right = NO_SEQ;
             let cursor = self.tree.push(Chunk::new(vec![item]));
-            self.index.push(item.seq, cursor.leaf);
+            self.index_push(item.seq, cursor.leaf);
             self.focus = Some(Focus {
                 leaf: cursor.leaf,
                 start: Some(Cache::default()),
@@ -375,7 +411,37 @@ impl TextState {
         content: &str,
         out: &mut Vec<Range<Seq>>,
     ) -> (LeafIndex, usize) {
-        let item = self.chunk(leaf).items[i];
+        let chunk = self.chunk_mut(leaf);
+        let item = chunk.items[i];
+        // Backspacing and forward-deleting grow a neighbouring tombstone of
+        // the same run instead of splitting the item.
+        if o > 0 && o + k == item.len {
+            if let Some(next) = chunk.items.get(i + 1) {
+                if next.deleted && item.continues_into(next) {
+                    let next = *next;
+                    let mut dead = chunk.items[i].split(o, content.as_bytes());
+                    chunk.counts.sub(dead.counts());
+                    dead.deleted = true;
+                    out.push(dead.seq..dead.end());
+                    dead.append(&next);
+                    chunk.items[i + 1] = dead;
+                    return (leaf, i + 1);
+                }
+            }
+        }
+        if o == 0 && k < item.len && i > 0 {
+            let prev = chunk.items[i - 1];
+            if prev.deleted && prev.continues_into(&item) {
+                let rest = chunk.items[i].split(k, content.as_bytes());
+                let mut dead = chunk.items[i];
+                chunk.counts.sub(dead.counts());
+                dead.deleted = true;
+                out.push(dead.seq..dead.end());
+                chunk.items[i - 1].append(&dead);
+                chunk.items[i] = rest;
+                return (leaf, i);
+            }
+        }
         let needed = usize::from(o > 0) + usize::from(o + k < item.len);
         let (leaf, mut i) = self.make_room(leaf, i, needed);
         let chunk = self.chunk_mut(leaf);
@@ -431,11 +497,12 @@ impl TextState {
     /// Marks the chars with seqs `targets` deleted (remote delete). Chars
     /// already deleted stay so. Returns how many became invisible.
     pub fn remote_delete(&mut self, targets: Range<Seq>, content: &str) -> u32 {
+        self.build_index();
         let mut newly = 0;
         let mut seq = targets.start;
         let mut scratch = Vec::new();
         while seq < targets.end {
-            let leaf = self.index.get(seq).expect("validated target has a leaf");
+            let leaf = self.index().get(seq).expect("validated target has a leaf");
             let chunk = self.chunk(leaf);
             let i = chunk.find_seq(seq).expect("index points at the leaf holding the seq");
             let item = chunk.items[i];
@@ -570,7 +637,9 @@ impl TextState {
         while let Some(l) = leaf {
             for item in &self.chunk(l).items {
                 for seq in [item.seq, item.end() - 1] {
-                    assert_eq!(self.index.get(seq), Some(l), "index maps seq {seq}");
+                    if let Some(index) = &self.index {
+                        assert_eq!(index.get(seq), Some(l), "index maps seq {seq}");
+                    }
                 }
                 checked += 1;
             }
