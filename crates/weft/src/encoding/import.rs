@@ -223,10 +223,10 @@ pub(crate) fn plan(log: &OpLog, texts: &[TextState], update: &Update) -> Result<
     let mut resolver = Resolver {
         log,
         changes: Vec::with_capacity(parts.len()),
-        inserts: Vec::new(),
+        inserts: Vec::with_capacity(update.runs.len()),
     };
     let mut changes = Vec::with_capacity(parts.len());
-    let mut ops = Vec::new();
+    let mut ops = Vec::with_capacity(update.runs.len());
     let mut seq = log.next_seq();
     for (i, skip) in parts {
         let Some(change) = update.changes.get(i) else {
@@ -355,6 +355,8 @@ pub(crate) fn apply(
     update: &Update,
     plan: Plan,
 ) -> Vec<IdSpan> {
+    log.content.reserve(update.content.len());
+    log.ops.reserve(plan.ops.len());
     for name in &plan.new_texts {
         texts.push(TextState::new(name));
     }

@@ -474,7 +474,8 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Update> {
 
     let n = cs.count("change count")?;
     let mut changes = Vec::with_capacity(n);
-    let mut runs = Vec::new();
+    // Every run takes at least two bytes.
+    let mut runs = Vec::with_capacity(os.remaining() / 2);
     let mut next_counter: HashMap<PeerId, Counter> = HashMap::new();
     let mut content_at = 0usize;
     let mut text = 0u32;

@@ -42,6 +42,12 @@ impl TextState {
 
     /// Where char `seq` is: its leaf, item index and the seq itself.
     fn position_of(&self, seq: Seq) -> (LeafIndex, usize, Seq) {
+        // Remote edits usually land next to the previous one.
+        if let Some(f) = &self.focus {
+            if let Some(index) = self.chunk(f.leaf).find_seq(seq) {
+                return (f.leaf, index, seq);
+            }
+        }
         let leaf = self.index().get(seq).expect("char seqs are indexed");
         let index = self
             .chunk(leaf)

@@ -266,7 +266,13 @@ impl TextState {
         if len + needed <= CHUNK_CAP {
             return (leaf, index);
         }
-        let at = len / 2;
+        // Move as few items as possible (each move updates the id index):
+        // split right before the item when it is in the back half.
+        let at = if index >= len / 2 && index < len {
+            index
+        } else {
+            len / 2
+        };
         let new_leaf = self.split_leaf(leaf, at);
         if index < at {
             (leaf, index)
