@@ -1,0 +1,300 @@
+//! Hostile bytes: every import of damaged or forged input returns an error
+//! (never a panic), and a failed import leaves the document exactly as it
+//! was.
+
+mod common;
+
+use common::Rng;
+use weft::{Doc, Error, ExportMode, Frontiers, IdSpan, VersionVector};
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Everything observable about a document.
+#[derive(Debug, PartialEq)]
+struct State {
+    texts: Vec<(String, String)>,
+    version: VersionVector,
+    frontiers: Frontiers,
+    pending: Vec<IdSpan>,
+    history: Vec<u8>,
+}
+
+fn state(doc: &mut Doc) -> State {
+    let names: Vec<String> = doc.text_names().map(str::to_owned).collect();
+    State {
+        texts: names
+            .into_iter()
+            .map(|n| {
+                let t = doc.text(&n).to_string();
+                (n, t)
+            })
+            .collect(),
+        version: doc.version(),
+        frontiers: doc.frontiers(),
+        pending: doc.pending_spans(),
+        history: doc
+            .export(ExportMode::Updates {
+                from: &VersionVector::new(),
+            })
+            .unwrap(),
+    }
+}
+
+/// A document with two peers' concurrent edits in two texts.
+fn source() -> Doc {
+    let mut a = Doc::new();
+    a.set_peer_id(1).unwrap();
+    a.text("body").insert(0, "Hello wörld 😀").unwrap();
+    a.text("title").insert(0, "T").unwrap();
+    let mut b = a.fork();
+    b.set_peer_id(2).unwrap();
+    b.text("body").insert(5, ", dear").unwrap();
+    b.text("body").delete(0, 1).unwrap();
+    a.text("body").insert(0, "«").unwrap();
+    a.text("body").delete(3, 4).unwrap();
+    let bytes = b.export(ExportMode::Updates { from: &a.version() }).unwrap();
+    a.import(&bytes).unwrap();
+    a
+}
+
+/// A document with content and history of its own, plus a pending update.
+fn target() -> Doc {
+    let mut d = Doc::new();
+    d.set_peer_id(9).unwrap();
+    d.text("body").insert(0, "mine").unwrap();
+    let mut other = Doc::new();
+    other.set_peer_id(5).unwrap();
+    other.text("body").insert(0, "x").unwrap();
+    let v = other.version();
+    other.commit();
+    other.text("body").insert(1, "y").unwrap();
+    let later = other.export(ExportMode::Updates { from: &v }).unwrap();
+    assert!(!d.import(&later).unwrap().pending.is_empty());
+    d
+}
+
+fn full(doc: &mut Doc) -> Vec<u8> {
+    doc.export(ExportMode::Updates {
+        from: &VersionVector::new(),
+    })
+    .unwrap()
+}
+
+/// Imports `bytes` into a copy of `doc`: on error the copy must be
+/// unchanged, on success it must be internally consistent.
+fn import_checked(doc: &Doc, before: &State, bytes: &[u8]) -> Result<(), Error> {
+    let mut copy = doc.clone();
+    match copy.import(bytes) {
+        Ok(_) => {
+            copy.assert_invariants();
+            Ok(())
+        }
+        Err(e) => {
+            assert_eq!(&state(&mut copy), before, "failed import changed the doc: {e}");
+            Err(e)
+        }
+    }
+}
+
+fn rehash(bytes: &mut [u8]) {
+    let sum = xxh3_64(&bytes[16..]);
+    bytes[8..16].copy_from_slice(&sum.to_le_bytes());
+}
+
+fn wrap(body: &[u8]) -> Vec<u8> {
+    let mut out = b"weft\x01\x01\x00\x00".to_vec();
+    out.extend_from_slice(&xxh3_64(body).to_le_bytes());
+    out.extend_from_slice(body);
+    out
+}
+
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn section(out: &mut Vec<u8>, bytes: &[u8]) {
+    varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+/// An update body from raw sections.
+fn body(peers: &[u64], texts: &[&str], changes: &[u8], ops: &[u8], content: &str) -> Vec<u8> {
+    let mut p = Vec::new();
+    varint(&mut p, peers.len() as u64);
+    for x in peers {
+        p.extend_from_slice(&x.to_le_bytes());
+    }
+    let mut t = Vec::new();
+    varint(&mut t, texts.len() as u64);
+    for x in texts {
+        section(&mut t, x.as_bytes());
+    }
+    let mut b = Vec::new();
+    section(&mut b, &p);
+    section(&mut b, &t);
+    section(&mut b, changes);
+    section(&mut b, ops);
+    section(&mut b, content.as_bytes());
+    b
+}
+
+#[test]
+fn truncation_at_every_offset_is_an_error() {
+    let bytes = full(&mut source());
+    for doc in [Doc::new(), target()] {
+        let mut doc = doc;
+        let before = state(&mut doc);
+        for len in 0..bytes.len() {
+            assert!(import_checked(&doc, &before, &bytes[..len]).is_err(), "len {len}");
+        }
+        import_checked(&doc, &before, &bytes).unwrap();
+    }
+}
+
+#[test]
+fn bit_flips_are_detected_or_harmless() {
+    let bytes = full(&mut source());
+    let mut doc = target();
+    let before = state(&mut doc);
+    let bits = (bytes.len() * 8).min(4096 * 8);
+    for bit in 0..bits {
+        let mut damaged = bytes.clone();
+        damaged[bit / 8] ^= 1 << (bit % 8);
+        // The checksum (or the header check) catches every flip...
+        assert!(import_checked(&doc, &before, &damaged).is_err(), "bit {bit}");
+        // ...and with a forged checksum the decoder still never panics.
+        if bit >= 16 * 8 {
+            rehash(&mut damaged);
+            let _ = import_checked(&doc, &before, &damaged);
+        }
+    }
+}
+
+#[test]
+fn random_garbage_with_valid_checksums_never_panics() {
+    let bytes = full(&mut source());
+    let mut doc = target();
+    let before = state(&mut doc);
+    let mut rng = Rng::new(99);
+    for _ in 0..3000 {
+        let mut damaged = bytes.clone();
+        for _ in 0..1 + rng.below(4) {
+            let i = 16 + rng.below(damaged.len() - 16);
+            damaged[i] = rng.next_u64() as u8;
+        }
+        if rng.chance(20) {
+            let cut = 16 + rng.below(damaged.len() - 16);
+            damaged.truncate(cut);
+        }
+        rehash(&mut damaged);
+        let _ = import_checked(&doc, &before, &damaged);
+    }
+}
+
+#[test]
+fn headers_are_checked() {
+    let mut doc = target();
+    let before = state(&mut doc);
+    let good = full(&mut source());
+    let mut bad = good.clone();
+    bad[0] = b'W';
+    assert_eq!(import_checked(&doc, &before, &bad), Err(Error::BadMagic));
+    let mut bad = good.clone();
+    bad[4] = 2;
+    assert_eq!(import_checked(&doc, &before, &bad), Err(Error::UnsupportedVersion(2)));
+    let mut bad = good.clone();
+    bad[5] = 9;
+    assert_eq!(import_checked(&doc, &before, &bad), Err(Error::UnsupportedMode(9)));
+    let mut bad = good.clone();
+    bad[7] = 1;
+    assert!(matches!(import_checked(&doc, &before, &bad), Err(Error::Malformed { .. })));
+    assert_eq!(import_checked(&doc, &before, &[]), Err(Error::UnexpectedEof));
+    let mut bad = good;
+    let last = bad.len() - 1;
+    bad[last] ^= 0xFF;
+    assert!(matches!(
+        import_checked(&doc, &before, &bad),
+        Err(Error::ChecksumMismatch { .. })
+    ));
+}
+
+#[test]
+fn huge_length_prefixes_fail_fast_without_allocating() {
+    let mut doc = target();
+    let before = state(&mut doc);
+    for huge in [u64::from(u32::MAX), 1 << 60, u64::MAX] {
+        // As a section length.
+        let mut b = Vec::new();
+        varint(&mut b, huge);
+        assert!(import_checked(&doc, &before, &wrap(&b)).is_err());
+        // As a peer count, text count, change count and name length.
+        let mut count = Vec::new();
+        varint(&mut count, huge);
+        let b = body(&[1], &["t"], &count, &[], "");
+        assert!(import_checked(&doc, &before, &wrap(&b)).is_err());
+        let mut p = Vec::new();
+        section(&mut p, &count);
+        assert!(import_checked(&doc, &before, &wrap(&p)).is_err());
+        let mut t = Vec::new();
+        varint(&mut t, 1);
+        varint(&mut t, huge);
+        let mut b = Vec::new();
+        section(&mut b, &[0]);
+        section(&mut b, &t);
+        assert!(import_checked(&doc, &before, &wrap(&b)).is_err());
+        // As a change length and an op length.
+        let mut c = vec![1, 0, 1];
+        varint(&mut c, huge);
+        c.push(0);
+        assert!(import_checked(&doc, &before, &wrap(&body(&[7], &["t"], &c, &[0, 1, 0, 0], "a"))).is_err());
+        let mut ops = vec![0];
+        varint(&mut ops, huge);
+        ops.extend([0, 0]);
+        assert!(import_checked(&doc, &before, &wrap(&body(&[7], &["t"], &[1, 0, 1, 1, 0], &ops, "a"))).is_err());
+    }
+}
+
+#[test]
+fn forged_updates_are_rejected_whole() {
+    let mut doc = target();
+    let before = state(&mut doc);
+    // Change 0: peer 7 inserts "ab"; change 1 inserts "c" after op 99@7,
+    // which does not exist. Nothing of the batch may be applied.
+    let changes = [2, 0, 1, 2, 0, 0, 0, 1, 1];
+    let mut ops = vec![2 << 4, 0, 0];
+    ops.push(1 << 4);
+    // Left origin relative to 1@7: counter 99 -> delta -98.
+    varint(&mut ops, (((-98i64 << 1) ^ (-98i64 >> 63)) as u64) << 1 | 1);
+    ops.push(0);
+    let bytes = wrap(&body(&[7], &["body"], &changes, &ops, "abc"));
+    assert_eq!(
+        import_checked(&doc, &before, &bytes),
+        Err(Error::UnknownId(weft::OpId::new(7, 99)))
+    );
+    // The same batch with a valid origin (1@7) applies.
+    let ops = [2 << 4, 0, 0, 1 << 4, 1, 0];
+    let bytes = wrap(&body(&[7], &["body"], &changes, &ops, "abc"));
+    import_checked(&doc, &before, &bytes).unwrap();
+    let mut copy = doc.clone();
+    copy.import(&bytes).unwrap();
+    assert_eq!(copy.text("body").to_string(), "abcmine");
+
+    // A reserved peer id, content that does not match the op lengths,
+    // invalid UTF-8 and a delete of something that is not a char.
+    let cases = [
+        wrap(&body(&[u64::MAX], &["t"], &[1, 0, 1, 1, 0], &[1 << 4, 0, 0], "a")),
+        wrap(&body(&[7], &["t"], &[1, 0, 1, 1, 0], &[1 << 4, 0, 0], "ab")),
+        wrap(&body(&[7], &["t"], &[1, 0, 1, 1, 0], &[1 << 4, 0, 0], "")),
+        wrap(&body(&[7], &["t"], &[1, 0, 1, 1, 0], &[1 << 4 | 2, 1], "")),
+    ];
+    for bytes in &cases {
+        assert!(import_checked(&doc, &before, bytes).is_err());
+    }
+    let mut bad_utf8 = body(&[7], &["t"], &[1, 0, 1, 1, 0], &[1 << 4, 0, 0], "");
+    bad_utf8.pop();
+    bad_utf8.extend([1, 0xFF]);
+    assert!(import_checked(&doc, &before, &wrap(&bad_utf8)).is_err());
+}
