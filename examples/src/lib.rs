@@ -218,7 +218,10 @@ pub fn replay_concurrent(trace: &Trace) -> Result<weft::Doc, weft::Error> {
                 let mut doc = if children[first] == 0 {
                     docs[first].take().expect("parent document is alive")
                 } else {
-                    docs[first].as_ref().expect("parent document is alive").fork()
+                    docs[first]
+                        .as_ref()
+                        .expect("parent document is alive")
+                        .fork()
                 };
                 for &p in rest {
                     children[p] -= 1;

@@ -194,6 +194,9 @@ mod tests {
     fn concurrent_trace_has_parents() {
         let t = Trace::concurrent("friendsforever");
         assert!(t.is_concurrent());
-        assert!(t.txns.iter().all(|x| x.parents.iter().all(|&p| p < t.txns.len())));
+        assert!(t
+            .txns
+            .iter()
+            .all(|x| x.parents.iter().all(|&p| p < t.txns.len())));
     }
 }

@@ -203,7 +203,9 @@ impl Doc {
     pub fn export(&mut self, mode: ExportMode<'_>) -> Result<Vec<u8>> {
         self.commit();
         match mode {
-            ExportMode::Updates { from } => Ok(encoding::encode_updates(&self.log, &self.texts, from)),
+            ExportMode::Updates { from } => {
+                Ok(encoding::encode_updates(&self.log, &self.texts, from))
+            }
         }
     }
 
@@ -250,7 +252,12 @@ impl Doc {
                     Ok(Readiness::Missing) => i += 1,
                     Ok(Readiness::Ready(plan)) => {
                         let update = self.pending.swap_remove(i);
-                        applied.extend(encoding::apply(&mut self.log, &mut self.texts, &update, plan));
+                        applied.extend(encoding::apply(
+                            &mut self.log,
+                            &mut self.texts,
+                            &update,
+                            plan,
+                        ));
                         progressed = true;
                     }
                     Err(_) => {

@@ -78,3 +78,8 @@ pub use error::{Error, Result, Unit};
 pub use id::{Counter, IdSpan, Lamport, OpId, PeerId};
 pub use text::Text;
 pub use version::{Frontiers, VersionVector};
+
+/// The README's example runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;

@@ -51,7 +51,9 @@ fn source() -> Doc {
     b.text("body").delete(0, 1).unwrap();
     a.text("body").insert(0, "«").unwrap();
     a.text("body").delete(3, 4).unwrap();
-    let bytes = b.export(ExportMode::Updates { from: &a.version() }).unwrap();
+    let bytes = b
+        .export(ExportMode::Updates { from: &a.version() })
+        .unwrap();
     a.import(&bytes).unwrap();
     a
 }
@@ -89,7 +91,11 @@ fn import_checked(doc: &Doc, before: &State, bytes: &[u8]) -> Result<(), Error> 
             Ok(())
         }
         Err(e) => {
-            assert_eq!(&state(&mut copy), before, "failed import changed the doc: {e}");
+            assert_eq!(
+                &state(&mut copy),
+                before,
+                "failed import changed the doc: {e}"
+            );
             Err(e)
         }
     }
@@ -148,7 +154,10 @@ fn truncation_at_every_offset_is_an_error() {
         let mut doc = doc;
         let before = state(&mut doc);
         for len in 0..bytes.len() {
-            assert!(import_checked(&doc, &before, &bytes[..len]).is_err(), "len {len}");
+            assert!(
+                import_checked(&doc, &before, &bytes[..len]).is_err(),
+                "len {len}"
+            );
         }
         import_checked(&doc, &before, &bytes).unwrap();
     }
@@ -164,7 +173,10 @@ fn bit_flips_are_detected_or_harmless() {
         let mut damaged = bytes.clone();
         damaged[bit / 8] ^= 1 << (bit % 8);
         // The checksum (or the header check) catches every flip...
-        assert!(import_checked(&doc, &before, &damaged).is_err(), "bit {bit}");
+        assert!(
+            import_checked(&doc, &before, &damaged).is_err(),
+            "bit {bit}"
+        );
         // ...and with a forged checksum the decoder still never panics.
         if bit >= 16 * 8 {
             rehash(&mut damaged);
@@ -204,14 +216,26 @@ fn headers_are_checked() {
     assert_eq!(import_checked(&doc, &before, &bad), Err(Error::BadMagic));
     let mut bad = good.clone();
     bad[4] = 2;
-    assert_eq!(import_checked(&doc, &before, &bad), Err(Error::UnsupportedVersion(2)));
+    assert_eq!(
+        import_checked(&doc, &before, &bad),
+        Err(Error::UnsupportedVersion(2))
+    );
     let mut bad = good.clone();
     bad[5] = 9;
-    assert_eq!(import_checked(&doc, &before, &bad), Err(Error::UnsupportedMode(9)));
+    assert_eq!(
+        import_checked(&doc, &before, &bad),
+        Err(Error::UnsupportedMode(9))
+    );
     let mut bad = good.clone();
     bad[7] = 1;
-    assert!(matches!(import_checked(&doc, &before, &bad), Err(Error::Malformed { .. })));
-    assert_eq!(import_checked(&doc, &before, &[]), Err(Error::UnexpectedEof));
+    assert!(matches!(
+        import_checked(&doc, &before, &bad),
+        Err(Error::Malformed { .. })
+    ));
+    assert_eq!(
+        import_checked(&doc, &before, &[]),
+        Err(Error::UnexpectedEof)
+    );
     let mut bad = good;
     let last = bad.len() - 1;
     bad[last] ^= 0xFF;
@@ -249,11 +273,21 @@ fn huge_length_prefixes_fail_fast_without_allocating() {
         let mut c = vec![1, 0, 1];
         varint(&mut c, huge);
         c.push(0);
-        assert!(import_checked(&doc, &before, &wrap(&body(&[7], &["t"], &c, &[0, 1, 0, 0], "a"))).is_err());
+        assert!(import_checked(
+            &doc,
+            &before,
+            &wrap(&body(&[7], &["t"], &c, &[0, 1, 0, 0], "a"))
+        )
+        .is_err());
         let mut ops = vec![0];
         varint(&mut ops, huge);
         ops.extend([0, 0]);
-        assert!(import_checked(&doc, &before, &wrap(&body(&[7], &["t"], &[1, 0, 1, 1, 0], &ops, "a"))).is_err());
+        assert!(import_checked(
+            &doc,
+            &before,
+            &wrap(&body(&[7], &["t"], &[1, 0, 1, 1, 0], &ops, "a"))
+        )
+        .is_err());
     }
 }
 
@@ -285,7 +319,13 @@ fn forged_updates_are_rejected_whole() {
     // A reserved peer id, content that does not match the op lengths,
     // invalid UTF-8 and a delete of something that is not a char.
     let cases = [
-        wrap(&body(&[u64::MAX], &["t"], &[1, 0, 1, 1, 0], &[1 << 4, 0, 0], "a")),
+        wrap(&body(
+            &[u64::MAX],
+            &["t"],
+            &[1, 0, 1, 1, 0],
+            &[1 << 4, 0, 0],
+            "a",
+        )),
         wrap(&body(&[7], &["t"], &[1, 0, 1, 1, 0], &[1 << 4, 0, 0], "ab")),
         wrap(&body(&[7], &["t"], &[1, 0, 1, 1, 0], &[1 << 4, 0, 0], "")),
         wrap(&body(&[7], &["t"], &[1, 0, 1, 1, 0], &[1 << 4 | 2, 1], "")),

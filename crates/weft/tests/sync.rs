@@ -147,7 +147,9 @@ fn updates_with_missing_dependencies_wait_then_apply() {
     for i in 0..50 {
         let from = a.version();
         let len = a.text("t").len();
-        a.text("t").insert(len.min(i), &(i % 10).to_string()).unwrap();
+        a.text("t")
+            .insert(len.min(i), &(i % 10).to_string())
+            .unwrap();
         if i % 7 == 3 {
             a.text("t").delete(i / 2, 1).unwrap();
         }
@@ -260,8 +262,16 @@ fn differential(seed: u64, steps: usize) {
                 let src = refs[i].clone();
                 refs[j].merge_from(&src);
                 let t = docs[j].text("t").to_string();
-                assert_eq!(t, refs[j].text(), "seed {seed} step {step}: text of peer {j}");
-                assert_eq!(docs[j].version(), ref_version(&refs[j]), "seed {seed} step {step}");
+                assert_eq!(
+                    t,
+                    refs[j].text(),
+                    "seed {seed} step {step}: text of peer {j}"
+                );
+                assert_eq!(
+                    docs[j].version(),
+                    ref_version(&refs[j]),
+                    "seed {seed} step {step}"
+                );
                 docs[j].assert_invariants();
             }
         }

@@ -83,13 +83,24 @@ fn random_edits_match_a_string_in_every_unit() {
                 let expected: String = model.chars().skip(a).take(b - a).collect();
                 assert_eq!(text.slice(a..b).unwrap(), expected);
                 let p = rng.below(len + 1);
-                assert_eq!(text.convert_pos(p, Unit::Char, Unit::Utf16).unwrap(), utf16_of(&model, p));
-                assert_eq!(text.convert_pos(p, Unit::Char, Unit::Utf8).unwrap(), byte_of(&model, p));
                 assert_eq!(
-                    text.convert_pos(utf16_of(&model, p), Unit::Utf16, Unit::Utf8).unwrap(),
+                    text.convert_pos(p, Unit::Char, Unit::Utf16).unwrap(),
+                    utf16_of(&model, p)
+                );
+                assert_eq!(
+                    text.convert_pos(p, Unit::Char, Unit::Utf8).unwrap(),
                     byte_of(&model, p)
                 );
-                assert_eq!(text.convert_pos(byte_of(&model, p), Unit::Utf8, Unit::Char).unwrap(), p);
+                assert_eq!(
+                    text.convert_pos(utf16_of(&model, p), Unit::Utf16, Unit::Utf8)
+                        .unwrap(),
+                    byte_of(&model, p)
+                );
+                assert_eq!(
+                    text.convert_pos(byte_of(&model, p), Unit::Utf8, Unit::Char)
+                        .unwrap(),
+                    p
+                );
                 doc.assert_invariants();
             }
         }
@@ -110,12 +121,18 @@ fn positions_past_the_end_are_errors() {
     assert_eq!(t.splice(4, 2, "x"), oob(6, 5, Unit::Char));
     assert_eq!(t.insert_utf8(7, "x"), oob(7, 6, Unit::Utf8));
     assert_eq!(t.insert_utf16(6, "x"), oob(6, 5, Unit::Utf16));
-    assert_eq!(t.delete_utf16(4, usize::MAX), oob(usize::MAX, 5, Unit::Utf16));
+    assert_eq!(
+        t.delete_utf16(4, usize::MAX),
+        oob(usize::MAX, 5, Unit::Utf16)
+    );
     assert_eq!(t.slice(2..9).map(drop), oob(9, 5, Unit::Char));
     #[allow(clippy::reversed_empty_ranges)]
     let reversed = t.slice(3..2);
     assert_eq!(reversed.map(drop), oob(3, 5, Unit::Char));
-    assert_eq!(t.convert_pos(9, Unit::Utf16, Unit::Char).map(drop), oob(9, 5, Unit::Utf16));
+    assert_eq!(
+        t.convert_pos(9, Unit::Utf16, Unit::Char).map(drop),
+        oob(9, 5, Unit::Utf16)
+    );
     // Nothing changed.
     assert_eq!(t.to_string(), "héllo");
     assert_eq!(doc.version().op_count(), 5);
@@ -133,7 +150,10 @@ fn positions_inside_a_char_are_errors() {
     assert_eq!(t.insert_utf8(7, "x"), inside(7, Unit::Utf8));
     assert_eq!(t.delete_utf16(0, 2), inside(2, Unit::Utf16));
     assert_eq!(t.delete_utf8(2, 3), inside(2, Unit::Utf8));
-    assert_eq!(t.convert_pos(8, Unit::Utf8, Unit::Char).map(drop), inside(8, Unit::Utf8));
+    assert_eq!(
+        t.convert_pos(8, Unit::Utf8, Unit::Char).map(drop),
+        inside(8, Unit::Utf8)
+    );
     assert_eq!(t.to_string(), "a😀b文c");
     t.insert_utf16(3, "|").unwrap();
     t.insert_utf8(10, "|").unwrap();
@@ -146,7 +166,10 @@ fn positions_inside_a_char_are_errors() {
 #[test]
 fn reserved_peer_id_is_rejected() {
     let mut doc = Doc::new();
-    assert_eq!(doc.set_peer_id(u64::MAX), Err(Error::InvalidPeerId(u64::MAX)));
+    assert_eq!(
+        doc.set_peer_id(u64::MAX),
+        Err(Error::InvalidPeerId(u64::MAX))
+    );
     doc.set_peer_id(42).unwrap();
     assert_eq!(doc.peer_id(), 42);
     assert_ne!(Doc::new().peer_id(), Doc::new().peer_id());

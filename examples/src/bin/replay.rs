@@ -198,7 +198,10 @@ fn run() -> Result<bool, Box<dyn Error>> {
     check("import + to_string", &read?);
 
     let ratio = |x: f64| x / rope_apply.median;
-    println!("apply (weft)          {weft_apply}  {:.2}x rope", ratio(weft_apply.median));
+    println!(
+        "apply (weft)          {weft_apply}  {:.2}x rope",
+        ratio(weft_apply.median)
+    );
     println!("apply (jumprope)      {rope_apply}  1.00x");
     if let Some((s, _)) = string_apply {
         println!("apply (String)        {s}  {:.2}x rope", ratio(s.median));

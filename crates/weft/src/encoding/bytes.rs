@@ -124,6 +124,7 @@ impl<'a> Reader<'a> {
 }
 
 #[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests unwrap what must succeed")]
 mod tests {
     use super::*;
 
@@ -147,7 +148,10 @@ mod tests {
         assert!(matches!(r.varint(), Err(Error::Malformed { .. })));
         let mut r = Reader::new(&[0x80], 0);
         assert_eq!(r.varint(), Err(Error::UnexpectedEof));
-        let mut r = Reader::new(&[0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02], 0);
+        let mut r = Reader::new(
+            &[0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02],
+            0,
+        );
         assert!(matches!(r.varint(), Err(Error::Malformed { .. })));
     }
 

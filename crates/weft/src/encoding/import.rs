@@ -112,13 +112,7 @@ impl Resolver<'_> {
 
     /// Resolves ops `id.counter..id.counter + n` of `id.peer`, which must be
     /// inserts into `text` made before seq `before`, to ascending seq ranges.
-    fn chars(
-        &self,
-        id: OpId,
-        n: u32,
-        text: u32,
-        before: Seq,
-    ) -> Result<SmallVec<[Range<Seq>; 1]>> {
+    fn chars(&self, id: OpId, n: u32, text: u32, before: Seq) -> Result<SmallVec<[Range<Seq>; 1]>> {
         let mut out: SmallVec<[Range<Seq>; 1]> = SmallVec::new();
         let mut counter = id.counter;
         let end = id.counter.checked_add(n).ok_or(Error::UnknownId(id))?;
@@ -312,9 +306,7 @@ pub(crate) fn plan(log: &OpLog, texts: &[TextState], update: &Update) -> Result<
                     });
                 }
                 UpdateKind::Delete { target, reversed } => {
-                    let first = run
-                        .delete_target(offset)
-                        .ok_or(Error::UnknownId(*target))?;
+                    let first = run.delete_target(offset).ok_or(Error::UnknownId(*target))?;
                     let low = if *reversed {
                         OpId::new(first.peer, first.counter - (n - 1))
                     } else {
@@ -381,18 +373,16 @@ pub(crate) fn apply(
                     right,
                     content,
                 } => {
-                    let (byte_start, bytes, utf16) = match content
-                        .as_ref()
-                        .and_then(|r| update.content.get(r.clone()))
-                    {
-                        Some(s) => {
-                            let start = log.content.len() as u32;
-                            log.content.push_str(s);
-                            debug_assert_eq!(char_len(s), *len);
-                            (start, s.len() as u32, utf16_len(s))
-                        }
-                        None => (NO_CONTENT, 0, 0),
-                    };
+                    let (byte_start, bytes, utf16) =
+                        match content.as_ref().and_then(|r| update.content.get(r.clone())) {
+                            Some(s) => {
+                                let start = log.content.len() as u32;
+                                log.content.push_str(s);
+                                debug_assert_eq!(char_len(s), *len);
+                                (start, s.len() as u32, utf16_len(s))
+                            }
+                            None => (NO_CONTENT, 0, 0),
+                        };
                     let item = Item {
                         seq: *seq,
                         len: *len,
@@ -432,7 +422,11 @@ pub(crate) fn apply(
                             len: n,
                             text: *text,
                             kind: OpKind::Delete {
-                                target: if *reversed { piece.end - 1 } else { piece.start },
+                                target: if *reversed {
+                                    piece.end - 1
+                                } else {
+                                    piece.start
+                                },
                                 reversed: *reversed,
                             },
                         });

@@ -222,7 +222,9 @@ pub(crate) fn encode_body(log: &OpLog, texts: &[TextState], from: &VersionVector
     let mut run_buf: SmallVec<[OpRun; 4]> = SmallVec::new();
 
     for (ci, range) in &pieces {
-        let change = &log.changes[*ci];
+        let Some(change) = log.changes.get(*ci) else {
+            continue;
+        };
         let peer = log.peers.get(change.peer);
         let counter = change.counter + (range.start - change.seq);
         write_varint(&mut changes, t.peer(peer));
@@ -249,7 +251,10 @@ pub(crate) fn encode_body(log: &OpLog, texts: &[TextState], from: &VersionVector
             .into_iter()
             .filter(|d| !(own && *d == OpId::new(peer, counter - 1)))
             .collect();
-        write_varint(&mut changes, ((explicit.len() as u64) << 1) | u64::from(own));
+        write_varint(
+            &mut changes,
+            ((explicit.len() as u64) << 1) | u64::from(own),
+        );
         for d in explicit {
             let p = t.peer(d.peer);
             write_varint(&mut changes, p);
@@ -306,7 +311,12 @@ pub(crate) fn encode_body(log: &OpLog, texts: &[TextState], from: &VersionVector
                         last_ref = Some(log.seq_to_id(piece.end() - 1));
                         if byte_start != NO_CONTENT {
                             let s = byte_start as usize;
-                            content.extend_from_slice(&log.content.as_bytes()[s..s + bytes as usize]);
+                            content.extend_from_slice(
+                                log.content
+                                    .as_bytes()
+                                    .get(s..s + bytes as usize)
+                                    .unwrap_or(&[]),
+                            );
                         }
                         prev_insert = Some((piece.end(), origin_right, piece.text));
                     }
@@ -323,7 +333,9 @@ pub(crate) fn encode_body(log: &OpLog, texts: &[TextState], from: &VersionVector
                         let own = log.seq_to_id(piece.seq);
                         let target_id = log.seq_to_id(target);
                         t.id(&mut ops, Some(target_id), last_ref.unwrap_or(own));
-                        last_ref = piece.delete_targets(piece.len - 1, 1).map(|t| log.seq_to_id(t.start));
+                        last_ref = piece
+                            .delete_targets(piece.len - 1, 1)
+                            .map(|t| log.seq_to_id(t.start));
                         prev_insert = None;
                     }
                 }
@@ -342,7 +354,12 @@ pub(crate) fn encode_body(log: &OpLog, texts: &[TextState], from: &VersionVector
     let mut names = Vec::new();
     write_varint(&mut names, t.texts.len() as u64);
     for &ti in &t.texts {
-        write_bytes(&mut names, texts[ti as usize].name().as_bytes());
+        write_bytes(
+            &mut names,
+            texts
+                .get(ti as usize)
+                .map_or(&[][..], |t| t.name().as_bytes()),
+        );
     }
     write_bytes(&mut body, &names);
     write_bytes(&mut body, &changes);
@@ -393,12 +410,16 @@ fn clip_run(
                 let offset = at - run.seq;
                 // The targets of ops at..: stop where they leave a change.
                 let first = run.delete_targets(offset, 1).map_or(0, |t| t.start);
-                let change = &log.changes[log.change_index(first)];
-                let room = if reversed {
-                    first - change.seq + 1
-                } else {
-                    change.seq_end() - first
-                };
+                let room = log
+                    .changes
+                    .get(log.change_index(first))
+                    .map_or(1, |change| {
+                        if reversed {
+                            first - change.seq + 1
+                        } else {
+                            change.seq_end() - first
+                        }
+                    });
                 let n = room.min(range.end - at);
                 out.push(OpRun {
                     seq: at,

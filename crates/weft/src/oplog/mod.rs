@@ -134,7 +134,14 @@ impl OpLog {
         })
     }
 
-    fn push_change(&mut self, peer: u32, counter: Counter, len: u32, lamport: Lamport, deps: &[Seq]) {
+    fn push_change(
+        &mut self,
+        peer: u32,
+        counter: Counter,
+        len: u32,
+        lamport: Lamport,
+        deps: &[Seq],
+    ) {
         let idx = self.changes.len() as u32;
         if self.by_peer.len() <= peer as usize {
             self.by_peer.resize_with(peer as usize + 1, Vec::new);
@@ -326,7 +333,10 @@ impl OpLog {
         for c in &self.changes {
             assert_eq!(c.seq, seq, "changes are contiguous");
             assert!(c.len > 0, "changes are not empty");
-            assert!(self.deps(c).iter().all(|&d| d < c.seq), "deps precede the change");
+            assert!(
+                self.deps(c).iter().all(|&d| d < c.seq),
+                "deps precede the change"
+            );
             seq = c.seq_end();
         }
         assert_eq!(seq, self.next_seq);

@@ -200,7 +200,10 @@ mod tests {
         };
         let mut run = ins(0, NO_SEQ, 0);
         assert!(run.try_append(&ins(1, 0, 1)));
-        assert!(!run.try_append(&ins(2, 0, 2)), "left origin must be the previous char");
+        assert!(
+            !run.try_append(&ins(2, 0, 2)),
+            "left origin must be the previous char"
+        );
         assert_eq!(origins_at(&run, 1), (0, NO_SEQ));
     }
 }

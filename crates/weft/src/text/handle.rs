@@ -137,7 +137,8 @@ impl<'a> Text<'a> {
             utf16: utf16_len(s),
             deleted: false,
         };
-        let (origin_left, origin_right) = self.state.local_insert(pos as u32, item, &self.log.content);
+        let (origin_left, origin_right) =
+            self.state.local_insert(pos as u32, item, &self.log.content);
         self.log.push_op(OpRun {
             seq,
             len: n,
@@ -162,7 +163,7 @@ impl<'a> Text<'a> {
     /// document has no ids left.
     pub fn delete(&mut self, pos: usize, len: usize) -> Result<()> {
         let total = self.len();
-        let end = pos.checked_add(len).unwrap_or(usize::MAX);
+        let end = pos.saturating_add(len);
         if end > total {
             return Err(Error::OutOfBounds {
                 pos: end,
@@ -230,7 +231,7 @@ impl<'a> Text<'a> {
     /// [`Error::OutOfBounds`] past the end, [`Error::NotCharBoundary`] if an
     /// end of the range is inside a char, and as [`Text::delete`].
     pub fn delete_utf8(&mut self, pos: usize, len: usize) -> Result<()> {
-        let end = pos.checked_add(len).unwrap_or(usize::MAX);
+        let end = pos.saturating_add(len);
         let start = self.to_chars(pos, Unit::Utf8)?;
         let end = self.to_chars(end, Unit::Utf8)?;
         self.delete(start, end - start)
@@ -254,7 +255,7 @@ impl<'a> Text<'a> {
     /// [`Error::OutOfBounds`] past the end, [`Error::NotCharBoundary`] if an
     /// end of the range is inside a surrogate pair, and as [`Text::delete`].
     pub fn delete_utf16(&mut self, pos: usize, len: usize) -> Result<()> {
-        let end = pos.checked_add(len).unwrap_or(usize::MAX);
+        let end = pos.saturating_add(len);
         let start = self.to_chars(pos, Unit::Utf16)?;
         let end = self.to_chars(end, Unit::Utf16)?;
         self.delete(start, end - start)

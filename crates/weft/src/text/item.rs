@@ -92,7 +92,9 @@ impl Item {
             (offset, offset) // ASCII
         } else {
             let start = self.byte_start as usize;
-            let text = content.get(start..start + self.bytes as usize).unwrap_or(&[]);
+            let text = content
+                .get(start..start + self.bytes as usize)
+                .unwrap_or(&[]);
             prefix_units(text, offset)
         };
         let right = Item {
@@ -177,7 +179,10 @@ mod tests {
         assert_eq!((a.len, a.bytes, a.utf16), (2, 5, 3));
         assert_eq!((b.seq, b.len, b.bytes, b.utf16), (12, 3, 5, 3));
         assert_eq!(b.origin_left, 11);
-        assert_eq!(&content[b.byte_start as usize..][..b.bytes as usize], "b文c".as_bytes());
+        assert_eq!(
+            &content[b.byte_start as usize..][..b.bytes as usize],
+            "b文c".as_bytes()
+        );
         assert!(a.can_append(&b));
     }
 

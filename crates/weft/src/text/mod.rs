@@ -91,7 +91,9 @@ impl TextState {
     }
 
     fn chunk_mut(&mut self, leaf: LeafIndex) -> &mut Chunk {
-        self.tree.get_elem_mut(leaf).expect("leaves are never removed")
+        self.tree
+            .get_elem_mut(leaf)
+            .expect("leaves are never removed")
     }
 
     #[inline]
@@ -103,7 +105,9 @@ impl TextState {
 
     /// The id index; [`TextState::build_index`] must have run.
     fn index(&self) -> &IdIndex {
-        self.index.as_ref().expect("remote ops build the index first")
+        self.index
+            .as_ref()
+            .expect("remote ops build the index first")
     }
 
     /// Builds the seq -> leaf index if it does not exist yet. O(n log n)
@@ -139,7 +143,11 @@ impl TextState {
     /// Pushes the focus leaf's pending count change up the tree.
     fn flush(&mut self) {
         if let Some(f) = &mut self.focus {
-            let counts = self.tree.get_elem(f.leaf).expect("focus leaf exists").counts;
+            let counts = self
+                .tree
+                .get_elem(f.leaf)
+                .expect("focus leaf exists")
+                .counts;
             if counts != f.flushed {
                 let diff = counts.diff(f.flushed);
                 f.flushed = counts;
@@ -181,7 +189,9 @@ impl TextState {
         let mut target = target;
         let mut adjust = None;
         if let Some(f) = &self.focus {
-            let start = f.start.expect("positions are only used with a known focus start");
+            let start = f
+                .start
+                .expect("positions are only used with a known focus start");
             let counts = self.chunk(f.leaf).counts;
             let lo = start.get(unit);
             if target >= lo && target < lo + counts.get(unit) {
@@ -510,7 +520,9 @@ impl TextState {
         while seq < targets.end {
             let leaf = self.index().get(seq).expect("validated target has a leaf");
             let chunk = self.chunk(leaf);
-            let i = chunk.find_seq(seq).expect("index points at the leaf holding the seq");
+            let i = chunk
+                .find_seq(seq)
+                .expect("index points at the leaf holding the seq");
             let item = chunk.items[i];
             let o = seq - item.seq;
             let k = (targets.end - seq).min(item.len - o);
@@ -566,7 +578,8 @@ impl TextState {
         let rel = pos32 - start.get(from) - before.get(from);
         let start_byte = item.byte_start as usize;
         let text = &content[start_byte..start_byte + item.bytes as usize];
-        let inner = units_within(text, from, rel).ok_or(Error::NotCharBoundary { pos, unit: from })?;
+        let inner =
+            units_within(text, from, rel).ok_or(Error::NotCharBoundary { pos, unit: from })?;
         Ok((start.get(to) + before.get(to) + inner.get(to)) as usize)
     }
 

@@ -167,10 +167,7 @@ mod tests {
         let mut c = a.clone();
         c.merge(&b);
         assert!(a < c && b < c);
-        assert_eq!(
-            c.spans_missing_from(&a),
-            vec![IdSpan::new(2, 1..2)]
-        );
+        assert_eq!(c.spans_missing_from(&a), vec![IdSpan::new(2, 1..2)]);
         assert_eq!(c.op_count(), 4);
     }
 }

@@ -32,7 +32,9 @@ impl Rng {
     pub fn text(&mut self, max_chars: usize) -> String {
         const ALPHABET: &[&str] = &["a", "b", "c", "x", " ", "é", "文", "😀", "\n", "ß"];
         let n = 1 + self.below(max_chars);
-        (0..n).map(|_| ALPHABET[self.below(ALPHABET.len())]).collect()
+        (0..n)
+            .map(|_| ALPHABET[self.below(ALPHABET.len())])
+            .collect()
     }
 }
 
@@ -89,7 +91,11 @@ impl RefDoc {
     }
 
     pub fn text(&self) -> String {
-        self.items.iter().filter(|i| !i.deleted).map(|i| i.ch).collect()
+        self.items
+            .iter()
+            .filter(|i| !i.deleted)
+            .map(|i| i.ch)
+            .collect()
     }
 
     pub fn len(&self) -> usize {
@@ -98,7 +104,12 @@ impl RefDoc {
 
     /// Per peer, the number of ops known.
     pub fn version(&self) -> Vec<(u64, u32)> {
-        let mut v: Vec<_> = self.next.iter().map(|(&p, &c)| (p, c)).filter(|e| e.1 > 0).collect();
+        let mut v: Vec<_> = self
+            .next
+            .iter()
+            .map(|(&p, &c)| (p, c))
+            .filter(|e| e.1 > 0)
+            .collect();
         v.sort();
         v
     }
@@ -108,7 +119,10 @@ impl RefDoc {
     }
 
     fn index_of(&self, id: Id) -> usize {
-        self.items.iter().position(|i| i.id == id).expect("known id")
+        self.items
+            .iter()
+            .position(|i| i.id == id)
+            .expect("known id")
     }
 
     fn visible_index(&self, pos: usize) -> usize {
@@ -128,12 +142,21 @@ impl RefDoc {
     pub fn insert(&mut self, pos: usize, s: &str) {
         for (k, ch) in s.chars().enumerate() {
             let p = pos + k;
-            let left_idx = if p == 0 { None } else { Some(self.visible_index(p - 1)) };
+            let left_idx = if p == 0 {
+                None
+            } else {
+                Some(self.visible_index(p - 1))
+            };
             let left = left_idx.map(|i| self.items[i].id);
             let right_idx = left_idx.map_or(0, |i| i + 1);
             let right = self.items.get(right_idx).map(|i| i.id);
             let id = self.next_id();
-            self.apply(RefOp::Insert { id, ch, left, right });
+            self.apply(RefOp::Insert {
+                id,
+                ch,
+                left,
+                right,
+            });
         }
     }
 
@@ -159,7 +182,12 @@ impl RefDoc {
         assert_eq!(*next, id.1, "ops arrive in counter order");
         *next += 1;
         match &op {
-            RefOp::Insert { id, ch, left, right } => self.integrate(RefItem {
+            RefOp::Insert {
+                id,
+                ch,
+                left,
+                right,
+            } => self.integrate(RefItem {
                 id: *id,
                 ch: *ch,
                 left: *left,
