@@ -75,6 +75,8 @@ struct Resolver<'a> {
     changes: Vec<(PeerId, Counter, Counter, Seq)>,
     /// Planned insert runs: (first seq, len, text).
     inserts: Vec<(Seq, u32, u32)>,
+    /// Index into `inserts` of the last hit: references cluster.
+    hint: std::cell::Cell<usize>,
 }
 
 impl Resolver<'_> {
@@ -97,7 +99,12 @@ impl Resolver<'_> {
     /// Whether the planned ops `seqs` are all inserts into `text`.
     fn planned_inserts(&self, seqs: Range<Seq>, text: u32) -> bool {
         let mut at = seqs.start;
-        let mut i = self.inserts.partition_point(|r| r.0 + r.1 <= at);
+        let hint = self.hint.get();
+        let mut i = match self.inserts.get(hint) {
+            Some(&(start, len, _)) if start <= at && at < start + len => hint,
+            _ => self.inserts.partition_point(|r| r.0 + r.1 <= at),
+        };
+        self.hint.set(i);
         while at < seqs.end {
             match self.inserts.get(i) {
                 Some(&(start, len, t)) if start <= at && t == text => {
@@ -151,12 +158,26 @@ impl Resolver<'_> {
 
     /// Resolves one origin (`None`: start or end of the text).
     fn origin(&self, id: Option<OpId>, text: u32, before: Seq) -> Result<Seq> {
-        match id {
-            None => Ok(NO_SEQ),
-            Some(id) => Ok(self
-                .chars(id, 1, text, before)?
-                .first()
-                .map_or(NO_SEQ, |r| r.start)),
+        let Some(id) = id else {
+            return Ok(NO_SEQ);
+        };
+        // Most origins point into the same update, often its latest change.
+        if let Some(&(_, start, _, seq0)) = self
+            .changes
+            .iter()
+            .rev()
+            .find(|c| c.0 == id.peer && c.1 <= id.counter && id.counter < c.2)
+        {
+            let seq = seq0 + (id.counter - start);
+            return if seq < before && self.planned_inserts(seq..seq + 1, text) {
+                Ok(seq)
+            } else {
+                Err(Error::UnknownId(id))
+            };
+        }
+        match self.log.id_to_seq(id) {
+            Some(seq) if self.log_inserts(seq..seq + 1, text) => Ok(seq),
+            _ => Err(Error::UnknownId(id)),
         }
     }
 }
@@ -218,6 +239,7 @@ pub(crate) fn plan(log: &OpLog, texts: &[TextState], update: &Update) -> Result<
         log,
         changes: Vec::with_capacity(parts.len()),
         inserts: Vec::with_capacity(update.runs.len()),
+        hint: std::cell::Cell::new(0),
     };
     let mut changes = Vec::with_capacity(parts.len());
     let mut ops = Vec::with_capacity(update.runs.len());

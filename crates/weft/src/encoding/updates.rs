@@ -492,6 +492,7 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Update> {
     if !r.is_empty() {
         return Err(r.malformed("trailing bytes"));
     }
+    let ascii = content.is_ascii();
 
     let n = cs.count("change count")?;
     let mut changes = Vec::with_capacity(n);
@@ -586,13 +587,14 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Update> {
                 } else {
                     // Take `run_len` chars from the content.
                     let rest = content.get(content_at..).unwrap_or("");
-                    let bytes = rest
-                        .char_indices()
-                        .nth(run_len as usize)
-                        .map_or(rest.len(), |(i, _)| i);
+                    let bytes = if ascii {
+                        run_len as usize
+                    } else {
+                        crate::text::prefix_units(rest.as_bytes(), run_len).0 as usize
+                    };
                     let range = content_at..content_at + bytes;
                     let taken = content.get(range.clone()).unwrap_or("");
-                    if char_len(taken) != run_len {
+                    if bytes > rest.len() || char_len(taken) != run_len {
                         return Err(Error::Malformed {
                             offset: content_offset + content_at,
                             what: "content length",

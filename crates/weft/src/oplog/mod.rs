@@ -18,7 +18,6 @@ mod op;
 pub(crate) use change::Change;
 pub(crate) use op::{origins_at, OpKind, OpRun, NO_CONTENT};
 
-use std::collections::HashMap;
 use std::ops::Range;
 
 use smallvec::SmallVec;
@@ -27,11 +26,13 @@ use crate::error::{Error, Result};
 use crate::id::{Counter, Lamport, OpId, PeerId, Seq, NO_SEQ};
 use crate::version::{Frontiers, VersionVector};
 
-/// Peer ids in order of first appearance, with a reverse map.
+/// Peer ids in order of first appearance, with a sorted reverse index
+/// (documents have few peers; a binary search beats hashing them).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PeerTable {
     ids: Vec<PeerId>,
-    index: HashMap<PeerId, u32>,
+    /// `(peer, index)` sorted by peer.
+    sorted: Vec<(PeerId, u32)>,
 }
 
 impl PeerTable {
@@ -39,17 +40,24 @@ impl PeerTable {
         self.ids[idx as usize]
     }
 
+    #[inline]
     pub fn find(&self, peer: PeerId) -> Option<u32> {
-        self.index.get(&peer).copied()
+        self.sorted
+            .binary_search_by_key(&peer, |e| e.0)
+            .ok()
+            .map(|i| self.sorted[i].1)
     }
 
     pub fn intern(&mut self, peer: PeerId) -> u32 {
-        let next = self.ids.len() as u32;
-        let idx = *self.index.entry(peer).or_insert(next);
-        if idx == next {
-            self.ids.push(peer);
+        match self.sorted.binary_search_by_key(&peer, |e| e.0) {
+            Ok(i) => self.sorted[i].1,
+            Err(i) => {
+                let idx = self.ids.len() as u32;
+                self.ids.push(peer);
+                self.sorted.insert(i, (peer, idx));
+                idx
+            }
         }
-        idx
     }
 }
 

@@ -42,19 +42,24 @@ impl IdIndex {
             return;
         }
         // What the seqs after the range map to must not change.
-        if !self.map.contains_key(&range.end) {
-            if let Some(after) = self.get(range.end) {
-                self.map.insert(range.end, after);
-            }
+        let after = match self.map.range(..=range.end).next_back() {
+            Some((&k, _)) if k == range.end => None,
+            Some((_, &l)) => Some(l),
+            None => None,
+        };
+        if let Some(after) = after {
+            self.map.insert(range.end, after);
         }
-        while let Some((&k, _)) = self.map.range(range.clone()).next() {
+        while let Some((&k, _)) = self.map.range(range.start + 1..range.end).next() {
             self.map.remove(&k);
         }
         let before = self.map.range(..range.start).next_back().map(|(_, &l)| l);
-        if before != Some(leaf) {
+        if before == Some(leaf) {
+            self.map.remove(&range.start);
+        } else {
             self.map.insert(range.start, leaf);
         }
-        if self.map.get(&range.end) == Some(&leaf) {
+        if after == Some(leaf) || (after.is_none() && self.map.get(&range.end) == Some(&leaf)) {
             self.map.remove(&range.end);
         }
     }
