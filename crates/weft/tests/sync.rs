@@ -326,3 +326,18 @@ fn three_peers_match_the_reference_model() {
         differential(seed, 3000);
     }
 }
+
+#[test]
+fn docs_move_between_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Doc>();
+    let mut a = doc(1);
+    a.text("t").insert(0, "from a thread").unwrap();
+    let mut a = std::thread::spawn(move || {
+        a.text("t").insert(0, "sent ").unwrap();
+        a
+    })
+    .join()
+    .unwrap();
+    assert_eq!(text(&mut a), "sent from a thread");
+}
