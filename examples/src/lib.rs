@@ -180,62 +180,32 @@ impl std::fmt::Display for Stats {
     }
 }
 
-/// Replays a concurrent trace through the public API only: every
-/// transaction is typed on a fork of its first parent's document, after
-/// merging its other parents in through updates; at the end all heads are
-/// merged. A document is reused instead of forked when its transaction has
-/// no other child left. Returns the final document (text `"text"`).
-///
-/// # Errors
-///
-/// Any error from Weft (none is expected on a valid trace).
-pub fn replay_concurrent(trace: &Trace) -> Result<weft::Doc, weft::Error> {
-    use weft::{Doc, ExportMode};
+/// A Weft document as a [`traces::Replica`]: merging goes through
+/// exported updates, transactions through the public text API.
+pub struct WeftReplica(pub weft::Doc);
 
-    fn merge(into: &mut Doc, from: &mut Doc) -> Result<(), weft::Error> {
-        let bytes = from.export(ExportMode::Updates {
-            from: &into.version(),
+impl traces::Replica for WeftReplica {
+    type Error = weft::Error;
+
+    fn empty() -> Self {
+        WeftReplica(weft::Doc::new())
+    }
+
+    fn fork(&self) -> Self {
+        WeftReplica(self.0.fork())
+    }
+
+    fn merge_from(&mut self, other: &mut Self) -> Result<(), weft::Error> {
+        let bytes = other.0.export(weft::ExportMode::Updates {
+            from: &self.0.version(),
         })?;
-        into.import(&bytes)?;
+        self.0.import(&bytes)?;
         Ok(())
     }
 
-    let n = trace.txns.len();
-    let mut children = vec![0usize; n];
-    for t in &trace.txns {
-        for &p in &t.parents {
-            children[p] += 1;
-        }
-    }
-    let mut docs: Vec<Option<Doc>> = (0..n).map(|_| None).collect();
-    let mut heads = Vec::new();
-    for (i, txn) in trace.txns.iter().enumerate() {
-        let peer = u64::from(txn.agent) + 1;
-        let mut doc = match txn.parents.split_first() {
-            None => Doc::new(),
-            Some((&first, rest)) => {
-                children[first] -= 1;
-                let mut doc = if children[first] == 0 {
-                    docs[first].take().expect("parent document is alive")
-                } else {
-                    docs[first]
-                        .as_ref()
-                        .expect("parent document is alive")
-                        .fork()
-                };
-                for &p in rest {
-                    children[p] -= 1;
-                    let other = docs[p].as_mut().expect("parent document is alive");
-                    merge(&mut doc, other)?;
-                    if children[p] == 0 {
-                        docs[p] = None;
-                    }
-                }
-                doc
-            }
-        };
-        doc.set_peer_id(peer)?;
-        let mut text = doc.text("text");
+    fn apply(&mut self, txn: &traces::Txn) -> Result<(), weft::Error> {
+        self.0.set_peer_id(u64::from(txn.agent) + 1)?;
+        let mut text = self.0.text("text");
         for p in &txn.patches {
             if p.del > 0 {
                 text.delete(p.pos, p.del)?;
@@ -244,18 +214,18 @@ pub fn replay_concurrent(trace: &Trace) -> Result<weft::Doc, weft::Error> {
                 text.insert(p.pos, &p.ins)?;
             }
         }
-        doc.commit();
-        if children[i] == 0 {
-            heads.push(i);
-        }
-        docs[i] = Some(doc);
+        self.0.commit();
+        Ok(())
     }
-    let mut heads = heads.into_iter();
-    let first = heads.next().expect("a trace has transactions");
-    let mut out = docs[first].take().expect("head document is alive");
-    for h in heads {
-        let mut other = docs[h].take().expect("head document is alive");
-        merge(&mut out, &mut other)?;
-    }
-    Ok(out)
+}
+
+/// Replays a concurrent trace through the public API only (fork, export,
+/// import); see [`Trace::replay_concurrent`]. Returns the final document
+/// (text `"text"`).
+///
+/// # Errors
+///
+/// Any error from Weft (none is expected on a valid trace).
+pub fn replay_concurrent(trace: &Trace) -> Result<weft::Doc, weft::Error> {
+    trace.replay_concurrent::<WeftReplica>().map(|r| r.0)
 }

@@ -154,6 +154,75 @@ impl Trace {
     }
 }
 
+/// What [`Trace::replay_concurrent`] needs from a CRDT: how to make,
+/// copy and merge replicas and apply one transaction.
+pub trait Replica: Sized {
+    /// Error of the CRDT's operations.
+    type Error;
+    /// An empty document.
+    fn empty() -> Self;
+    /// A copy with the same history.
+    fn fork(&self) -> Self;
+    /// Brings in every op `other` has and `self` lacks.
+    fn merge_from(&mut self, other: &mut Self) -> Result<(), Self::Error>;
+    /// Applies transaction `txn` (its `agent` edits).
+    fn apply(&mut self, txn: &Txn) -> Result<(), Self::Error>;
+}
+
+impl Trace {
+    /// Replays a concurrent trace: each transaction is applied to a copy of
+    /// its first parent's document into which its other parents were
+    /// merged, then every document nobody built on is merged into the
+    /// result. A parent's document is reused instead of copied when this is
+    /// its last child.
+    ///
+    /// # Errors
+    ///
+    /// The first error of the replica's operations.
+    pub fn replay_concurrent<R: Replica>(&self) -> Result<R, R::Error> {
+        let n = self.txns.len();
+        let mut children = vec![0usize; n];
+        for t in &self.txns {
+            for &p in &t.parents {
+                children[p] += 1;
+            }
+        }
+        let mut docs: Vec<Option<R>> = (0..n).map(|_| None).collect();
+        let mut heads = Vec::new();
+        for (i, txn) in self.txns.iter().enumerate() {
+            let mut doc = match txn.parents.split_first() {
+                None => R::empty(),
+                Some((&first, rest)) => {
+                    children[first] -= 1;
+                    let mut doc = if children[first] == 0 {
+                        docs[first].take().expect("parents come first")
+                    } else {
+                        docs[first].as_ref().expect("parents come first").fork()
+                    };
+                    for &p in rest {
+                        children[p] -= 1;
+                        doc.merge_from(docs[p].as_mut().expect("parents come first"))?;
+                        if children[p] == 0 {
+                            docs[p] = None;
+                        }
+                    }
+                    doc
+                }
+            };
+            doc.apply(txn)?;
+            if children[i] == 0 {
+                heads.push(i);
+            }
+            docs[i] = Some(doc);
+        }
+        let mut out = R::empty();
+        for h in heads {
+            out.merge_from(docs[h].as_mut().expect("heads stay alive"))?;
+        }
+        Ok(out)
+    }
+}
+
 /// The directory holding the traces (this crate's manifest directory).
 pub fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

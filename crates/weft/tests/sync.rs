@@ -30,6 +30,17 @@ fn sync(from: &mut Doc, to: &mut Doc) {
     assert!(status.pending.is_empty(), "{status:?}");
 }
 
+/// Sends `docs[i]` everything `docs[j]` lacks (`i != j`).
+fn sync_pair(docs: &mut [Doc], i: usize, j: usize) {
+    let (lo, hi) = docs.split_at_mut(i.max(j));
+    let (low, high) = (&mut lo[i.min(j)], &mut hi[0]);
+    if i < j {
+        sync(low, high);
+    } else {
+        sync(high, low);
+    }
+}
+
 fn text(d: &mut Doc) -> String {
     d.text("t").to_string()
 }
@@ -38,18 +49,20 @@ fn ref_version(r: &RefDoc) -> VersionVector {
     r.version().into_iter().collect()
 }
 
-#[test]
-fn concurrent_forward_typing_does_not_interleave() {
+/// Two peers share "[]" and then type `a` and `b` concurrently between the
+/// brackets, one char per insert at the index `at(i)`; the merged text must
+/// hold each word in one piece, for both orders of peer ids.
+fn assert_no_interleaving(a_word: &str, b_word: &str, at: fn(usize) -> usize) {
     for (pa, pb) in [(1, 2), (2, 1)] {
         let mut a = doc(pa);
         a.text("t").insert(0, "[]").unwrap();
         let mut b = doc(pb);
         sync(&mut a, &mut b);
-        for (i, ch) in "hello".chars().enumerate() {
-            a.text("t").insert(1 + i, &ch.to_string()).unwrap();
+        for (i, ch) in a_word.chars().enumerate() {
+            a.text("t").insert(at(i), &ch.to_string()).unwrap();
         }
-        for (i, ch) in "WORLD".chars().enumerate() {
-            b.text("t").insert(1 + i, &ch.to_string()).unwrap();
+        for (i, ch) in b_word.chars().enumerate() {
+            b.text("t").insert(at(i), &ch.to_string()).unwrap();
         }
         sync(&mut a, &mut b);
         sync(&mut b, &mut a);
@@ -63,29 +76,14 @@ fn concurrent_forward_typing_does_not_interleave() {
 }
 
 #[test]
+fn concurrent_forward_typing_does_not_interleave() {
+    assert_no_interleaving("hello", "WORLD", |i| 1 + i);
+}
+
+#[test]
 fn concurrent_backward_typing_does_not_interleave() {
-    for (pa, pb) in [(1, 2), (2, 1)] {
-        let mut a = doc(pa);
-        a.text("t").insert(0, "[]").unwrap();
-        let mut b = doc(pb);
-        sync(&mut a, &mut b);
-        // Each types its word backwards: always inserting at index 1.
-        for ch in "olleh".chars() {
-            a.text("t").insert(1, &ch.to_string()).unwrap();
-        }
-        for ch in "DLROW".chars() {
-            b.text("t").insert(1, &ch.to_string()).unwrap();
-        }
-        assert_eq!(text(&mut a), "[hello]");
-        sync(&mut a, &mut b);
-        sync(&mut b, &mut a);
-        let merged = text(&mut a);
-        assert_eq!(merged, text(&mut b));
-        assert!(
-            merged == "[helloWORLD]" || merged == "[WORLDhello]",
-            "interleaved: {merged}"
-        );
-    }
+    // Each types its word backwards: always inserting at index 1.
+    assert_no_interleaving("olleh", "DLROW", |_| 1);
 }
 
 #[test]
@@ -251,14 +249,7 @@ fn differential(seed: u64, steps: usize) {
             6 => docs[i].commit(),
             _ => {
                 let j = (i + 1 + rng.below(2)) % 3;
-                let (a, b) = if i < j {
-                    let (x, y) = docs.split_at_mut(j);
-                    (&mut x[i], &mut y[0])
-                } else {
-                    let (x, y) = docs.split_at_mut(i);
-                    (&mut y[0], &mut x[j])
-                };
-                sync(a, b);
+                sync_pair(&mut docs, i, j);
                 let src = refs[i].clone();
                 refs[j].merge_from(&src);
                 let t = docs[j].text("t").to_string();
@@ -281,14 +272,7 @@ fn differential(seed: u64, steps: usize) {
         for i in 0..3 {
             for j in 0..3 {
                 if i != j {
-                    let (a, b) = if i < j {
-                        let (x, y) = docs.split_at_mut(j);
-                        (&mut x[i], &mut y[0])
-                    } else {
-                        let (x, y) = docs.split_at_mut(i);
-                        (&mut y[0], &mut x[j])
-                    };
-                    sync(a, b);
+                    sync_pair(&mut docs, i, j);
                 }
             }
         }
@@ -426,12 +410,16 @@ fn export_from_arbitrary_versions_never_panics() {
     let mut b = doc(2);
     for _ in 0..60 {
         let len = a.text("t").len();
-        a.text("t").insert(rng.below(len + 1), &rng.text(3)).unwrap();
+        a.text("t")
+            .insert(rng.below(len + 1), &rng.text(3))
+            .unwrap();
         let len = b.text("t").len();
         if len > 0 && rng.chance(40) {
             b.text("t").delete(rng.below(len), 1).unwrap();
         } else {
-            b.text("t").insert(rng.below(len + 1), &rng.text(3)).unwrap();
+            b.text("t")
+                .insert(rng.below(len + 1), &rng.text(3))
+                .unwrap();
         }
         if rng.chance(30) {
             sync(&mut a, &mut b);

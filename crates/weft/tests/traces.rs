@@ -60,73 +60,46 @@ fn every_sequential_trace_reproduces_end_content() {
     }
 }
 
+/// A document that merges through exported updates.
+struct Replica(Doc);
+
+impl traces::Replica for Replica {
+    type Error = weft::Error;
+
+    fn empty() -> Self {
+        Replica(Doc::new())
+    }
+
+    fn fork(&self) -> Self {
+        Replica(self.0.fork())
+    }
+
+    fn merge_from(&mut self, other: &mut Self) -> Result<(), weft::Error> {
+        let bytes = other.0.export(ExportMode::Updates {
+            from: &self.0.version(),
+        })?;
+        let status = self.0.import(&bytes)?;
+        assert!(status.pending.is_empty(), "parents are merged in order");
+        Ok(())
+    }
+
+    fn apply(&mut self, txn: &traces::Txn) -> Result<(), weft::Error> {
+        self.0.set_peer_id(u64::from(txn.agent) + 1)?;
+        let mut text = self.0.text("t");
+        for p in &txn.patches {
+            text.delete(p.pos, p.del)?;
+            text.insert(p.pos, &p.ins)?;
+        }
+        Ok(())
+    }
+}
+
 /// Replays friendsforever: each transaction is typed on a fork of its first
 /// parent's document after merging its other parents through updates.
 #[test]
 fn friendsforever_merges_to_end_content() {
     let trace = Trace::concurrent("friendsforever");
-    let n = trace.txns.len();
-    let mut children = vec![0usize; n];
-    for t in &trace.txns {
-        for &p in &t.parents {
-            children[p] += 1;
-        }
-    }
-    let mut docs: Vec<Option<Doc>> = (0..n).map(|_| None).collect();
-    let mut heads = Vec::new();
-    for (i, txn) in trace.txns.iter().enumerate() {
-        let mut doc = match txn.parents.split_first() {
-            None => Doc::new(),
-            Some((&first, rest)) => {
-                children[first] -= 1;
-                let mut doc = if children[first] == 0 {
-                    docs[first].take().unwrap()
-                } else {
-                    docs[first].as_ref().unwrap().fork()
-                };
-                for &p in rest {
-                    children[p] -= 1;
-                    let other = docs[p].as_mut().unwrap();
-                    let bytes = other
-                        .export(ExportMode::Updates {
-                            from: &doc.version(),
-                        })
-                        .unwrap();
-                    let status = doc.import(&bytes).unwrap();
-                    assert!(status.pending.is_empty());
-                    if children[p] == 0 {
-                        docs[p] = None;
-                    }
-                }
-                doc
-            }
-        };
-        doc.set_peer_id(u64::from(txn.agent) + 1).unwrap();
-        let mut text = doc.text("t");
-        for p in &txn.patches {
-            if p.del > 0 {
-                text.delete(p.pos, p.del).unwrap();
-            }
-            if !p.ins.is_empty() {
-                text.insert(p.pos, &p.ins).unwrap();
-            }
-        }
-        doc.commit();
-        if children[i] == 0 {
-            heads.push(i);
-        }
-        docs[i] = Some(doc);
-    }
-    let mut out = docs[heads[0]].take().unwrap();
-    for &h in &heads[1..] {
-        let mut other = docs[h].take().unwrap();
-        let bytes = other
-            .export(ExportMode::Updates {
-                from: &out.version(),
-            })
-            .unwrap();
-        out.import(&bytes).unwrap();
-    }
+    let Replica(mut out) = trace.replay_concurrent::<Replica>().unwrap();
     out.assert_invariants();
     assert_eq!(out.text("t").to_string(), trace.end_content);
 
