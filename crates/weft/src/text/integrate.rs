@@ -28,6 +28,10 @@ use super::chunk::Chunk;
 use super::item::Item;
 use super::TextState;
 
+/// Up to this many scanned runs are remembered for origin comparisons; a
+/// longer scan compares tree positions, so each step stays O(log n).
+const SCANNED_SET_MAX: usize = 16;
+
 impl TextState {
     /// The item at `(leaf, index)`, stepping to the next leaf when `index`
     /// is past the end of this one. Returns its actual place too.
@@ -122,9 +126,23 @@ impl TextState {
                 break;
             }
             let left = other.origin_left;
+            // `O`'s left origin is before it: either before `L`, `L`, or in
+            // the part scanned so far.
             let order = if left == item.origin_left {
                 Ordering::Equal
-            } else if scanned.iter().any(|r| r.contains(&left)) {
+            } else if left == NO_SEQ {
+                Ordering::Less
+            } else if item.origin_left == NO_SEQ {
+                // Everything is after the start of the text.
+                Ordering::Greater
+            } else if scanned.len() < SCANNED_SET_MAX {
+                if scanned.iter().any(|r| r.contains(&left)) {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                }
+            } else if self.is_before(item.origin_left, left) {
+                // Long scans compare positions in the tree instead.
                 Ordering::Greater
             } else {
                 Ordering::Less
@@ -157,7 +175,9 @@ impl TextState {
                 }
                 break;
             }
-            scanned.push(other.seq..other.end());
+            if scanned.len() < SCANNED_SET_MAX {
+                scanned.push(other.seq..other.end());
+            }
             (leaf, index) = (l, i + 1);
         }
 
