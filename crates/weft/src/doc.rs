@@ -9,7 +9,7 @@ use crate::encoding::{self, Readiness, Update};
 use crate::error::{Error, Result, Unit};
 use crate::id::{IdSpan, PeerId, Seq};
 use crate::oplog::OpLog;
-use crate::text::{Text, TextState};
+use crate::text::{Text, TextState, TextTable};
 use crate::version::{Frontiers, VersionVector};
 
 /// What [`Doc::export`] writes.
@@ -76,7 +76,7 @@ pub struct ImportStatus {
 pub struct Doc {
     peer: PeerId,
     log: OpLog,
-    texts: Vec<TextState>,
+    texts: TextTable,
     pending: Vec<Update>,
     /// Reused by deletes (see [`Text`]).
     scratch: Vec<Range<Seq>>,
@@ -111,7 +111,7 @@ impl Doc {
         Doc {
             peer: random_peer_id(),
             log: OpLog::default(),
-            texts: Vec::new(),
+            texts: TextTable::default(),
             pending: Vec::new(),
             scratch: Vec::new(),
         }
@@ -164,16 +164,10 @@ impl Doc {
     /// The text called `name`, created empty if the document has none yet.
     /// O(number of texts).
     pub fn text(&mut self, name: &str) -> Text<'_> {
-        let index = match self.texts.iter().position(|t| t.name() == name) {
-            Some(i) => i,
-            None => {
-                self.texts.push(TextState::new(name));
-                self.texts.len() - 1
-            }
-        };
+        let index = self.texts.find_or_create(name);
         Text::new(
             &mut self.log,
-            &mut self.texts[index],
+            self.texts.get_mut(index).expect("just found or created"),
             index as u32,
             self.peer,
             &mut self.scratch,
@@ -188,8 +182,8 @@ impl Doc {
     /// Length of text `name` in `unit`, without creating it (0 if absent).
     pub fn text_len(&self, name: &str, unit: Unit) -> usize {
         self.texts
-            .iter()
-            .find(|t| t.name() == name)
+            .find(name)
+            .and_then(|i| self.texts.get(i))
             .map_or(0, |t| t.len(unit) as usize)
     }
 
@@ -294,7 +288,7 @@ impl Doc {
     #[doc(hidden)]
     pub fn assert_invariants(&self) {
         self.log.assert_invariants();
-        for t in &self.texts {
+        for t in self.texts.iter() {
             t.assert_invariants(&self.log.content);
         }
     }

@@ -443,3 +443,18 @@ fn export_from_arbitrary_versions_never_panics() {
         }
     }
 }
+
+#[test]
+fn thousands_of_texts_sync() {
+    let mut a = doc(1);
+    for i in 0..3000 {
+        a.text(&format!("note-{i}")).insert(0, "x").unwrap();
+    }
+    let mut b = doc(2);
+    sync(&mut a, &mut b);
+    assert_eq!(b.text_names().count(), 3000);
+    assert_eq!(b.text("note-2999").to_string(), "x");
+    b.text("note-7").insert(1, "y").unwrap();
+    sync(&mut b, &mut a);
+    assert_eq!(a.text("note-7").to_string(), "xy");
+}

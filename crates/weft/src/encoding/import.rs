@@ -15,7 +15,9 @@ use smallvec::SmallVec;
 use crate::error::{Error, Result};
 use crate::id::{Counter, IdSpan, OpId, PeerId, Seq, NO_SEQ};
 use crate::oplog::{OpKind, OpLog, OpRun, NO_CONTENT};
-use crate::text::{char_len, utf16_len, Item, TextState};
+use std::collections::HashMap;
+
+use crate::text::{char_len, utf16_len, Item, TextTable};
 
 use super::updates::{Update, UpdateKind};
 
@@ -189,7 +191,7 @@ impl Resolver<'_> {
 /// [`Error::UnknownId`] when an op refers to an op that is neither known
 /// nor in its causal past as declared; [`Error::HistoryFull`] when the
 /// document cannot number the new ops.
-pub(crate) fn plan(log: &OpLog, texts: &[TextState], update: &Update) -> Result<Readiness> {
+pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Readiness> {
     // Readiness: replay the version vector over the update's changes.
     let mut version = log.version();
     let mut parts: Vec<(usize, u32)> = Vec::new();
@@ -212,17 +214,15 @@ pub(crate) fn plan(log: &OpLog, texts: &[TextState], update: &Update) -> Result<
 
     // Texts: the update's text indexes -> the document's (new ones appended).
     let mut new_texts: Vec<Box<str>> = Vec::new();
+    let mut new_index: HashMap<&str, usize> = HashMap::new();
     let mut text_map = Vec::with_capacity(update.texts.len());
     for name in &update.texts {
-        let idx = match texts.iter().position(|t| t.name() == &**name) {
+        let idx = match texts.find(name) {
             Some(i) => i,
-            None => match new_texts.iter().position(|n| n == name) {
-                Some(j) => texts.len() + j,
-                None => {
-                    new_texts.push(name.clone());
-                    texts.len() + new_texts.len() - 1
-                }
-            },
+            None => *new_index.entry(name).or_insert_with(|| {
+                new_texts.push(name.clone());
+                texts.len() + new_texts.len() - 1
+            }),
         };
         text_map.push(idx as u32);
     }
@@ -365,14 +365,14 @@ pub(crate) fn plan(log: &OpLog, texts: &[TextState], update: &Update) -> Result<
 /// document. Returns the spans of the ops it added.
 pub(crate) fn apply(
     log: &mut OpLog,
-    texts: &mut Vec<TextState>,
+    texts: &mut TextTable,
     update: &Update,
     plan: Plan,
 ) -> Vec<IdSpan> {
     log.content.reserve(update.content.len());
     log.ops.reserve(plan.ops.len());
     for name in &plan.new_texts {
-        texts.push(TextState::new(name));
+        texts.find_or_create(name);
     }
     for t in texts.iter_mut() {
         t.drop_focus();

@@ -77,7 +77,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::error::{Error, Result};
 use crate::oplog::OpLog;
-use crate::text::TextState;
+use crate::text::TextTable;
 use crate::version::VersionVector;
 
 const MAGIC: [u8; 4] = *b"weft";
@@ -86,7 +86,7 @@ const MODE_UPDATES: u8 = 1;
 const HEADER_LEN: usize = 16;
 
 /// Encodes the ops of `log` that `from` lacks as an update.
-pub(crate) fn encode_updates(log: &OpLog, texts: &[TextState], from: &VersionVector) -> Vec<u8> {
+pub(crate) fn encode_updates(log: &OpLog, texts: &TextTable, from: &VersionVector) -> Vec<u8> {
     let body = updates::encode_body(log, texts, from);
     let mut out = Vec::with_capacity(HEADER_LEN + body.len());
     out.extend_from_slice(&MAGIC);

@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 use crate::error::{Error, Result};
 use crate::id::{Counter, OpId, PeerId, Seq, NO_SEQ};
 use crate::oplog::{origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
-use crate::text::{char_len, TextState};
+use crate::text::{char_len, TextTable};
 use crate::version::VersionVector;
 
 use super::bytes::{write_bytes, write_varint, Reader};
@@ -203,7 +203,7 @@ fn split_by_cover(range: Range<Seq>, covered: &[Range<Seq>]) -> SmallVec<[(Range
 
 /// Encodes every op of `log` that `from` lacks. Texts are named through
 /// `texts`. Returns the body (without header).
-pub(crate) fn encode_body(log: &OpLog, texts: &[TextState], from: &VersionVector) -> Vec<u8> {
+pub(crate) fn encode_body(log: &OpLog, texts: &TextTable, from: &VersionVector) -> Vec<u8> {
     // The part of each change that `from` lacks, as seq ranges.
     let pieces = log.changes_missing_from(from);
     let seq_pieces: Vec<Range<Seq>> = pieces.iter().map(|p| p.1.clone()).collect();

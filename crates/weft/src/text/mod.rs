@@ -26,9 +26,11 @@ mod handle;
 mod index;
 mod integrate;
 mod item;
+mod table;
 
 pub use handle::Text;
 pub(crate) use item::{char_len, prefix_units, utf16_len, Item};
+pub(crate) use table::TextTable;
 
 use std::ops::Range;
 
