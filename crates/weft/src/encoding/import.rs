@@ -75,6 +75,8 @@ struct Resolver<'a> {
     log: &'a OpLog,
     /// Planned changes: (peer, first counter, end counter, first seq).
     changes: Vec<(PeerId, Counter, Counter, Seq)>,
+    /// Per peer, indexes into `changes` in counter order.
+    by_peer: HashMap<PeerId, Vec<usize>>,
     /// Planned insert runs: (first seq, len, text).
     inserts: Vec<(Seq, u32, u32)>,
     /// Index into `inserts` of the last hit: references cluster.
@@ -82,6 +84,29 @@ struct Resolver<'a> {
 }
 
 impl Resolver<'_> {
+    fn add_change(&mut self, peer: PeerId, counters: Range<Counter>, seq: Seq) {
+        self.by_peer
+            .entry(peer)
+            .or_default()
+            .push(self.changes.len());
+        self.changes.push((peer, counters.start, counters.end, seq));
+    }
+
+    /// The planned change holding op `id`: (first counter, end, first seq).
+    fn planned(&self, id: OpId) -> Option<(Counter, Counter, Seq)> {
+        let holds = |c: &(PeerId, Counter, Counter, Seq)| {
+            c.0 == id.peer && c.1 <= id.counter && id.counter < c.2
+        };
+        // Most references point into the latest change.
+        if let Some(c) = self.changes.last().filter(|c| holds(c)) {
+            return Some((c.1, c.2, c.3));
+        }
+        let list = self.by_peer.get(&id.peer)?;
+        let i = list.partition_point(|&c| self.changes.get(c).is_some_and(|c| c.2 <= id.counter));
+        let c = self.changes.get(*list.get(i)?)?;
+        holds(c).then_some((c.1, c.2, c.3))
+    }
+
     /// Whether the log's ops `seqs` are all inserts into `text`.
     fn log_inserts(&self, seqs: Range<Seq>, text: u32) -> bool {
         let mut i = self.log.op_index(seqs.start);
@@ -135,11 +160,7 @@ impl Resolver<'_> {
                     .ok_or(Error::UnknownId(here))?;
                 let k = (end - counter).min(change.counter_end() - counter);
                 (seq..seq + k, self.log_inserts(seq..seq + k, text))
-            } else if let Some(&(_, start, stop, seq0)) = self
-                .changes
-                .iter()
-                .find(|c| c.0 == id.peer && c.1 <= counter && counter < c.2)
-            {
+            } else if let Some((start, stop, seq0)) = self.planned(here) {
                 let k = (end - counter).min(stop - counter);
                 let seq = seq0 + (counter - start);
                 (seq..seq + k, self.planned_inserts(seq..seq + k, text))
@@ -164,12 +185,7 @@ impl Resolver<'_> {
             return Ok(NO_SEQ);
         };
         // Most origins point into the same update, often its latest change.
-        if let Some(&(_, start, _, seq0)) = self
-            .changes
-            .iter()
-            .rev()
-            .find(|c| c.0 == id.peer && c.1 <= id.counter && id.counter < c.2)
-        {
+        if let Some((start, _, seq0)) = self.planned(id) {
             let seq = seq0 + (id.counter - start);
             return if seq < before && self.planned_inserts(seq..seq + 1, text) {
                 Ok(seq)
@@ -238,6 +254,7 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
     let mut resolver = Resolver {
         log,
         changes: Vec::with_capacity(parts.len()),
+        by_peer: HashMap::new(),
         inserts: Vec::with_capacity(update.runs.len()),
         hint: std::cell::Cell::new(0),
     };
@@ -258,20 +275,12 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
                 .iter()
                 .map(|&d| {
                     log.id_to_seq(d)
-                        .or_else(|| {
-                            resolver
-                                .changes
-                                .iter()
-                                .find(|c| c.0 == d.peer && c.1 <= d.counter && d.counter < c.2)
-                                .map(|c| c.3 + (d.counter - c.1))
-                        })
+                        .or_else(|| resolver.planned(d).map(|c| c.2 + (d.counter - c.0)))
                         .ok_or(Error::UnknownId(d))
                 })
                 .collect::<Result<_>>()?
         };
-        resolver
-            .changes
-            .push((change.peer, counter, counter + len, seq));
+        resolver.add_change(change.peer, counter..counter + len, seq);
         let first_op = ops.len();
         // Walk the change's runs, skipping the ops already known.
         let mut op_counter = change.counter;
