@@ -295,6 +295,7 @@ impl OpLog {
     }
 
     /// Appends ops to the log, merging with the last run when possible.
+#[inline]
     pub fn push_op(&mut self, run: OpRun) {
         debug_assert_eq!(
             run.seq,

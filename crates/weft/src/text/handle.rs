@@ -46,6 +46,7 @@ pub struct Text<'a> {
 }
 
 impl<'a> Text<'a> {
+#[inline]
     pub(crate) fn new(
         log: &'a mut OpLog,
         state: &'a mut TextState,
@@ -68,6 +69,7 @@ impl<'a> Text<'a> {
     }
 
     /// Length in chars. O(1).
+#[inline]
     pub fn len(&self) -> usize {
         self.state.len(Unit::Char) as usize
     }
@@ -106,6 +108,7 @@ impl<'a> Text<'a> {
     ///
     /// [`Error::OutOfBounds`] if `pos > len()`; [`Error::HistoryFull`] or
     /// [`Error::CounterOverflow`] if the document has no ids left.
+#[inline]
     pub fn insert(&mut self, pos: usize, s: &str) -> Result<()> {
         let len = self.len();
         if pos > len {
@@ -161,6 +164,7 @@ impl<'a> Text<'a> {
     /// [`Error::OutOfBounds`] if `pos + len > len()` (reporting the end
     /// position); [`Error::HistoryFull`] or [`Error::CounterOverflow`] if the
     /// document has no ids left.
+#[inline]
     pub fn delete(&mut self, pos: usize, len: usize) -> Result<()> {
         let total = self.len();
         let end = pos.saturating_add(len);
