@@ -163,7 +163,7 @@ impl Doc {
 
     /// The text called `name`, created empty if the document has none yet.
     /// O(number of texts).
-#[inline]
+    #[inline]
     pub fn text(&mut self, name: &str) -> Text<'_> {
         let index = self.texts.find_or_create(name);
         Text::new(

@@ -295,7 +295,7 @@ impl OpLog {
     }
 
     /// Appends ops to the log, merging with the last run when possible.
-#[inline]
+    #[inline]
     pub fn push_op(&mut self, run: OpRun) {
         debug_assert_eq!(
             run.seq,
@@ -308,6 +308,55 @@ impl OpLog {
             }
         }
         self.ops.push(run);
+    }
+
+    /// Appends a local insert run (its text is at `byte_start..+bytes` in
+    /// `content`): the common case of [`OpLog::push_op`], typing, costs
+    /// a few comparisons.
+    #[inline]
+    #[expect(clippy::too_many_arguments, reason = "the fields of one run")]
+    pub fn push_insert(
+        &mut self,
+        text: u32,
+        seq: Seq,
+        len: u32,
+        origin_left: Seq,
+        origin_right: Seq,
+        byte_start: u32,
+        bytes: u32,
+    ) {
+        if let Some(last) = self.ops.last_mut() {
+            if let OpKind::Insert {
+                origin_right: right,
+                byte_start: start,
+                bytes: n,
+                ..
+            } = &mut last.kind
+            {
+                if last.text == text
+                    && last.seq + last.len == seq
+                    && origin_left == seq.wrapping_sub(1)
+                    && *right == origin_right
+                    && *start != NO_CONTENT
+                    && *start + *n == byte_start
+                {
+                    last.len += len;
+                    *n += bytes;
+                    return;
+                }
+            }
+        }
+        self.push_op(OpRun {
+            seq,
+            len,
+            text,
+            kind: OpKind::Insert {
+                origin_left,
+                origin_right,
+                byte_start,
+                bytes,
+            },
+        });
     }
 
     /// The version including the open local change.

@@ -57,7 +57,7 @@ impl OpRun {
 
     /// Tries to append `next` (which must start at `self.end()`) to this run.
     /// Returns false when the two runs cannot be one run.
-#[inline]
+    #[inline]
     pub fn try_append(&mut self, next: &OpRun) -> bool {
         if next.seq != self.end() || next.text != self.text {
             return false;

@@ -46,7 +46,7 @@ pub struct Text<'a> {
 }
 
 impl<'a> Text<'a> {
-#[inline]
+    #[inline]
     pub(crate) fn new(
         log: &'a mut OpLog,
         state: &'a mut TextState,
@@ -69,7 +69,7 @@ impl<'a> Text<'a> {
     }
 
     /// Length in chars. O(1).
-#[inline]
+    #[inline]
     pub fn len(&self) -> usize {
         self.state.len(Unit::Char) as usize
     }
@@ -108,7 +108,7 @@ impl<'a> Text<'a> {
     ///
     /// [`Error::OutOfBounds`] if `pos > len()`; [`Error::HistoryFull`] or
     /// [`Error::CounterOverflow`] if the document has no ids left.
-#[inline]
+    #[inline]
     pub fn insert(&mut self, pos: usize, s: &str) -> Result<()> {
         let len = self.len();
         if pos > len {
@@ -142,17 +142,15 @@ impl<'a> Text<'a> {
         };
         let (origin_left, origin_right) =
             self.state.local_insert(pos as u32, item, &self.log.content);
-        self.log.push_op(OpRun {
+        self.log.push_insert(
+            self.text,
             seq,
-            len: n,
-            text: self.text,
-            kind: OpKind::Insert {
-                origin_left,
-                origin_right,
-                byte_start: item.byte_start,
-                bytes: item.bytes,
-            },
-        });
+            n,
+            origin_left,
+            origin_right,
+            item.byte_start,
+            item.bytes,
+        );
         Ok(())
     }
 
@@ -164,7 +162,7 @@ impl<'a> Text<'a> {
     /// [`Error::OutOfBounds`] if `pos + len > len()` (reporting the end
     /// position); [`Error::HistoryFull`] or [`Error::CounterOverflow`] if the
     /// document has no ids left.
-#[inline]
+    #[inline]
     pub fn delete(&mut self, pos: usize, len: usize) -> Result<()> {
         let total = self.len();
         let end = pos.saturating_add(len);

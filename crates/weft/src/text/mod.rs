@@ -133,7 +133,7 @@ impl TextState {
     }
 
     /// Visible length in `unit`.
-#[inline]
+    #[inline]
     pub fn len(&self, unit: Unit) -> u32 {
         let mut total = *self.tree.root_cache();
         if let Some(f) = &self.focus {
@@ -378,7 +378,7 @@ impl TextState {
 
     /// Inserts the new local run `item` at visible char `pos` (<= len) and
     /// returns its `(origin_left, origin_right)`.
-#[inline]
+    #[inline]
     pub fn local_insert(&mut self, pos: u32, item: Item, content: &str) -> (Seq, Seq) {
         if let Some(f) = &mut self.focus {
             if let Some((at, index)) = f.extend {
