@@ -247,7 +247,10 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
         .iter()
         .filter_map(|&(i, skip)| update.changes.get(i).map(|c| u64::from(c.len - skip)))
         .sum();
-    if u64::from(log.next_seq()) + total >= u64::from(NO_SEQ) {
+    // Seqs and content offsets are u32.
+    let content_end = log.content.len() as u64 + update.content.len() as u64;
+    if u64::from(log.next_seq()) + total >= u64::from(NO_SEQ) || content_end >= u64::from(u32::MAX)
+    {
         return Err(Error::HistoryFull);
     }
 
