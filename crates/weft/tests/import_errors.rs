@@ -316,6 +316,15 @@ fn forged_updates_are_rejected_whole() {
     copy.import(&bytes).unwrap();
     assert_eq!(copy.text("body").to_string(), "abcmine");
 
+    // An origin that names a delete op of the same update.
+    let changes = [3, 0, 1, 1, 0, 0, 0, 1, 1, 0, 0, 1, 1];
+    let ops = [1 << 4, 0, 0, 1 << 4 | 2, 1, 1 << 4, 3, 0];
+    let bytes = wrap(&body(&[7], &["body"], &changes, &ops, "ab"));
+    assert_eq!(
+        import_checked(&doc, &before, &bytes),
+        Err(Error::UnknownId(weft::OpId::new(7, 1)))
+    );
+
     // A reserved peer id, content that does not match the op lengths,
     // invalid UTF-8 and a delete of something that is not a char.
     let cases = [

@@ -79,6 +79,12 @@ struct Resolver<'a> {
     by_peer: HashMap<PeerId, Vec<usize>>,
     /// Planned insert runs: (first seq, len, text).
     inserts: Vec<(Seq, u32, u32)>,
+    /// One bit per planned op (from seq `base`): set for inserts. With a
+    /// single text in the update this answers "is an insert of that text"
+    /// with a bit test.
+    insert_bits: Vec<u64>,
+    base: Seq,
+    single_text: Option<u32>,
     /// Index into `inserts` of the last hit: references cluster.
     hint: std::cell::Cell<usize>,
 }
@@ -123,8 +129,42 @@ impl Resolver<'_> {
         true
     }
 
+    fn add_insert(&mut self, seq: Seq, len: u32, text: u32) {
+        self.inserts.push((seq, len, text));
+        let start = (seq - self.base) as usize;
+        let end = start + len as usize;
+        let words = end.div_ceil(64);
+        if self.insert_bits.len() < words {
+            self.insert_bits.resize(words, 0);
+        }
+        let mut bit = start;
+        while bit < end {
+            let n = (64 - bit % 64).min(end - bit);
+            if let Some(w) = self.insert_bits.get_mut(bit / 64) {
+                *w |= mask(bit % 64, n);
+            }
+            bit += n;
+        }
+    }
+
     /// Whether the planned ops `seqs` are all inserts into `text`.
     fn planned_inserts(&self, seqs: Range<Seq>, text: u32) -> bool {
+        if let Some(only) = self.single_text {
+            if only != text {
+                return false;
+            }
+            let mut bit = (seqs.start - self.base) as usize;
+            let end = (seqs.end - self.base) as usize;
+            while bit < end {
+                let n = (64 - bit % 64).min(end - bit);
+                let m = mask(bit % 64, n);
+                if self.insert_bits.get(bit / 64).is_none_or(|w| w & m != m) {
+                    return false;
+                }
+                bit += n;
+            }
+            return true;
+        }
         let mut at = seqs.start;
         let hint = self.hint.get();
         let mut i = match self.inserts.get(hint) {
@@ -200,6 +240,12 @@ impl Resolver<'_> {
     }
 }
 
+/// `n` (1..=64) one-bits starting at bit `from` (< 64).
+fn mask(from: usize, n: usize) -> u64 {
+    let ones = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+    ones << from
+}
+
 /// Checks `update` against the document (`log`, `texts`) and resolves it.
 ///
 /// # Errors
@@ -259,6 +305,12 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
         changes: Vec::with_capacity(parts.len()),
         by_peer: HashMap::new(),
         inserts: Vec::with_capacity(update.runs.len()),
+        insert_bits: Vec::new(),
+        base: log.next_seq(),
+        single_text: match text_map.as_slice() {
+            [only] => Some(*only),
+            _ => None,
+        },
         hint: std::cell::Cell::new(0),
     };
     let mut changes = Vec::with_capacity(parts.len());
@@ -328,7 +380,7 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
                         }
                         other => other.clone(),
                     };
-                    resolver.inserts.push((seq, n, text));
+                    resolver.add_insert(seq, n, text);
                     ops.push(PlannedOp::Insert {
                         id: OpId::new(change.peer, op_counter + offset),
                         seq,
