@@ -56,6 +56,8 @@ enum PlannedOp {
 #[derive(Debug)]
 pub(crate) struct Plan {
     new_texts: Vec<Box<str>>,
+    /// Indexes of the texts the update edits.
+    touched: Vec<u32>,
     changes: Vec<PlannedChange>,
     ops: Vec<PlannedOp>,
 }
@@ -420,6 +422,12 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
     }
     Ok(Readiness::Ready(Plan {
         new_texts,
+        touched: {
+            let mut t = text_map;
+            t.sort_unstable();
+            t.dedup();
+            t
+        },
         changes,
         ops,
     }))
@@ -438,9 +446,15 @@ pub(crate) fn apply(
     for name in &plan.new_texts {
         texts.find_or_create(name);
     }
-    for t in texts.iter_mut() {
-        t.drop_focus();
-    }
+    let touched = plan.touched;
+    let drop_focus = |texts: &mut TextTable| {
+        for &t in &touched {
+            if let Some(state) = texts.get_mut(t as usize) {
+                state.drop_focus();
+            }
+        }
+    };
+    drop_focus(texts);
     let mut applied = Vec::with_capacity(plan.changes.len());
     for change in plan.changes {
         log.push_remote_change(change.peer, change.counter, change.len, change.deps);
@@ -532,8 +546,6 @@ pub(crate) fn apply(
             }
         }
     }
-    for t in texts.iter_mut() {
-        t.drop_focus();
-    }
+    drop_focus(texts);
     applied
 }

@@ -54,8 +54,4 @@ impl TextTable {
     pub fn iter(&self) -> impl Iterator<Item = &TextState> + '_ {
         self.states.iter()
     }
-
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut TextState> + '_ {
-        self.states.iter_mut()
-    }
 }
