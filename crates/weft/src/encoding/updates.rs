@@ -380,15 +380,26 @@ fn clip_run(
 ) {
     match run.kind {
         OpKind::Insert { byte_start, .. } => {
+            let text = run.content(&log.content).unwrap_or("").as_bytes();
+            // Byte offset of char `chars` of the run, walking forward only.
+            let (mut chars, mut bytes_at) = (0u32, 0u32);
+            let mut byte_of = |offset: u32| {
+                if text.len() == run.len as usize {
+                    return offset; // ASCII
+                }
+                let rest = text.get(bytes_at as usize..).unwrap_or(&[]);
+                bytes_at += crate::text::prefix_units(rest, offset - chars).0;
+                chars = offset;
+                bytes_at
+            };
             for (sub, covered) in split_by_cover(range, deleted) {
                 let offset = sub.start - run.seq;
                 let (origin_left, origin_right) = origins_at(run, offset);
                 let (start, bytes) = if covered || byte_start == NO_CONTENT {
                     (NO_CONTENT, 0)
                 } else {
-                    let text = run.content(&log.content).unwrap_or("");
-                    let (a, _) = crate::text::prefix_units(text.as_bytes(), offset);
-                    let (b, _) = crate::text::prefix_units(text.as_bytes(), sub.end - run.seq);
+                    let a = byte_of(offset);
+                    let b = byte_of(sub.end - run.seq);
                     (byte_start + a, b - a)
                 };
                 out.push(OpRun {
