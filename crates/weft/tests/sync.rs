@@ -458,3 +458,40 @@ fn thousands_of_texts_sync() {
     sync(&mut b, &mut a);
     assert_eq!(a.text("note-7").to_string(), "xy");
 }
+
+/// Thousands of peers editing concurrently: their changes all stay heads
+/// until a later edit merges them, and one update carries them all.
+#[test]
+fn thousands_of_concurrent_peers_merge() {
+    let mut base = doc(1);
+    base.text("t").insert(0, &"x".repeat(3000)).unwrap();
+    let v = base.version();
+    let mut all = base.clone();
+    for p in 0..3000 {
+        let mut d = doc(10 + p);
+        d.import(
+            &base
+                .export(ExportMode::Updates { from: &d.version() })
+                .unwrap(),
+        )
+        .unwrap();
+        d.text("t").insert(p as usize, "y").unwrap();
+        let bytes = d.export(ExportMode::Updates { from: &v }).unwrap();
+        all.import(&bytes).unwrap();
+    }
+    assert_eq!(all.frontiers().len(), 3000);
+    assert_eq!(all.version().len(), 3001);
+    let mut fresh = doc(2);
+    fresh
+        .import(
+            &all.export(ExportMode::Updates {
+                from: &VersionVector::new(),
+            })
+            .unwrap(),
+        )
+        .unwrap();
+    assert_eq!(text(&mut fresh), text(&mut all));
+    fresh.text("t").insert(0, "!").unwrap();
+    assert_eq!(fresh.frontiers().len(), 1);
+    fresh.assert_invariants();
+}

@@ -18,6 +18,7 @@ mod op;
 pub(crate) use change::Change;
 pub(crate) use op::{origins_at, OpKind, OpRun, NO_CONTENT};
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 use smallvec::SmallVec;
@@ -26,13 +27,11 @@ use crate::error::{Error, Result};
 use crate::id::{Counter, Lamport, OpId, PeerId, Seq, NO_SEQ};
 use crate::version::{Frontiers, VersionVector};
 
-/// Peer ids in order of first appearance, with a sorted reverse index
-/// (documents have few peers; a binary search beats hashing them).
+/// Peer ids in order of first appearance, with a reverse index.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PeerTable {
     ids: Vec<PeerId>,
-    /// `(peer, index)` sorted by peer.
-    sorted: Vec<(PeerId, u32)>,
+    index: BTreeMap<PeerId, u32>,
 }
 
 impl PeerTable {
@@ -42,22 +41,16 @@ impl PeerTable {
 
     #[inline]
     pub fn find(&self, peer: PeerId) -> Option<u32> {
-        self.sorted
-            .binary_search_by_key(&peer, |e| e.0)
-            .ok()
-            .map(|i| self.sorted[i].1)
+        self.index.get(&peer).copied()
     }
 
     pub fn intern(&mut self, peer: PeerId) -> u32 {
-        match self.sorted.binary_search_by_key(&peer, |e| e.0) {
-            Ok(i) => self.sorted[i].1,
-            Err(i) => {
-                let idx = self.ids.len() as u32;
-                self.ids.push(peer);
-                self.sorted.insert(i, (peer, idx));
-                idx
-            }
+        let next = self.ids.len() as u32;
+        let idx = *self.index.entry(peer).or_insert(next);
+        if idx == next {
+            self.ids.push(peer);
         }
+        idx
     }
 }
 
@@ -76,7 +69,7 @@ pub(crate) struct OpLog {
     /// Version of the committed changes.
     version: VersionVector,
     /// Heads of the committed changes, as seqs, sorted.
-    heads: SmallVec<[Seq; 2]>,
+    heads: BTreeSet<Seq>,
     next_seq: Seq,
     /// One more than the largest Lamport timestamp of a committed op.
     next_lamport: Lamport,
@@ -115,7 +108,7 @@ impl OpLog {
                     return Err(Error::CounterOverflow { peer });
                 }
                 let peer_idx = self.peers.intern(peer);
-                let deps = self.heads.clone();
+                let deps: SmallVec<[Seq; 2]> = self.heads.iter().copied().collect();
                 self.push_change(peer_idx, counter, n, self.next_lamport, &deps);
             }
             _ => {
@@ -138,7 +131,8 @@ impl OpLog {
         self.changes.last().is_some_and(|last| {
             self.peers.get(last.peer) == peer
                 && last.counter_end() == counter
-                && self.heads.as_slice() == [last.seq_end() - 1]
+                && self.heads.len() == 1
+                && self.heads.first() == Some(&(last.seq_end() - 1))
         })
     }
 
@@ -190,12 +184,14 @@ impl OpLog {
         self.version.extend_to(peer, change.counter_end());
         let start = change.deps_start as usize;
         let deps = &self.dep_pool[start..start + change.deps_len as usize];
-        self.heads
-            .retain(|h| !deps.contains(h) && !(change.seq..change.seq_end()).contains(h));
-        let last = change.seq_end() - 1;
-        if let Err(i) = self.heads.binary_search(&last) {
-            self.heads.insert(i, last);
+        for d in deps {
+            self.heads.remove(d);
         }
+        // A change that grew replaces its own previous last op.
+        while let Some(&h) = self.heads.range(change.seq..change.seq_end()).next() {
+            self.heads.remove(&h);
+        }
+        self.heads.insert(change.seq_end() - 1);
         self.next_lamport = self.next_lamport.max(change.lamport + change.len);
     }
 
@@ -224,7 +220,7 @@ impl OpLog {
         }
         deps.sort_unstable();
         deps.dedup();
-        if self.continues_last(peer, counter) && deps.as_slice() == self.heads.as_slice() {
+        if self.continues_last(peer, counter) && deps.iter().eq(self.heads.iter()) {
             let change = self.changes.last_mut().expect("there is a last change");
             change.len += len;
             let change = *change;

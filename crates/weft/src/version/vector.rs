@@ -3,13 +3,14 @@
 use std::cmp::Ordering;
 use std::fmt;
 
-use smallvec::SmallVec;
+use std::collections::BTreeMap;
 
 use crate::id::{Counter, IdSpan, OpId, PeerId};
 
 /// For each peer, how many of its ops (counters `0..n`) a version includes.
 ///
 /// Kept sorted by peer with no zero entries, so equal versions compare equal.
+/// Lookups and updates are O(log p) for p peers.
 /// `PartialOrd` is the causal order: `a < b` when `b` includes every op of `a`
 /// and more; concurrent versions are unordered.
 ///
@@ -29,7 +30,7 @@ use crate::id::{Counter, IdSpan, OpId, PeerId};
 /// ```
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct VersionVector {
-    entries: SmallVec<[(PeerId, Counter); 2]>,
+    entries: BTreeMap<PeerId, Counter>,
 }
 
 impl VersionVector {
@@ -38,28 +39,18 @@ impl VersionVector {
         Self::default()
     }
 
-    fn find(&self, peer: PeerId) -> Result<usize, usize> {
-        self.entries.binary_search_by_key(&peer, |e| e.0)
-    }
-
     /// How many of `peer`'s ops the version includes (its next counter).
     pub fn get(&self, peer: PeerId) -> Counter {
-        match self.find(peer) {
-            Ok(i) => self.entries[i].1,
-            Err(_) => 0,
-        }
+        self.entries.get(&peer).copied().unwrap_or(0)
     }
 
     /// Sets how many of `peer`'s ops the version includes. Setting 0 removes
     /// the peer.
     pub fn set(&mut self, peer: PeerId, end: Counter) {
-        match (self.find(peer), end) {
-            (Ok(i), 0) => {
-                self.entries.remove(i);
-            }
-            (Ok(i), end) => self.entries[i].1 = end,
-            (Err(_), 0) => {}
-            (Err(i), end) => self.entries.insert(i, (peer, end)),
+        if end == 0 {
+            self.entries.remove(&peer);
+        } else {
+            self.entries.insert(peer, end);
         }
     }
 
@@ -99,7 +90,7 @@ impl VersionVector {
 
     /// Iterates over `(peer, next counter)` pairs, sorted by peer.
     pub fn iter(&self) -> impl Iterator<Item = (PeerId, Counter)> + '_ {
-        self.entries.iter().copied()
+        self.entries.iter().map(|(&p, &c)| (p, c))
     }
 
     /// Number of peers with at least one op in the version.
@@ -114,7 +105,7 @@ impl VersionVector {
 
     /// Total number of ops in the version.
     pub fn op_count(&self) -> u64 {
-        self.entries.iter().map(|e| u64::from(e.1)).sum()
+        self.entries.values().map(|&c| u64::from(c)).sum()
     }
 }
 
