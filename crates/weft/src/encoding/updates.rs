@@ -447,6 +447,15 @@ fn clip_run(
     }
 }
 
+/// The peer at `index` of the update's peer table.
+fn peer_at(r: &Reader<'_>, peers: &[PeerId], index: u64) -> Result<PeerId> {
+    usize::try_from(index)
+        .ok()
+        .and_then(|i| peers.get(i))
+        .copied()
+        .ok_or_else(|| r.malformed("peer index"))
+}
+
 /// Reads an id written by [`Tables::id`] relative to `base`.
 fn read_id(r: &mut Reader<'_>, peers: &[PeerId], base: OpId) -> Result<Option<OpId>> {
     let v = r.varint()?;
@@ -458,11 +467,7 @@ fn read_id(r: &mut Reader<'_>, peers: &[PeerId], base: OpId) -> Result<Option<Op
         let counter = u32::try_from(counter).map_err(|_| r.malformed("counter"))?;
         return Ok(Some(OpId::new(base.peer, counter)));
     }
-    let peer = usize::try_from((v >> 1) - 1)
-        .ok()
-        .and_then(|i| peers.get(i))
-        .copied()
-        .ok_or_else(|| r.malformed("peer index"))?;
+    let peer = peer_at(r, peers, (v >> 1) - 1)?;
     let counter = r.u32("counter")?;
     Ok(Some(OpId::new(peer, counter)))
 }
@@ -517,11 +522,7 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Update> {
     let mut last_ref: Option<OpId> = None;
     for _ in 0..n {
         let p = cs.varint()?;
-        let peer = usize::try_from(p)
-            .ok()
-            .and_then(|i| peers.get(i))
-            .copied()
-            .ok_or_else(|| cs.malformed("peer index"))?;
+        let peer = peer_at(&cs, peers.as_slice(), p)?;
         let c = cs.varint()?;
         let counter = if c == 0 {
             *next_counter
@@ -550,11 +551,7 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Update> {
             .ok_or_else(|| cs.malformed("dependency count"))?;
         for _ in 0..explicit {
             let p = cs.varint()?;
-            let dep_peer = usize::try_from(p)
-                .ok()
-                .and_then(|i| peers.get(i))
-                .copied()
-                .ok_or_else(|| cs.malformed("peer index"))?;
+            let dep_peer = peer_at(&cs, peers.as_slice(), p)?;
             deps.push(OpId::new(dep_peer, cs.u32("dependency counter")?));
         }
 

@@ -45,7 +45,7 @@ impl TextState {
     }
 
     /// Where char `seq` is: its leaf, item index and the seq itself.
-    fn position_of(&self, seq: Seq) -> (LeafIndex, usize, Seq) {
+    pub(super) fn position_of(&self, seq: Seq) -> (LeafIndex, usize, Seq) {
         // Remote edits usually land next to the previous one.
         if let Some(f) = &self.focus {
             if let Some(index) = self.chunk(f.leaf).find_seq(seq) {

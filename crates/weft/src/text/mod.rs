@@ -515,30 +515,23 @@ impl TextState {
     }
 
     /// Marks the chars with seqs `targets` deleted (remote delete). Chars
-    /// already deleted stay so. Returns how many became invisible.
-    pub fn remote_delete(&mut self, targets: Range<Seq>, content: &str) -> u32 {
+    /// already deleted stay so.
+    pub fn remote_delete(&mut self, targets: Range<Seq>, content: &str) {
         self.build_index();
-        let mut newly = 0;
         let mut seq = targets.start;
         let mut scratch = Vec::new();
         while seq < targets.end {
-            let leaf = self.index().get(seq).expect("validated target has a leaf");
-            let chunk = self.chunk(leaf);
-            let i = chunk
-                .find_seq(seq)
-                .expect("index points at the leaf holding the seq");
-            let item = chunk.items[i];
+            let (leaf, i, _) = self.position_of(seq);
+            let item = self.chunk(leaf).items[i];
             let o = seq - item.seq;
             let k = (targets.end - seq).min(item.len - o);
             if !item.deleted {
                 self.set_focus(leaf, None);
                 scratch.clear();
                 self.delete_in_item(leaf, i, o, k, content, &mut scratch);
-                newly += k;
             }
             seq += k;
         }
-        newly
     }
 
     /// Appends the visible text to `out`.
