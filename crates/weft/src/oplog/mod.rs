@@ -54,6 +54,12 @@ impl PeerTable {
     }
 }
 
+/// The deps of `change` in the dependency pool.
+fn deps_in<'a>(pool: &'a [Seq], change: &Change) -> &'a [Seq] {
+    let start = change.deps_start as usize;
+    &pool[start..start + change.deps_len as usize]
+}
+
 /// The whole history of a document. See the module doc.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct OpLog {
@@ -163,8 +169,7 @@ impl OpLog {
 
     /// The seqs a change depends on.
     pub fn deps(&self, change: &Change) -> &[Seq] {
-        let start = change.deps_start as usize;
-        &self.dep_pool[start..start + change.deps_len as usize]
+        deps_in(&self.dep_pool, change)
     }
 
     /// Closes the open local change, if any: it joins the committed version.
@@ -182,9 +187,8 @@ impl OpLog {
     fn record_committed(&mut self, change: &Change) {
         let peer = self.peers.get(change.peer);
         self.version.extend_to(peer, change.counter_end());
-        let start = change.deps_start as usize;
-        let deps = &self.dep_pool[start..start + change.deps_len as usize];
-        for d in deps {
+        // The pool, not `self.deps()`: `self.heads` is borrowed mutably below.
+        for d in deps_in(&self.dep_pool, change) {
             self.heads.remove(d);
         }
         // A change that grew replaces its own previous last op.
