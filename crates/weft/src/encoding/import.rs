@@ -79,7 +79,8 @@ struct Resolver<'a> {
     changes: Vec<(PeerId, Counter, Counter, Seq)>,
     /// Per peer, indexes into `changes` in counter order.
     by_peer: HashMap<PeerId, Vec<usize>>,
-    /// Planned insert runs: (first seq, len, text).
+    /// Planned insert runs: (first seq, len, text), when the update edits
+    /// several texts.
     inserts: Vec<(Seq, u32, u32)>,
     /// One bit per planned op (from seq `base`): set for inserts. With a
     /// single text in the update this answers "is an insert of that text"
@@ -131,8 +132,13 @@ impl Resolver<'_> {
         true
     }
 
+    /// Records a planned insert run, in the one structure
+    /// [`Resolver::planned_inserts`] will read.
     fn add_insert(&mut self, seq: Seq, len: u32, text: u32) {
-        self.inserts.push((seq, len, text));
+        if self.single_text.is_none() {
+            self.inserts.push((seq, len, text));
+            return;
+        }
         let start = (seq - self.base) as usize;
         let end = start + len as usize;
         let words = end.div_ceil(64);
@@ -306,7 +312,7 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
         log,
         changes: Vec::with_capacity(parts.len()),
         by_peer: HashMap::new(),
-        inserts: Vec::with_capacity(update.runs.len()),
+        inserts: Vec::new(),
         insert_bits: Vec::new(),
         base: log.next_seq(),
         single_text: match text_map.as_slice() {
