@@ -9,6 +9,7 @@ use crate::encoding::{self, Readiness, Update};
 use crate::error::{Error, Result, Unit};
 use crate::id::{IdSpan, PeerId, Seq};
 use crate::oplog::OpLog;
+use crate::style::StyleConfig;
 use crate::text::{Text, TextState, TextTable};
 use crate::version::{Frontiers, VersionVector};
 
@@ -80,6 +81,7 @@ pub struct Doc {
     pending: Vec<Update>,
     /// Reused by deletes (see [`Text`]).
     scratch: Vec<Range<Seq>>,
+    style: StyleConfig,
 }
 
 impl Default for Doc {
@@ -114,7 +116,39 @@ impl Doc {
             texts: TextTable::default(),
             pending: Vec::new(),
             scratch: Vec::new(),
+            style: StyleConfig::default(),
         }
+    }
+
+    /// Sets the expand rule of each style key for marks made from now on
+    /// (see [`StyleConfig`]; a new document uses
+    /// [`StyleConfig::default`]). Set it once, right after creating the
+    /// document: the rule travels with each mark, so marks made earlier
+    /// and marks from peers keep theirs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::{Delta, Doc, ExpandType, StyleConfig};
+    ///
+    /// let mut doc = Doc::new();
+    /// let mut config = StyleConfig::default();
+    /// config.set("bold", ExpandType::None);
+    /// doc.config_text_style(config);
+    /// let mut text = doc.text("t");
+    /// text.insert(0, "ab")?;
+    /// text.mark(0..2, "bold", true)?;
+    /// text.insert(2, "c")?; // not bold: bold no longer expands
+    /// assert_eq!(text.to_delta(), vec![Delta::insert_with("ab", [("bold", true)]), Delta::insert("c")]);
+    /// # Ok::<(), weft::Error>(())
+    /// ```
+    pub fn config_text_style(&mut self, config: StyleConfig) {
+        self.style = config;
+    }
+
+    /// The style configuration in force.
+    pub fn text_style_config(&self) -> &StyleConfig {
+        &self.style
     }
 
     /// The peer id this document edits as.
@@ -172,6 +206,7 @@ impl Doc {
             index as u32,
             self.peer,
             &mut self.scratch,
+            &self.style,
         )
     }
 

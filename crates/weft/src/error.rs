@@ -49,6 +49,15 @@ pub enum Error {
         /// The unit of `pos`.
         unit: Unit,
     },
+    /// A range to mark is empty or reversed (`start >= end`), in `unit`.
+    InvalidRange {
+        /// The range's start.
+        start: usize,
+        /// The range's end.
+        end: usize,
+        /// The unit of both.
+        unit: Unit,
+    },
     /// The peer id is reserved (`u64::MAX`).
     InvalidPeerId(PeerId),
     /// The peer has used up its counter space (2^32 ops).
@@ -97,6 +106,9 @@ impl fmt::Display for Error {
             }
             Error::NotCharBoundary { pos, unit } => {
                 write!(f, "position {pos} ({unit}) is inside a character")
+            }
+            Error::InvalidRange { start, end, unit } => {
+                write!(f, "range {start}..{end} ({unit}) is empty or reversed")
             }
             Error::InvalidPeerId(peer) => write!(f, "peer id {peer} is reserved"),
             Error::CounterOverflow { peer } => {

@@ -70,12 +70,14 @@ mod encoding;
 mod error;
 mod id;
 mod oplog;
+pub mod style;
 mod text;
 mod version;
 
 pub use doc::{Doc, ExportMode, ImportStatus};
 pub use error::{Error, Result, Unit};
 pub use id::{Counter, IdSpan, Lamport, OpId, PeerId};
+pub use style::{Attributes, Delta, ExpandType, StyleConfig, Value};
 pub use text::Text;
 pub use version::{Frontiers, VersionVector};
 

@@ -14,10 +14,10 @@ use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
 use crate::id::{Counter, IdSpan, OpId, PeerId, Seq, NO_SEQ};
-use crate::oplog::{OpKind, OpLog, OpRun, NO_CONTENT};
+use crate::oplog::{Mark, OpKind, OpLog, OpRun, NO_CONTENT};
 use std::collections::HashMap;
 
-use crate::text::{char_len, utf16_len, Item, TextTable};
+use crate::text::{char_len, utf16_len, Item, TextTable, ANCHOR_END, STICKS_LEFT};
 
 use super::updates::{Update, UpdateKind};
 
@@ -42,6 +42,25 @@ enum PlannedOp {
         left: Seq,
         right: Seq,
         content: Option<Range<usize>>,
+    },
+    /// Inserts a mark's start anchor; key, value and rule are in update
+    /// run `run`.
+    MarkStart {
+        id: OpId,
+        seq: Seq,
+        text: u32,
+        left: Seq,
+        right: Seq,
+        run: usize,
+    },
+    /// Inserts the end anchor of the mark whose start op is `start`.
+    MarkEnd {
+        id: OpId,
+        seq: Seq,
+        text: u32,
+        left: Seq,
+        right: Seq,
+        start: Seq,
     },
     /// Deletes the chars `pieces` (ascending seqs, in the order op by op).
     Delete {
@@ -90,6 +109,10 @@ struct Resolver<'a> {
     single_text: Option<u32>,
     /// Index into `inserts` of the last hit: references cluster.
     hint: std::cell::Cell<usize>,
+    /// Planned anchors: (seq, text, is a start), ascending seqs.
+    anchors: Vec<(Seq, u32, bool)>,
+    /// Start seqs of the marks whose end this plan adds.
+    ended: Vec<Seq>,
 }
 
 impl Resolver<'_> {
@@ -130,6 +153,57 @@ impl Resolver<'_> {
             }
         }
         true
+    }
+
+    /// Whether the log's op `seq` is a style anchor in `text`; for a
+    /// start anchor, its mark's index.
+    fn log_anchor(&self, seq: Seq, text: u32) -> Option<(bool, Option<u32>)> {
+        let run = self.log.ops.get(self.log.op_index(seq))?;
+        if run.text != text {
+            return None;
+        }
+        match run.kind {
+            OpKind::MarkStart { mark, .. } => Some((true, Some(mark))),
+            OpKind::MarkEnd { .. } => Some((false, None)),
+            _ => None,
+        }
+    }
+
+    /// Whether the planned op `seq` is a style anchor in `text`, and
+    /// whether a start one.
+    fn planned_anchor(&self, seq: Seq, text: u32) -> Option<bool> {
+        let i = self.anchors.binary_search_by_key(&seq, |a| a.0).ok()?;
+        let &(_, t, start) = self.anchors.get(i)?;
+        (t == text).then_some(start)
+    }
+
+    /// Resolves the start op of a mark ended by an op at `before`: it must
+    /// be a start anchor in `text` whose mark has no end yet.
+    fn mark_start(&mut self, id: OpId, text: u32, before: Seq) -> Result<Seq> {
+        let seq = if let Some((start, _, seq0)) = self.planned(id) {
+            let seq = seq0 + (id.counter - start);
+            if self.planned_anchor(seq, text) != Some(true) {
+                return Err(Error::UnknownId(id));
+            }
+            seq
+        } else {
+            let seq = self.log.id_to_seq(id).ok_or(Error::UnknownId(id))?;
+            match self.log_anchor(seq, text) {
+                Some((true, Some(mark)))
+                    if self
+                        .log
+                        .marks
+                        .get(mark as usize)
+                        .is_some_and(|m| m.end == NO_SEQ) => {}
+                _ => return Err(Error::UnknownId(id)),
+            }
+            seq
+        };
+        if seq >= before || self.ended.contains(&seq) {
+            return Err(Error::UnknownId(id));
+        }
+        self.ended.push(seq);
+        Ok(seq)
     }
 
     /// Records a planned insert run, in the one structure
@@ -238,14 +312,21 @@ impl Resolver<'_> {
         // Most origins point into the same update, often its latest change.
         if let Some((start, _, seq0)) = self.planned(id) {
             let seq = seq0 + (id.counter - start);
-            return if seq < before && self.planned_inserts(seq..seq + 1, text) {
+            return if seq < before
+                && (self.planned_inserts(seq..seq + 1, text)
+                    || self.planned_anchor(seq, text).is_some())
+            {
                 Ok(seq)
             } else {
                 Err(Error::UnknownId(id))
             };
         }
         match self.log.id_to_seq(id) {
-            Some(seq) if self.log_inserts(seq..seq + 1, text) => Ok(seq),
+            Some(seq)
+                if self.log_inserts(seq..seq + 1, text) || self.log_anchor(seq, text).is_some() =>
+            {
+                Ok(seq)
+            }
             _ => Err(Error::UnknownId(id)),
         }
     }
@@ -323,6 +404,8 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
             _ => None,
         },
         hint: std::cell::Cell::new(0),
+        anchors: Vec::new(),
+        ended: Vec::new(),
     };
     let mut changes = Vec::with_capacity(parts.len());
     let mut ops = Vec::with_capacity(update.runs.len());
@@ -350,7 +433,13 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
         let first_op = ops.len();
         // Walk the change's runs, skipping the ops already known.
         let mut op_counter = change.counter;
-        for run in update.runs.get(change.runs.clone()).unwrap_or(&[]) {
+        for (run_index, run) in update
+            .runs
+            .iter()
+            .enumerate()
+            .skip(change.runs.start)
+            .take(change.runs.len())
+        {
             let run_end = op_counter + run.len;
             if run_end <= counter {
                 op_counter = run_end;
@@ -400,6 +489,33 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
                         left,
                         right,
                         content,
+                    });
+                }
+                UpdateKind::MarkStart { left, right, .. } => {
+                    let left = resolver.origin(*left, text, seq)?;
+                    let right = resolver.origin(*right, text, seq)?;
+                    resolver.anchors.push((seq, text, true));
+                    ops.push(PlannedOp::MarkStart {
+                        id: OpId::new(change.peer, op_counter),
+                        seq,
+                        text,
+                        left,
+                        right,
+                        run: run_index,
+                    });
+                }
+                UpdateKind::MarkEnd { left, right, start } => {
+                    let left = resolver.origin(*left, text, seq)?;
+                    let right = resolver.origin(*right, text, seq)?;
+                    let start = resolver.mark_start(*start, text, seq)?;
+                    resolver.anchors.push((seq, text, false));
+                    ops.push(PlannedOp::MarkEnd {
+                        id: OpId::new(change.peer, op_counter),
+                        seq,
+                        text,
+                        left,
+                        right,
+                        start,
                     });
                 }
                 UpdateKind::Delete { target, reversed } => {
@@ -501,6 +617,7 @@ pub(crate) fn apply(
                         bytes,
                         utf16,
                         deleted: byte_start == NO_CONTENT,
+                        anchor: 0,
                     };
                     if let Some(state) = texts.get_mut(*text as usize) {
                         state.integrate(item, *id, log, &log.content);
@@ -514,6 +631,84 @@ pub(crate) fn apply(
                             origin_right: *right,
                             byte_start,
                             bytes,
+                        },
+                    });
+                }
+                PlannedOp::MarkStart {
+                    id,
+                    seq,
+                    text,
+                    left,
+                    right,
+                    run,
+                } => {
+                    let Some(UpdateKind::MarkStart {
+                        key, value, expand, ..
+                    }) = update.runs.get(*run).map(|r| &r.kind)
+                    else {
+                        continue;
+                    };
+                    let mark = log.marks.len() as u32;
+                    let key = log.keys.intern(key);
+                    log.marks.push(Mark {
+                        text: *text,
+                        key,
+                        value: value.clone(),
+                        expand: *expand,
+                        lamport: log.lamport_of(*seq),
+                        peer: id.peer,
+                        start: *seq,
+                        end: NO_SEQ,
+                    });
+                    let flags = if expand.expands_before() {
+                        STICKS_LEFT
+                    } else {
+                        0
+                    };
+                    let kind = OpKind::MarkStart {
+                        origin_left: *left,
+                        origin_right: *right,
+                        mark,
+                    };
+                    add_anchor(log, texts, *id, *seq, *text, (*left, *right), mark, flags);
+                    log.push_op(OpRun {
+                        seq: *seq,
+                        len: 1,
+                        text: *text,
+                        kind,
+                    });
+                }
+                PlannedOp::MarkEnd {
+                    id,
+                    seq,
+                    text,
+                    left,
+                    right,
+                    start,
+                } => {
+                    let Some(OpKind::MarkStart { mark, .. }) =
+                        log.ops.get(log.op_index(*start)).map(|r| r.kind)
+                    else {
+                        continue;
+                    };
+                    let Some(m) = log.marks.get_mut(mark as usize) else {
+                        continue;
+                    };
+                    m.end = *seq;
+                    let flags = if m.expand.expands_after() {
+                        ANCHOR_END
+                    } else {
+                        ANCHOR_END | STICKS_LEFT
+                    };
+                    add_anchor(log, texts, *id, *seq, *text, (*left, *right), mark, flags);
+                    log.push_op(OpRun {
+                        seq: *seq,
+                        len: 1,
+                        text: *text,
+                        kind: OpKind::MarkEnd {
+                            origin_left: *left,
+                            origin_right: *right,
+                            mark,
                         },
                     });
                 }
@@ -557,4 +752,25 @@ pub(crate) fn apply(
     }
     drop_focus(texts);
     applied
+}
+
+/// Integrates a remote style anchor into its text and lists it there.
+#[expect(clippy::too_many_arguments, reason = "the fields of one anchor")]
+fn add_anchor(
+    log: &OpLog,
+    texts: &mut TextTable,
+    id: OpId,
+    seq: Seq,
+    text: u32,
+    (left, right): (Seq, Seq),
+    mark: u32,
+    flags: u8,
+) {
+    let mut item = Item::anchor(seq, mark, flags);
+    item.origin_left = left;
+    item.origin_right = right;
+    if let Some(state) = texts.get_mut(text as usize) {
+        let (leaf, at) = state.integrate(item, id, log, &log.content);
+        state.register_anchor(leaf, at);
+    }
 }

@@ -27,7 +27,9 @@
 //!               u8 kind: bits 0-1  0 insert, 1 insert continuing the
 //!                                  previous run, 2 delete, 3 delete
 //!                                  backwards (op i targets counter - i)
-//!                        bit 2     insert without content
+//!                        bit 2     insert without content; with
+//!                                  kind 2 a mark's start anchor, with
+//!                                  kind 3 its end anchor (length 1)
 //!                        bit 3     a text index follows (else: as before,
 //!                                  starting at 0)
 //!                        bits 4-7  the run length if 1..=15, else 0 and
@@ -38,9 +40,16 @@
 //!                      right origin relative to the left origin (or to
 //!                      the run's own first id when there is none)
 //!               delete: first target relative to R
+//!               mark start: left and right origin as for an insert,
+//!                      u8 expand rule (0 after, 1 before, 2 both,
+//!                      3 none), varint length + UTF-8 key, the value
+//!                      (see `value.rs`)
+//!               mark end: left and right origin, then the id of its
+//!                      mark's start op relative to the op's own id
 //!             R is the id the previous run left the cursor at: the last
-//!             op of the previous insert run, or the last target of the
-//!             previous delete run; the run's own first id at the start.
+//!             op of the previous insert run, the last target of the
+//!             previous delete run, the previous mark op itself; the run's
+//!             own first id at the start.
 //!             An id relative to a base is one varint v: 0 = none (start or
 //!             end of the text); odd = same peer as the base, counter =
 //!             base counter - unzigzag(v >> 1); even = peer index
@@ -69,6 +78,7 @@
 mod bytes;
 mod import;
 mod updates;
+mod value;
 
 pub(crate) use import::{apply, plan, Readiness};
 pub(crate) use updates::Update;

@@ -9,16 +9,22 @@ use smallvec::SmallVec;
 use crate::error::{Error, Result};
 use crate::id::{Counter, OpId, PeerId, Seq, NO_SEQ};
 use crate::oplog::{origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
+use crate::style::{ExpandType, Value};
 use crate::text::{char_len, TextTable};
 use crate::version::VersionVector;
 
 use super::bytes::{write_bytes, write_varint, Reader};
+use super::value::{read_string, read_value, write_value};
 
 const KIND_INSERT: u8 = 0;
 const KIND_INSERT_CONTINUED: u8 = 1;
 const KIND_DELETE: u8 = 2;
 const KIND_DELETE_BACKWARDS: u8 = 3;
 const FLAG_NO_CONTENT: u8 = 1 << 2;
+/// With a delete kind, bit 2 makes a mark op instead: 2 | 4 start anchor,
+/// 3 | 4 end anchor.
+const KIND_MARK_START: u8 = KIND_DELETE | FLAG_NO_CONTENT;
+const KIND_MARK_END: u8 = KIND_DELETE_BACKWARDS | FLAG_NO_CONTENT;
 const FLAG_TEXT: u8 = 1 << 3;
 
 /// A decoded update, validated for structure but not yet against a
@@ -64,6 +70,20 @@ pub(crate) enum UpdateKind {
         target: OpId,
         reversed: bool,
     },
+    /// The start anchor of a mark, which carries what the mark sets.
+    MarkStart {
+        left: Option<OpId>,
+        right: Option<OpId>,
+        key: Box<str>,
+        value: Value,
+        expand: ExpandType,
+    },
+    /// The end anchor of the mark started by op `start`.
+    MarkEnd {
+        left: Option<OpId>,
+        right: Option<OpId>,
+        start: OpId,
+    },
 }
 
 impl UpdateRun {
@@ -78,7 +98,7 @@ impl UpdateRun {
                     target.counter + offset
                 },
             )),
-            UpdateKind::Insert { .. } => None,
+            _ => None,
         }
     }
 }
@@ -320,6 +340,46 @@ pub(crate) fn encode_body(log: &OpLog, texts: &TextTable, from: &VersionVector) 
                         }
                         prev_insert = Some((piece.end(), origin_right, piece.text));
                     }
+                    OpKind::MarkStart {
+                        origin_left,
+                        origin_right,
+                        mark,
+                    }
+                    | OpKind::MarkEnd {
+                        origin_left,
+                        origin_right,
+                        mark,
+                    } => {
+                        let start = matches!(piece.kind, OpKind::MarkStart { .. });
+                        kind = if start {
+                            KIND_MARK_START
+                        } else {
+                            KIND_MARK_END
+                        };
+                        write_kind(&mut ops, kind | text_flag, 1);
+                        if text_flag != 0 {
+                            write_varint(&mut ops, text_idx);
+                        }
+                        let own = log.seq_to_id(piece.seq);
+                        let id = |s: Seq| (s != NO_SEQ).then(|| log.seq_to_id(s));
+                        let left = id(origin_left);
+                        t.id(&mut ops, left, last_ref.unwrap_or(own));
+                        t.id(&mut ops, id(origin_right), left.unwrap_or(own));
+                        let m = log.marks.get(mark as usize);
+                        if start {
+                            ops.push(m.map_or(0, |m| m.expand.to_byte()));
+                            write_bytes(
+                                &mut ops,
+                                m.map_or("", |m| log.keys.name(m.key)).as_bytes(),
+                            );
+                            write_value(&mut ops, m.map_or(&Value::Null, |m| &m.value));
+                        } else {
+                            let start = m.map_or(own, |m| log.seq_to_id(m.start));
+                            t.id(&mut ops, Some(start), own);
+                        }
+                        last_ref = Some(own);
+                        prev_insert = None;
+                    }
                     OpKind::Delete { target, reversed } => {
                         kind = if reversed {
                             KIND_DELETE_BACKWARDS
@@ -379,6 +439,7 @@ fn clip_run(
     out: &mut SmallVec<[OpRun; 4]>,
 ) {
     match run.kind {
+        OpKind::MarkStart { .. } | OpKind::MarkEnd { .. } => out.push(*run),
         OpKind::Insert { byte_start, .. } => {
             let text = run.content(&log.content).unwrap_or("").as_bytes();
             // Byte offset of char `chars` of the run, walking forward only.
@@ -578,7 +639,38 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Update> {
                 return Err(os.malformed("op length"));
             }
             let base = kind & 0b11;
-            let kind = if base == KIND_INSERT || base == KIND_INSERT_CONTINUED {
+            let mark_kind = kind & 0b111;
+            let kind = if mark_kind == KIND_MARK_START || mark_kind == KIND_MARK_END {
+                if run_len != 1 {
+                    return Err(os.malformed("mark op length"));
+                }
+                let own = OpId::new(peer, op_counter);
+                let l = read_id(&mut os, &peers, last_ref.unwrap_or(own))?;
+                let rgt = read_id(&mut os, &peers, l.unwrap_or(own))?;
+                last_ref = Some(own);
+                prev_insert = None;
+                if mark_kind == KIND_MARK_START {
+                    let expand = ExpandType::from_byte(os.u8()?)
+                        .ok_or_else(|| os.malformed("expand rule"))?;
+                    let key = read_string(&mut os)?;
+                    let value = read_value(&mut os, 0)?;
+                    UpdateKind::MarkStart {
+                        left: l,
+                        right: rgt,
+                        key: key.into(),
+                        value,
+                        expand,
+                    }
+                } else {
+                    let start =
+                        read_id(&mut os, &peers, own)?.ok_or_else(|| os.malformed("mark start"))?;
+                    UpdateKind::MarkEnd {
+                        left: l,
+                        right: rgt,
+                        start,
+                    }
+                }
+            } else if base == KIND_INSERT || base == KIND_INSERT_CONTINUED {
                 let (l, rgt) = if base == KIND_INSERT_CONTINUED {
                     match prev_insert {
                         Some((last, right, t)) if t == text => (Some(last), right),

@@ -13,9 +13,11 @@
 //! seqs lower than its own.
 
 mod change;
+mod mark;
 mod op;
 
 pub(crate) use change::Change;
+pub(crate) use mark::{KeyTable, Mark};
 pub(crate) use op::{origins_at, OpKind, OpRun, NO_CONTENT};
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -72,6 +74,10 @@ pub(crate) struct OpLog {
     pub ops: Vec<OpRun>,
     /// UTF-8 text of all inserts this document has content for.
     pub content: String,
+    /// Every mark, in the order their start ops arrived.
+    pub marks: Vec<Mark>,
+    /// The style keys the marks use.
+    pub keys: KeyTable,
     /// Version of the committed changes.
     version: VersionVector,
     /// Heads of the committed changes, as seqs, sorted.

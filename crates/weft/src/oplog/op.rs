@@ -25,6 +25,21 @@ pub(crate) enum OpKind {
     /// Deletes `len` chars. Op `i` of the run deletes the char inserted by
     /// op `target + i` (or `target - i` when `reversed`: backspacing).
     Delete { target: Seq, reversed: bool },
+    /// Inserts the start anchor of mark `mark` (an index into
+    /// [`super::OpLog::marks`], which holds its key, value and expand
+    /// rule) between `origin_left` and `origin_right`. Always one op.
+    MarkStart {
+        origin_left: Seq,
+        origin_right: Seq,
+        mark: u32,
+    },
+    /// Inserts the end anchor of mark `mark`. Always one op, after the
+    /// mark's start in the history.
+    MarkEnd {
+        origin_left: Seq,
+        origin_right: Seq,
+        mark: u32,
+    },
 }
 
 /// Consecutive ops (seqs `seq..seq + len`) of one kind in one text.
@@ -127,14 +142,24 @@ impl OpRun {
             } else {
                 target + offset..target + offset + len
             }),
-            OpKind::Insert { .. } => None,
+            _ => None,
         }
     }
 }
 
-/// The origins of char `offset` of an insert run.
+/// The origins of char `offset` of an insert run (or of an anchor).
 pub(crate) fn origins_at(run: &OpRun, offset: u32) -> (Seq, Seq) {
     match run.kind {
+        OpKind::MarkStart {
+            origin_left,
+            origin_right,
+            ..
+        }
+        | OpKind::MarkEnd {
+            origin_left,
+            origin_right,
+            ..
+        } => (origin_left, origin_right),
         OpKind::Insert {
             origin_left,
             origin_right,

@@ -1,8 +1,8 @@
 //! The b-tree leaf: a [`Chunk`] of up to [`CHUNK_CAP`] items, and the
 //! `generic-btree` glue ([`ChunkTree`], [`Cache`], [`UnitQuery`]).
 //!
-//! Every internal node caches, per child, the visible chars, UTF-8 bytes and
-//! UTF-16 units below it, so a position in any unit maps to a leaf in
+//! Every internal node caches, per child, the visible chars, UTF-8 bytes,
+//! UTF-16 units and style anchors below it, so a position in any unit maps to a leaf in
 //! O(log n). Leaves hold many items (not one) so that typing and deleting
 //! near the last edit stay inside one small array.
 
@@ -23,6 +23,8 @@ pub(crate) struct Cache {
     pub chars: u32,
     pub utf8: u32,
     pub utf16: u32,
+    /// Style anchors (zero-width); chars + anchors is the entity count.
+    pub anchors: u32,
 }
 
 impl Cache {
@@ -40,6 +42,7 @@ impl Cache {
         self.chars += other.chars;
         self.utf8 += other.utf8;
         self.utf16 += other.utf16;
+        self.anchors += other.anchors;
     }
 
     #[inline]
@@ -47,6 +50,7 @@ impl Cache {
         self.chars -= other.chars;
         self.utf8 -= other.utf8;
         self.utf16 -= other.utf16;
+        self.anchors -= other.anchors;
     }
 
     #[inline]
@@ -55,6 +59,7 @@ impl Cache {
             chars: i64::from(self.chars) - i64::from(old.chars),
             utf8: i64::from(self.utf8) - i64::from(old.utf8),
             utf16: i64::from(self.utf16) - i64::from(old.utf16),
+            anchors: i64::from(self.anchors) - i64::from(old.anchors),
         }
     }
 }
@@ -65,6 +70,7 @@ pub(crate) struct CacheDiff {
     pub chars: i64,
     pub utf8: i64,
     pub utf16: i64,
+    pub anchors: i64,
 }
 
 impl CacheDiff {
@@ -73,6 +79,7 @@ impl CacheDiff {
         cache.chars = (i64::from(cache.chars) + self.chars) as u32;
         cache.utf8 = (i64::from(cache.utf8) + self.utf8) as u32;
         cache.utf16 = (i64::from(cache.utf16) + self.utf16) as u32;
+        cache.anchors = (i64::from(cache.anchors) + self.anchors) as u32;
     }
 }
 
@@ -227,6 +234,7 @@ impl BTreeTrait for ChunkTree {
         diff1.chars += diff2.chars;
         diff1.utf8 += diff2.utf8;
         diff1.utf16 += diff2.utf16;
+        diff1.anchors += diff2.anchors;
     }
 
     fn get_elem_cache(elem: &Chunk) -> Cache {

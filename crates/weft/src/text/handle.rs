@@ -6,7 +6,8 @@ use std::ops::Range;
 
 use crate::error::{Error, Result, Unit};
 use crate::id::{PeerId, Seq};
-use crate::oplog::{OpKind, OpLog, OpRun};
+use crate::oplog::{Mark, OpKind, OpLog, OpRun};
+use crate::style::{Attributes, Delta, StyleConfig, Value};
 
 use super::item::{char_len, utf16_len, Item};
 use super::TextState;
@@ -43,6 +44,7 @@ pub struct Text<'a> {
     peer: PeerId,
     /// Reused buffer for the seqs a delete removes.
     deleted: &'a mut Vec<Range<Seq>>,
+    config: &'a StyleConfig,
 }
 
 impl<'a> Text<'a> {
@@ -53,6 +55,7 @@ impl<'a> Text<'a> {
         text: u32,
         peer: PeerId,
         deleted: &'a mut Vec<Range<Seq>>,
+        config: &'a StyleConfig,
     ) -> Self {
         Text {
             log,
@@ -60,6 +63,7 @@ impl<'a> Text<'a> {
             text,
             peer,
             deleted,
+            config,
         }
     }
 
@@ -139,6 +143,7 @@ impl<'a> Text<'a> {
             bytes: s.len() as u32,
             utf16: utf16_len(s),
             deleted: false,
+            anchor: 0,
         };
         let (origin_left, origin_right) =
             self.state.local_insert(pos as u32, item, &self.log.content);
@@ -281,6 +286,350 @@ impl<'a> Text<'a> {
         Ok(self
             .state
             .slice(range.start as u32..range.end as u32, &self.log.content))
+    }
+}
+
+/// Rich text: marks and deltas.
+impl Text<'_> {
+    /// Gives chars `range` the style `key` = `value` (e.g. `"bold"`,
+    /// `true`). The mark expands by the rule the document's
+    /// [`StyleConfig`] has for `key` (see [`crate::Doc::config_text_style`]
+    /// and [`crate::style`]); a `Null` value is [`Text::unmark`]. Marks
+    /// are ops: they sync and merge like edits, and on one key the last
+    /// mark made wins. Marking a range that already has exactly this value
+    /// everywhere creates no op. O(log n + length of the range).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidRange`] if `range` is empty or reversed,
+    /// [`Error::OutOfBounds`] if it ends past the end; as [`Text::insert`]
+    /// when the document has no ids left.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::{Delta, Doc};
+    ///
+    /// let mut doc = Doc::new();
+    /// let mut text = doc.text("body");
+    /// text.insert(0, "Hello world")?;
+    /// text.mark(0..5, "bold", true)?;
+    /// text.insert(5, "!")?; // bold expands after: the "!" is bold
+    /// text.mark(7..12, "link", "https://example.com")?;
+    /// assert_eq!(
+    ///     text.to_delta(),
+    ///     vec![
+    ///         Delta::insert_with("Hello!", [("bold", true)]),
+    ///         Delta::insert(" "),
+    ///         Delta::insert_with("world", [("link", "https://example.com")]),
+    ///     ]
+    /// );
+    /// # Ok::<(), weft::Error>(())
+    /// ```
+    pub fn mark(&mut self, range: Range<usize>, key: &str, value: impl Into<Value>) -> Result<()> {
+        self.mark_value(range, key, value.into())
+    }
+
+    /// Removes style `key` from chars `range`: a mark with a `Null` value,
+    /// so its edges behave like the edges of two separate marks. Creates no
+    /// op when no char in the range has `key`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Text::mark`].
+    pub fn unmark(&mut self, range: Range<usize>, key: &str) -> Result<()> {
+        self.mark_value(range, key, Value::Null)
+    }
+
+    /// [`Text::mark`] with a UTF-8 byte range.
+    ///
+    /// # Errors
+    ///
+    /// As [`Text::mark`], and [`Error::NotCharBoundary`] when an end falls
+    /// inside a char.
+    pub fn mark_utf8(
+        &mut self,
+        range: Range<usize>,
+        key: &str,
+        value: impl Into<Value>,
+    ) -> Result<()> {
+        let range = self.range_to_chars(range, Unit::Utf8)?;
+        self.mark_value(range, key, value.into())
+    }
+
+    /// [`Text::mark`] with a UTF-16 range.
+    ///
+    /// # Errors
+    ///
+    /// As [`Text::mark`], and [`Error::NotCharBoundary`] when an end falls
+    /// inside a surrogate pair.
+    pub fn mark_utf16(
+        &mut self,
+        range: Range<usize>,
+        key: &str,
+        value: impl Into<Value>,
+    ) -> Result<()> {
+        let range = self.range_to_chars(range, Unit::Utf16)?;
+        self.mark_value(range, key, value.into())
+    }
+
+    /// [`Text::unmark`] with a UTF-8 byte range.
+    ///
+    /// # Errors
+    ///
+    /// As [`Text::mark_utf8`].
+    pub fn unmark_utf8(&mut self, range: Range<usize>, key: &str) -> Result<()> {
+        let range = self.range_to_chars(range, Unit::Utf8)?;
+        self.mark_value(range, key, Value::Null)
+    }
+
+    /// [`Text::unmark`] with a UTF-16 range.
+    ///
+    /// # Errors
+    ///
+    /// As [`Text::mark_utf16`].
+    pub fn unmark_utf16(&mut self, range: Range<usize>, key: &str) -> Result<()> {
+        let range = self.range_to_chars(range, Unit::Utf16)?;
+        self.mark_value(range, key, Value::Null)
+    }
+
+    /// Checks a range in `unit` and converts it to chars.
+    fn range_to_chars(&self, range: Range<usize>, unit: Unit) -> Result<Range<usize>> {
+        if range.start >= range.end {
+            return Err(Error::InvalidRange {
+                start: range.start,
+                end: range.end,
+                unit,
+            });
+        }
+        let end = self.to_chars(range.end, unit)?;
+        let start = self.to_chars(range.start, unit)?;
+        Ok(start..end)
+    }
+
+    fn mark_value(&mut self, range: Range<usize>, key: &str, value: Value) -> Result<()> {
+        let len = self.len();
+        if range.start >= range.end {
+            return Err(Error::InvalidRange {
+                start: range.start,
+                end: range.end,
+                unit: Unit::Char,
+            });
+        }
+        if range.end > len {
+            return Err(Error::OutOfBounds {
+                pos: range.end,
+                len,
+                unit: Unit::Char,
+            });
+        }
+        // Redundant: every char already has exactly this (or, for an
+        // unmark, none has the key).
+        let redundant = self
+            .slice_delta(range.clone())?
+            .iter()
+            .all(|run| match run {
+                Delta::Insert { attributes, .. } => match attributes.get(key) {
+                    Some(v) => *v == value,
+                    None => value.is_null(),
+                },
+                _ => true,
+            });
+        if redundant {
+            return Ok(());
+        }
+        let expand = self.config.get(key);
+        let seq = self.log.reserve_local(self.peer, 2)?;
+        let mark = self.log.marks.len() as u32;
+        let key = self.log.keys.intern(key);
+        let lamport = self.log.lamport_of(seq);
+        self.log.marks.push(Mark {
+            text: self.text,
+            key,
+            value,
+            expand,
+            lamport,
+            peer: self.peer,
+            start: seq,
+            end: seq + 1,
+        });
+        let [(l0, r0), (l1, r1)] = self.state.local_mark(
+            range.start as u32..range.end as u32,
+            seq,
+            mark,
+            expand,
+            &self.log.content,
+        );
+        self.log.push_op(OpRun {
+            seq,
+            len: 1,
+            text: self.text,
+            kind: OpKind::MarkStart {
+                origin_left: l0,
+                origin_right: r0,
+                mark,
+            },
+        });
+        self.log.push_op(OpRun {
+            seq: seq + 1,
+            len: 1,
+            text: self.text,
+            kind: OpKind::MarkEnd {
+                origin_left: l1,
+                origin_right: r1,
+                mark,
+            },
+        });
+        Ok(())
+    }
+
+    /// The styles of the char at `pos` (< len). O(log n + marks).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfBounds`] if `pos >= len()`.
+    pub fn attributes_at(&self, pos: usize) -> Result<Attributes> {
+        let run = self.slice_delta(pos..pos.saturating_add(1))?;
+        if pos >= self.len() {
+            return Err(Error::OutOfBounds {
+                pos,
+                len: self.len(),
+                unit: Unit::Char,
+            });
+        }
+        Ok(match run.into_iter().next() {
+            Some(Delta::Insert { attributes, .. }) => attributes,
+            _ => Attributes::new(),
+        })
+    }
+
+    /// The whole text as Quill-style runs: [`Delta::Insert`]s whose
+    /// neighbours differ in attributes; never an empty run or a `Null`
+    /// attribute. O(n).
+    pub fn to_delta(&self) -> Vec<Delta> {
+        self.state
+            .to_delta(&self.log.content, &self.log.marks, &self.log.keys)
+    }
+
+    /// Chars `range` as Quill-style runs (see [`Text::to_delta`]).
+    /// O(log n + length of the range + marks).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfBounds`] if the range ends past the end or starts after
+    /// it ends.
+    pub fn slice_delta(&self, range: Range<usize>) -> Result<Vec<Delta>> {
+        let len = self.len();
+        if range.end > len || range.start > range.end {
+            return Err(Error::OutOfBounds {
+                pos: range.end.max(range.start),
+                len,
+                unit: Unit::Char,
+            });
+        }
+        Ok(self.state.slice_delta(
+            range.start as u32..range.end as u32,
+            &self.log.content,
+            &self.log.marks,
+            &self.log.keys,
+        ))
+    }
+
+    /// Applies a Quill-style delta (positions in chars): retains move on
+    /// (setting the attributes they carry, `Null` removing a key), inserts
+    /// add text with exactly their attributes (styles it would inherit and
+    /// does not list are removed from it), deletes remove chars.
+    ///
+    /// The delta is checked against the text's length first; nothing
+    /// changes when it does not fit.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfBounds`] if a retain or delete goes past the end; as
+    /// [`Text::insert`] when the document runs out of ids.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::{Delta, Doc};
+    ///
+    /// let mut doc = Doc::new();
+    /// let mut text = doc.text("body");
+    /// text.apply_delta(&[Delta::insert_with("Hi", [("bold", true)]), Delta::insert(" you")])?;
+    /// text.apply_delta(&[Delta::retain(3), Delta::retain_with(3, [("italic", true)])])?;
+    /// assert_eq!(
+    ///     text.to_delta(),
+    ///     vec![
+    ///         Delta::insert_with("Hi", [("bold", true)]),
+    ///         Delta::insert(" "),
+    ///         Delta::insert_with("you", [("italic", true)]),
+    ///     ]
+    /// );
+    /// # Ok::<(), weft::Error>(())
+    /// ```
+    pub fn apply_delta(&mut self, delta: &[Delta]) -> Result<()> {
+        // Check that it fits before changing anything.
+        let (mut pos, mut len) = (0usize, self.len());
+        for d in delta {
+            match d {
+                Delta::Retain { retain: n, .. } | Delta::Delete { delete: n } => {
+                    let end = pos.saturating_add(*n);
+                    if end > len {
+                        return Err(Error::OutOfBounds {
+                            pos: end,
+                            len,
+                            unit: Unit::Char,
+                        });
+                    }
+                    if matches!(d, Delta::Retain { .. }) {
+                        pos = end;
+                    } else {
+                        len -= n;
+                    }
+                }
+                Delta::Insert { insert, .. } => {
+                    let n = char_len(insert) as usize;
+                    pos += n;
+                    len += n;
+                }
+            }
+        }
+        let mut pos = 0usize;
+        for d in delta {
+            match d {
+                Delta::Retain { retain, attributes } => {
+                    let range = pos..pos + retain;
+                    if !range.is_empty() {
+                        for (key, value) in attributes {
+                            self.mark_value(range.clone(), key, value.clone())?;
+                        }
+                    }
+                    pos = range.end;
+                }
+                Delta::Delete { delete } => self.delete(pos, *delete)?,
+                Delta::Insert { insert, attributes } => {
+                    let n = char_len(insert) as usize;
+                    if n == 0 {
+                        continue;
+                    }
+                    self.insert(pos, insert)?;
+                    let range = pos..pos + n;
+                    let inherited = self.attributes_at(pos)?;
+                    for key in inherited.keys() {
+                        if attributes.get(key).is_none_or(Value::is_null) {
+                            self.mark_value(range.clone(), key, Value::Null)?;
+                        }
+                    }
+                    for (key, value) in attributes {
+                        if !value.is_null() && inherited.get(key) != Some(value) {
+                            self.mark_value(range.clone(), key, value.clone())?;
+                        }
+                    }
+                    pos = range.end;
+                }
+            }
+        }
+        Ok(())
     }
 }
 

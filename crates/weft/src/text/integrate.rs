@@ -7,9 +7,15 @@
 //!
 //! - if `O`'s left origin is before `L`, stop: `O` belongs to an outer run;
 //! - if it is after `L`, `O` is nested inside a sibling: keep going;
-//! - if it is `L` (a sibling): when both share `R`, the lower `(peer,
-//!   counter)` goes first; otherwise the run whose right origin is further
-//!   left comes later ("scanning" until that is resolved).
+//! - if it is `L` (a sibling): when both share `R`, the lower `(class,
+//!   peer, counter)` goes first; otherwise the run whose right origin is
+//!   further left comes later ("scanning" until that is resolved).
+//!
+//! The class ([`Item::class`]) puts style anchors that stick to their left
+//! neighbour before concurrent text and anchors that stick to their right
+//! neighbour after it. So text typed concurrently at a mark's edge lands
+//! inside or outside the mark by the mark's expand rule, whatever the peer
+//! ids; any fixed total order on siblings keeps FugueMax convergent.
 //!
 //! This never interleaves two runs typed concurrently at one place, neither
 //! forwards nor backwards. Only the first char of each run decides: later
@@ -88,13 +94,20 @@ impl TextState {
     }
 
     /// Inserts the remote run `item` (origins set, the newest seqs), made by
-    /// op `id`. `log` names the peers of other runs for tie-breaks.
-    pub fn integrate(&mut self, item: Item, id: OpId, log: &OpLog, content: &str) {
+    /// op `id`. `log` names the peers of other runs for tie-breaks. Returns
+    /// where the item ended up.
+    pub fn integrate(
+        &mut self,
+        item: Item,
+        id: OpId,
+        log: &OpLog,
+        content: &str,
+    ) -> (LeafIndex, usize) {
         self.build_index();
         let Some(first) = self.tree.first_leaf() else {
             let cursor = self.tree.push(Chunk::new(vec![item]));
             self.index_push(item.seq, cursor.leaf);
-            return;
+            return (cursor.leaf, 0);
         };
         // Start right after the left origin, splitting its run there.
         let (leaf, index) = if item.origin_left == NO_SEQ {
@@ -153,7 +166,9 @@ impl TextState {
                 Ordering::Equal => {
                     if other.origin_right == item.origin_right {
                         let other_id = log.seq_to_id(other.seq);
-                        if (id.peer, id.counter) < (other_id.peer, other_id.counter) {
+                        if (item.class(), id.peer, id.counter)
+                            < (other.class(), other_id.peer, other_id.counter)
+                        {
                             break;
                         }
                         scanning = false;
@@ -194,6 +209,6 @@ impl TextState {
             (leaf, index)
         };
         self.set_focus(leaf, None);
-        self.insert_item(leaf, index, item);
+        self.insert_item(leaf, index, item)
     }
 }

@@ -26,7 +26,20 @@ pub(crate) struct Item {
     pub bytes: u32,
     pub utf16: u32,
     pub deleted: bool,
+    /// 0 for chars; for a style anchor (always `len == 1`, never deleted,
+    /// `byte_start` = its mark's index in the op log) a combination of
+    /// [`ANCHOR`], [`ANCHOR_END`] and [`STICKS_LEFT`].
+    pub anchor: u8,
 }
+
+/// Set in [`Item::anchor`] for every style anchor.
+pub(crate) const ANCHOR: u8 = 1;
+/// The anchor ends its mark (else it starts it).
+pub(crate) const ANCHOR_END: u8 = 2;
+/// The anchor sticks to the element on its left: text inserted
+/// concurrently right after that element goes after the anchor. Without
+/// it, the anchor sticks to the element on its right.
+pub(crate) const STICKS_LEFT: u8 = 4;
 
 impl Item {
     /// One past the last seq.
@@ -45,12 +58,66 @@ impl Item {
     pub fn counts(&self) -> Cache {
         if self.deleted {
             Cache::default()
+        } else if self.anchor != 0 {
+            Cache {
+                anchors: 1,
+                ..Cache::default()
+            }
         } else {
             Cache {
                 chars: self.len,
                 utf8: self.bytes,
                 utf16: self.utf16,
+                anchors: 0,
             }
+        }
+    }
+
+    /// Whether this is a style anchor.
+    #[inline]
+    pub fn is_anchor(&self) -> bool {
+        self.anchor != 0
+    }
+
+    /// Whether this holds visible chars.
+    #[inline]
+    pub fn is_visible_text(&self) -> bool {
+        !self.deleted && self.anchor == 0
+    }
+
+    /// The class that orders concurrent siblings before their ids do:
+    /// anchors sticking left come first, then chars, then anchors sticking
+    /// right. This is what makes marks expand by their rule rather than by
+    /// which peer id is larger.
+    #[inline]
+    pub fn class(&self) -> u8 {
+        if self.anchor == 0 {
+            1
+        } else if self.anchor & STICKS_LEFT != 0 {
+            0
+        } else {
+            2
+        }
+    }
+
+    /// For an anchor, the index of its mark.
+    #[inline]
+    pub fn mark(&self) -> u32 {
+        self.byte_start
+    }
+
+    /// A style anchor item.
+    pub fn anchor(seq: Seq, mark: u32, flags: u8) -> Item {
+        Item {
+            seq,
+            len: 1,
+            origin_left: crate::id::NO_SEQ,
+            origin_right: crate::id::NO_SEQ,
+            byte_start: mark,
+            bytes: 0,
+            utf16: 0,
+            deleted: false,
+            anchor: ANCHOR | flags,
         }
     }
 
@@ -65,6 +132,8 @@ impl Item {
     #[inline]
     pub fn continues_into(&self, next: &Item) -> bool {
         next.seq == self.end()
+            && self.anchor == 0
+            && next.anchor == 0
             && next.origin_left == self.end() - 1
             && next.origin_right == self.origin_right
             && if self.byte_start == NO_CONTENT {
@@ -110,6 +179,7 @@ impl Item {
             bytes: self.bytes - bytes,
             utf16: self.utf16 - utf16,
             deleted: self.deleted,
+            anchor: 0,
         };
         self.len = offset;
         self.bytes = bytes;
@@ -168,6 +238,7 @@ mod tests {
             bytes: text.len() as u32,
             utf16: utf16_len(text),
             deleted: false,
+            anchor: 0,
         }
     }
 

@@ -13,8 +13,16 @@
 //! never descend from the root. While the focus also remembers the item just
 //! typed (`extend`), the next keystroke after it only grows that item.
 //!
-//! **Plain-text fast path.** Texts hold no style anchors yet, so a char
-//! position maps straight to the visible-char counts the tree caches.
+//! **Styles.** A mark is two zero-width anchor items in the sequence (see
+//! [`crate::style`]); the tree counts them beside the chars, and `anchors`
+//! lists them in document order, so the marks active at a position are a
+//! prefix of that list (O(log n) to find the prefix length).
+//!
+//! **Plain-text fast path.** While a text has no anchors (`anchors` is
+//! empty), a char position maps straight to the visible-char counts the
+//! tree caches and a local insert goes right after the char before it; no
+//! step looks at styles. The first mark switches that text, and only that
+//! text, to the general path.
 //!
 //! Invariants (checked by [`TextState::assert_invariants`]): no empty leaf;
 //! every cached count equals the sum below it, except the focus leaf's
@@ -26,10 +34,12 @@ mod handle;
 mod index;
 mod integrate;
 mod item;
+mod style;
 mod table;
 
 pub use handle::Text;
-pub(crate) use item::{char_len, prefix_units, utf16_len, Item};
+pub(crate) use item::{char_len, prefix_units, utf16_len, Item, ANCHOR_END, STICKS_LEFT};
+pub(crate) use style::AnchorRef;
 pub(crate) use table::TextTable;
 
 use std::ops::Range;
@@ -65,9 +75,14 @@ pub(crate) struct TextState {
     /// never needs to find chars by id.
     index: Option<IdIndex>,
     focus: Option<Focus>,
+    /// Every style anchor, in document order (their relative order never
+    /// changes once placed). Empty for plain text: then no position ever
+    /// looks at styles.
+    anchors: Vec<AnchorRef>,
 }
 
 /// Where a new local insert goes: after `index - 1` in `leaf`.
+#[derive(Debug, Clone, Copy)]
 struct InsertPoint {
     leaf: LeafIndex,
     index: usize,
@@ -81,6 +96,7 @@ impl TextState {
             tree: BTree::new(),
             index: None,
             focus: None,
+            anchors: Vec::new(),
         }
     }
 
@@ -409,7 +425,10 @@ impl TextState {
             });
             return (NO_SEQ, NO_SEQ);
         }
-        let point = self.local_insert_point(pos, content);
+        let mut point = self.local_insert_point(pos, content);
+        if !self.anchors.is_empty() {
+            point = self.skip_left_anchors(point);
+        }
         item.origin_left = point.origin_left;
         item.origin_right = self.seq_at_or_after(point.leaf, point.index);
         let (leaf, index) = self.insert_item(point.leaf, point.index, item);
@@ -502,7 +521,7 @@ impl TextState {
                 i = 0;
                 continue;
             };
-            if item.deleted {
+            if !item.is_visible_text() {
                 i += 1;
                 o = 0;
                 continue;
@@ -525,7 +544,7 @@ impl TextState {
             let item = self.chunk(leaf).items[i];
             let o = seq - item.seq;
             let k = (targets.end - seq).min(item.len - o);
-            if !item.deleted {
+            if item.is_visible_text() {
                 self.set_focus(leaf, None);
                 scratch.clear();
                 self.delete_in_item(leaf, i, o, k, content, &mut scratch);
@@ -538,7 +557,7 @@ impl TextState {
     pub fn write_to(&self, content: &str, out: &mut String) {
         for chunk in self.tree.iter() {
             for item in &chunk.items {
-                if !item.deleted {
+                if item.is_visible_text() {
                     let start = item.byte_start as usize;
                     out.push_str(&content[start..start + item.bytes as usize]);
                 }
@@ -591,7 +610,7 @@ impl TextState {
         let mut left = range.end - range.start;
         loop {
             for item in &self.chunk(leaf).items {
-                if item.deleted || left == 0 {
+                if !item.is_visible_text() || left == 0 {
                     continue;
                 }
                 if skip >= item.len {
@@ -624,13 +643,20 @@ impl TextState {
     pub fn assert_invariants(&self, content: &str) {
         let mut total = Cache::default();
         let mut seen = 0;
+        let mut anchors = Vec::new();
         for chunk in self.tree.iter() {
             assert!(!chunk.items.is_empty(), "no empty leaves");
             assert!(chunk.items.len() <= CHUNK_CAP);
             let mut counts = Cache::default();
             for item in &chunk.items {
                 assert!(item.len > 0);
-                if item.byte_start != crate::oplog::NO_CONTENT {
+                if item.is_anchor() {
+                    assert!(
+                        item.len == 1 && !item.deleted,
+                        "anchors are single and live"
+                    );
+                    anchors.push(item.seq);
+                } else if item.byte_start != crate::oplog::NO_CONTENT {
                     let s = item.byte_start as usize;
                     let text = &content[s..s + item.bytes as usize];
                     assert_eq!(char_len(text), item.len, "item char count");
@@ -647,6 +673,15 @@ impl TextState {
         assert_eq!(total.chars, self.len(Unit::Char));
         assert_eq!(total.utf8, self.len(Unit::Utf8));
         assert_eq!(total.utf16, self.len(Unit::Utf16));
+        assert_eq!(
+            total.anchors,
+            self.tree.root_cache().anchors,
+            "anchor counts are flushed"
+        );
+        assert!(
+            anchors.iter().eq(self.anchors.iter().map(|a| &a.seq)),
+            "the anchor list follows document order"
+        );
         // Every item is found through the index.
         let mut leaf = self.tree.first_leaf();
         let mut checked = 0;

@@ -1,0 +1,143 @@
+//! The binary form of a style [`Value`] inside an update.
+//!
+//! One tag byte, then: nothing (0 null, 1 false, 2 true), a zigzag varint
+//! (3 integer), 8 bytes little-endian (4 float), varint length + UTF-8
+//! (5 string), varint count + values (6 list), varint count + (string
+//! key, value) pairs in key order (7 map). Nesting is limited to
+//! [`MAX_DEPTH`] levels so hostile input cannot exhaust the stack.
+
+use std::collections::BTreeMap;
+
+use crate::error::Result;
+use crate::style::Value;
+
+use super::bytes::{write_bytes, write_varint, Reader};
+
+/// Deepest nesting of lists and maps a decoder accepts.
+pub(crate) const MAX_DEPTH: u32 = 32;
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// Appends `value` to `out`.
+pub(crate) fn write_value(out: &mut Vec<u8>, value: &Value) {
+    match value {
+        Value::Null => out.push(0),
+        Value::Bool(b) => out.push(1 + u8::from(*b)),
+        Value::I64(v) => {
+            out.push(3);
+            write_varint(out, zigzag(*v));
+        }
+        Value::F64(v) => {
+            out.push(4);
+            out.extend_from_slice(&v.to_bits().to_le_bytes());
+        }
+        Value::String(s) => {
+            out.push(5);
+            write_bytes(out, s.as_bytes());
+        }
+        Value::List(items) => {
+            out.push(6);
+            write_varint(out, items.len() as u64);
+            for v in items {
+                write_value(out, v);
+            }
+        }
+        Value::Map(map) => {
+            out.push(7);
+            write_varint(out, map.len() as u64);
+            for (k, v) in map {
+                write_bytes(out, k.as_bytes());
+                write_value(out, v);
+            }
+        }
+    }
+}
+
+/// Reads a value written by [`write_value`].
+pub(crate) fn read_value(r: &mut Reader<'_>, depth: u32) -> Result<Value> {
+    if depth > MAX_DEPTH {
+        return Err(r.malformed("value nesting"));
+    }
+    Ok(match r.u8()? {
+        0 => Value::Null,
+        1 => Value::Bool(false),
+        2 => Value::Bool(true),
+        3 => Value::I64(unzigzag(r.varint()?)),
+        4 => Value::F64(f64::from_bits(r.u64_le()?)),
+        5 => Value::String(read_string(r)?),
+        6 => {
+            // `count` checks the count against the bytes left.
+            let n = r.count("list length")?;
+            let mut items = Vec::with_capacity(n);
+            for _ in 0..n {
+                items.push(read_value(r, depth + 1)?);
+            }
+            Value::List(items)
+        }
+        7 => {
+            let n = r.count("map length")?;
+            let mut map = BTreeMap::new();
+            for _ in 0..n {
+                let k = read_string(r)?;
+                let v = read_value(r, depth + 1)?;
+                if map.insert(k, v).is_some() {
+                    return Err(r.malformed("duplicate map key"));
+                }
+            }
+            Value::Map(map)
+        }
+        _ => return Err(r.malformed("value tag")),
+    })
+}
+
+/// Reads a varint length and that many bytes of UTF-8.
+pub(crate) fn read_string(r: &mut Reader<'_>) -> Result<String> {
+    let bytes = r.bytes()?;
+    std::str::from_utf8(bytes)
+        .map(str::to_owned)
+        .map_err(|_| r.malformed("UTF-8 string"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_round_trip() {
+        let mut map = BTreeMap::new();
+        map.insert(
+            "a".to_owned(),
+            Value::List(vec![Value::I64(-5), Value::Null]),
+        );
+        map.insert("b".to_owned(), Value::F64(1.5));
+        let values = [
+            Value::Null,
+            Value::Bool(true),
+            Value::Bool(false),
+            Value::I64(i64::MIN),
+            Value::F64(f64::NAN),
+            Value::String("😀 文".into()),
+            Value::Map(map),
+        ];
+        for v in values {
+            let mut out = Vec::new();
+            write_value(&mut out, &v);
+            let mut r = Reader::new(&out, 0);
+            assert_eq!(read_value(&mut r, 0).unwrap(), v);
+            assert!(r.is_empty());
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error() {
+        let mut out = vec![6u8, 1].repeat(100);
+        out.push(0);
+        assert!(read_value(&mut Reader::new(&out, 0), 0).is_err());
+    }
+}

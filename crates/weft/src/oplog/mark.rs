@@ -1,0 +1,56 @@
+//! [`Mark`]: what a mark op sets, kept beside the op log, and the key table.
+
+use std::collections::BTreeMap;
+
+use crate::id::{Lamport, PeerId, Seq};
+use crate::style::{ExpandType, Value};
+
+/// A mark: key = value over the chars between its two anchors.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Mark {
+    /// The text it belongs to.
+    pub text: u32,
+    /// Index into [`KeyTable`].
+    pub key: u32,
+    pub value: Value,
+    pub expand: ExpandType,
+    /// Of the start op: with `peer`, orders marks of one key (last wins).
+    pub lamport: Lamport,
+    pub peer: PeerId,
+    /// Seq of the start anchor op.
+    pub start: Seq,
+    /// Seq of the end anchor op; `NO_SEQ` while it has not arrived (only
+    /// a hand-made update can send a start without its end).
+    pub end: Seq,
+}
+
+impl Mark {
+    /// Whether this mark beats `other` on the same key.
+    #[inline]
+    pub fn wins_over(&self, other: &Mark) -> bool {
+        (self.lamport, self.peer) > (other.lamport, other.peer)
+    }
+}
+
+/// Style keys, interned.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct KeyTable {
+    names: Vec<Box<str>>,
+    index: BTreeMap<Box<str>, u32>,
+}
+
+impl KeyTable {
+    pub fn intern(&mut self, key: &str) -> u32 {
+        if let Some(&i) = self.index.get(key) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(key.into());
+        self.index.insert(key.into(), i);
+        i
+    }
+
+    pub fn name(&self, i: u32) -> &str {
+        self.names.get(i as usize).map_or("", |n| n)
+    }
+}

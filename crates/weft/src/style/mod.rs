@@ -1,0 +1,295 @@
+//! Rich text: style values, expand rules and Quill-style deltas.
+//!
+//! A **mark** gives a key (`bold`, `link`, `comment:42`) a [`Value`] over a
+//! range of a text ([`crate::Text::mark`]). It is stored as two zero-width
+//! *anchors* in the same sequence as the chars, so it follows its text
+//! through concurrent edits. Where each anchor sits is decided by the
+//! mark's [`ExpandType`]:
+//!
+//! | expand   | start anchor                   | end anchor                     |
+//! |----------|--------------------------------|--------------------------------|
+//! | `After`  | sticks to the first char       | sticks to the char after       |
+//! | `None`   | sticks to the first char       | sticks to the last char        |
+//! | `Before` | sticks to the char before      | sticks to the last char        |
+//! | `Both`   | sticks to the char before      | sticks to the char after       |
+//!
+//! "Sticks to the char after" means: text typed at that edge, locally or
+//! by a concurrent peer, lands *inside* the mark (bold grows as you type at
+//! its end); "sticks to the last char" means it lands outside (a link does
+//! not). The rule is part of the op, so every peer places concurrent text
+//! the same way whatever the peer ids are.
+//!
+//! When several marks give one key a value at a char, the one made last
+//! wins (largest Lamport timestamp, then peer id); a [`Value::Null`] winner
+//! (an unmark) means the key is absent. Keys are independent, so
+//! overlapping comments by several people use distinct keys
+//! (`comment:<id>`) and all survive.
+
+mod value;
+
+pub use value::Value;
+
+use std::collections::BTreeMap;
+
+/// Style keys and their values at some text, sorted by key. Never holds a
+/// [`Value::Null`] when returned by Weft.
+pub type Attributes = BTreeMap<String, Value>;
+
+/// Whether text typed at the edges of a mark joins it. See the module doc.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum ExpandType {
+    /// Text typed at the end joins the mark (bold, italic, underline).
+    After,
+    /// Text typed at the start joins the mark.
+    Before,
+    /// Text typed at either edge joins the mark.
+    Both,
+    /// Text typed at either edge stays outside (link, comment, code).
+    None,
+}
+
+impl ExpandType {
+    /// Whether text typed right before the first char joins the mark.
+    pub fn expands_before(self) -> bool {
+        matches!(self, ExpandType::Before | ExpandType::Both)
+    }
+
+    /// Whether text typed right after the last char joins the mark.
+    pub fn expands_after(self) -> bool {
+        matches!(self, ExpandType::After | ExpandType::Both)
+    }
+
+    pub(crate) fn to_byte(self) -> u8 {
+        match self {
+            ExpandType::After => 0,
+            ExpandType::Before => 1,
+            ExpandType::Both => 2,
+            ExpandType::None => 3,
+        }
+    }
+
+    pub(crate) fn from_byte(b: u8) -> Option<ExpandType> {
+        Some(match b {
+            0 => ExpandType::After,
+            1 => ExpandType::Before,
+            2 => ExpandType::Both,
+            3 => ExpandType::None,
+            _ => return None,
+        })
+    }
+}
+
+/// The expand rule of each style key, set once per document with
+/// [`crate::Doc::config_text_style`].
+///
+/// A key is looked up exactly, then by its prefix up to the first `:` (so
+/// `comment:42` follows `comment`), then falls back to the config's default
+/// rule, which is [`ExpandType::After`] unless set otherwise. The rule in
+/// force when a mark is made travels with it: peers with different configs
+/// still converge.
+///
+/// The default config: `bold`, `italic`, `underline`, `strike`,
+/// `highlight`, `color`, `background`, `font`, `size` expand `After`;
+/// `link`, `comment`, `code` expand `None`.
+///
+/// # Examples
+///
+/// ```
+/// use weft::{ExpandType, StyleConfig};
+///
+/// let mut config = StyleConfig::default();
+/// config.set("mention", ExpandType::None);
+/// assert_eq!(config.get("bold"), ExpandType::After);
+/// assert_eq!(config.get("comment:7"), ExpandType::None);
+/// assert_eq!(config.get("mention"), ExpandType::None);
+/// assert_eq!(config.get("unknown"), ExpandType::After);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StyleConfig {
+    rules: BTreeMap<String, ExpandType>,
+    default: ExpandType,
+}
+
+impl Default for StyleConfig {
+    fn default() -> Self {
+        let mut config = StyleConfig::empty();
+        for key in [
+            "bold",
+            "italic",
+            "underline",
+            "strike",
+            "highlight",
+            "color",
+            "background",
+            "font",
+            "size",
+        ] {
+            config.set(key, ExpandType::After);
+        }
+        for key in ["link", "comment", "code"] {
+            config.set(key, ExpandType::None);
+        }
+        config
+    }
+}
+
+impl StyleConfig {
+    /// A config with no rules: every key expands [`ExpandType::After`].
+    pub fn empty() -> StyleConfig {
+        StyleConfig {
+            rules: BTreeMap::new(),
+            default: ExpandType::After,
+        }
+    }
+
+    /// Sets the rule for `key` (or for every `key:<suffix>`).
+    pub fn set(&mut self, key: &str, expand: ExpandType) -> &mut Self {
+        self.rules.insert(key.to_owned(), expand);
+        self
+    }
+
+    /// Sets the rule for keys without one.
+    pub fn set_default(&mut self, expand: ExpandType) -> &mut Self {
+        self.default = expand;
+        self
+    }
+
+    /// The rule for `key`: exact match, then the prefix before the first
+    /// `:`, then the default.
+    pub fn get(&self, key: &str) -> ExpandType {
+        if let Some(&e) = self.rules.get(key) {
+            return e;
+        }
+        if let Some((prefix, _)) = key.split_once(':') {
+            if let Some(&e) = self.rules.get(prefix) {
+                return e;
+            }
+        }
+        self.default
+    }
+}
+
+/// One step of a Quill-style delta over a text, in chars.
+///
+/// [`crate::Text::to_delta`] returns only [`Delta::Insert`]s: the text as
+/// runs of equal attributes. [`crate::Text::apply_delta`] reads all three
+/// kinds. With the `serde` feature a delta serializes as Quill's JSON
+/// (`{"insert": "Hi", "attributes": {"bold": true}}`, `{"retain": 3}`,
+/// `{"delete": 2}`), omitting empty attributes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(untagged)
+)]
+pub enum Delta {
+    /// Text with exactly these attributes (inherited styles not listed are
+    /// removed from it).
+    Insert {
+        /// The text.
+        insert: String,
+        /// Its styles; `Null` values are ignored.
+        #[cfg_attr(
+            feature = "serde",
+            serde(default, skip_serializing_if = "BTreeMap::is_empty")
+        )]
+        attributes: Attributes,
+    },
+    /// Skips `retain` chars, setting the given attributes on them (`Null`
+    /// removes a key); keys not listed are left alone.
+    Retain {
+        /// Number of chars.
+        retain: usize,
+        /// Styles to set (`Null`: remove).
+        #[cfg_attr(
+            feature = "serde",
+            serde(default, skip_serializing_if = "BTreeMap::is_empty")
+        )]
+        attributes: Attributes,
+    },
+    /// Deletes `delete` chars.
+    Delete {
+        /// Number of chars.
+        delete: usize,
+    },
+}
+
+impl Delta {
+    /// An insert of `text` with no attributes.
+    pub fn insert(text: impl Into<String>) -> Delta {
+        Delta::Insert {
+            insert: text.into(),
+            attributes: Attributes::new(),
+        }
+    }
+
+    /// An insert of `text` with `attributes`.
+    pub fn insert_with<K: Into<String>, V: Into<Value>>(
+        text: impl Into<String>,
+        attributes: impl IntoIterator<Item = (K, V)>,
+    ) -> Delta {
+        Delta::Insert {
+            insert: text.into(),
+            attributes: attrs(attributes),
+        }
+    }
+
+    /// A retain of `n` chars, changing no attributes.
+    pub fn retain(n: usize) -> Delta {
+        Delta::Retain {
+            retain: n,
+            attributes: Attributes::new(),
+        }
+    }
+
+    /// A retain of `n` chars that sets `attributes` (`Null` removes).
+    pub fn retain_with<K: Into<String>, V: Into<Value>>(
+        n: usize,
+        attributes: impl IntoIterator<Item = (K, V)>,
+    ) -> Delta {
+        Delta::Retain {
+            retain: n,
+            attributes: attrs(attributes),
+        }
+    }
+
+    /// A delete of `n` chars.
+    pub fn delete(n: usize) -> Delta {
+        Delta::Delete { delete: n }
+    }
+}
+
+fn attrs<K: Into<String>, V: Into<Value>>(it: impl IntoIterator<Item = (K, V)>) -> Attributes {
+    it.into_iter().map(|(k, v)| (k.into(), v.into())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_lookup_order() {
+        let mut c = StyleConfig::empty();
+        c.set("comment", ExpandType::None)
+            .set("comment:special", ExpandType::Both)
+            .set_default(ExpandType::Before);
+        assert_eq!(c.get("comment:1"), ExpandType::None);
+        assert_eq!(c.get("comment:special"), ExpandType::Both);
+        assert_eq!(c.get("x"), ExpandType::Before);
+        assert_eq!(c.get("x:y"), ExpandType::Before);
+    }
+
+    #[test]
+    fn expand_bytes_round_trip() {
+        for e in [
+            ExpandType::After,
+            ExpandType::Before,
+            ExpandType::Both,
+            ExpandType::None,
+        ] {
+            assert_eq!(ExpandType::from_byte(e.to_byte()), Some(e));
+        }
+        assert_eq!(ExpandType::from_byte(4), None);
+    }
+}
