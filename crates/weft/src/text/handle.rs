@@ -458,7 +458,7 @@ impl Text<'_> {
             seq,
             mark,
             expand,
-            &self.log.content,
+            self.log,
         );
         self.log.push_op(OpRun {
             seq,

@@ -8,7 +8,7 @@ use smallvec::SmallVec;
 
 use crate::error::Unit;
 use crate::id::{Seq, NO_SEQ};
-use crate::oplog::{KeyTable, Mark};
+use crate::oplog::{KeyTable, Mark, OpLog};
 use crate::style::{Attributes, Delta, ExpandType};
 
 use super::item::{Item, ANCHOR_END, STICKS_LEFT};
@@ -163,31 +163,52 @@ impl TextState {
         }
     }
 
-    /// Where an anchor that sticks to the char before visible char `pos`
-    /// goes: right after that char (or at the very start).
-    fn point_after_char_before(&mut self, pos: u32, content: &str) -> InsertPoint {
-        self.local_insert_point(pos, content)
+    /// The first element at or after `(leaf, index)` that is not an
+    /// anchor, as a seq (`NO_SEQ`: the end).
+    fn non_anchor_from(&self, leaf: LeafIndex, index: usize) -> Seq {
+        let (mut leaf, mut index) = (leaf, index);
+        loop {
+            match self.chunk(leaf).items.get(index) {
+                Some(item) if item.is_anchor() => index += 1,
+                Some(item) => return item.seq,
+                None => match self.next_leaf(leaf) {
+                    Some(next) => (leaf, index) = (next, 0),
+                    None => return NO_SEQ,
+                },
+            }
+        }
     }
 
-    /// Where an anchor that sticks to visible char `pos` goes: right before
-    /// it (or at the very end when `pos == len`).
-    fn point_before_char(&mut self, pos: u32, content: &str) -> InsertPoint {
+    /// The last element before `(leaf, index)` that is not an anchor, as a
+    /// seq (`NO_SEQ`: the start).
+    fn non_anchor_before(&self, leaf: LeafIndex, index: usize) -> Seq {
+        let (mut leaf, mut index) = (leaf, index);
+        loop {
+            if index == 0 {
+                match self.tree.prev_elem(Cursor { leaf, offset: 0 }) {
+                    Some(c) => {
+                        leaf = c.leaf;
+                        index = self.chunk(leaf).items.len();
+                    }
+                    None => return NO_SEQ,
+                }
+                continue;
+            }
+            index -= 1;
+            let item = self.chunk(leaf).items[index];
+            if !item.is_anchor() {
+                return item.end() - 1;
+            }
+        }
+    }
+
+    /// The origins of an anchor sticking to visible char `pos`: right
+    /// before it (or at the very end when `pos == len`).
+    fn origins_before_char(&mut self, pos: u32) -> (Seq, Seq) {
         if pos == self.len(Unit::Char) {
             let leaf = self.tree.last_leaf().expect("a marked text is not empty");
-            self.flush();
-            let start = {
-                let mut s = *self.tree.root_cache();
-                s.sub(self.chunk(leaf).counts);
-                s
-            };
-            self.set_focus(leaf, Some(start));
-            let chunk = self.chunk(leaf);
-            let last = chunk.items.last().map_or(NO_SEQ, |i| i.end() - 1);
-            return InsertPoint {
-                leaf,
-                index: chunk.items.len(),
-                origin_left: last,
-            };
+            let n = self.chunk(leaf).items.len();
+            return (self.non_anchor_before(leaf, n), NO_SEQ);
         }
         let (leaf, start) = self.locate(Unit::Char, pos);
         self.set_focus(leaf, Some(start));
@@ -196,64 +217,57 @@ impl TextState {
         let o = offset - before.chars;
         let item = self.chunk(leaf).items[i];
         if o > 0 {
-            let (leaf, i) = self.make_room(leaf, i, 2);
-            let chunk = self.chunk_mut(leaf);
-            let right = chunk.items[i].split(o, content.as_bytes());
-            chunk.items.insert(i + 1, right);
-            return InsertPoint {
-                leaf,
-                index: i + 1,
-                origin_left: item.seq + o - 1,
-            };
+            return (item.seq + o - 1, item.seq + o);
         }
-        let origin_left = if i > 0 {
-            self.chunk(leaf).items[i - 1].end() - 1
-        } else {
-            self.tree
-                .prev_elem(Cursor { leaf, offset: 0 })
-                .and_then(|c| self.chunk(c.leaf).items.last())
-                .map_or(NO_SEQ, |it| it.end() - 1)
-        };
-        InsertPoint {
-            leaf,
-            index: i,
-            origin_left,
-        }
+        (self.non_anchor_before(leaf, i), item.seq)
     }
 
     /// Places the two anchors of a new local mark over visible chars
     /// `range` (non-empty, in bounds): start anchor `seq`, end anchor
     /// `seq + 1`. Returns the origins of both.
+    ///
+    /// An anchor's origins are never anchors: one sticking left goes
+    /// between the char before it and the next non-anchor element, one
+    /// sticking right between the previous non-anchor element and its
+    /// char. So an anchor and text typed concurrently at the same place
+    /// are siblings, ordered by [`Item::class`]. The anchor is then placed
+    /// by the same integration as a remote one, so every peer puts it in
+    /// the same place.
     pub fn local_mark(
         &mut self,
         range: Range<u32>,
         seq: Seq,
         mark: u32,
         expand: ExpandType,
-        content: &str,
+        log: &OpLog,
     ) -> [(Seq, Seq); 2] {
+        let content = &log.content;
         let mut out = [(NO_SEQ, NO_SEQ); 2];
         for (k, end) in [(0, false), (1, true)] {
-            let (point, flags) = match (end, expand) {
-                (false, e) if e.expands_before() => (
-                    self.point_after_char_before(range.start, content),
-                    STICKS_LEFT,
-                ),
-                (false, _) => (self.point_before_char(range.start, content), 0),
-                (true, e) if e.expands_after() => {
-                    (self.point_before_char(range.end, content), ANCHOR_END)
-                }
-                (true, _) => (
-                    self.point_after_char_before(range.end, content),
-                    ANCHOR_END | STICKS_LEFT,
-                ),
+            let sticks_left = if end {
+                !expand.expands_after()
+            } else {
+                expand.expands_before()
             };
+            let pos = if end { range.end } else { range.start };
+            let origins = if sticks_left {
+                let point = self.local_insert_point(pos, content);
+                (
+                    point.origin_left,
+                    self.non_anchor_from(point.leaf, point.index),
+                )
+            } else {
+                self.origins_before_char(pos)
+            };
+            let flags =
+                if sticks_left { STICKS_LEFT } else { 0 } | if end { ANCHOR_END } else { 0 };
             let mut item = Item::anchor(seq + k, mark, flags);
-            item.origin_left = point.origin_left;
-            item.origin_right = self.seq_at_or_after(point.leaf, point.index);
-            out[k as usize] = (item.origin_left, item.origin_right);
-            let (leaf, at) = self.insert_item(point.leaf, point.index, item);
+            (item.origin_left, item.origin_right) = origins;
+            out[k as usize] = origins;
+            let (leaf, at) = self.integrate(item, log.seq_to_id(seq + k), log, content);
             self.register_anchor(leaf, at);
+            // Integration leaves the focus without known counts.
+            self.drop_focus();
         }
         out
     }
