@@ -15,6 +15,7 @@ use smallvec::SmallVec;
 use crate::error::{Error, Result};
 use crate::id::{Counter, IdSpan, OpId, PeerId, Seq, NO_SEQ};
 use crate::oplog::{Mark, OpKind, OpLog, OpRun, NO_CONTENT};
+use crate::style::ExpandType;
 use std::collections::HashMap;
 
 use crate::text::{char_len, utf16_len, Item, TextTable, ANCHOR_END, STICKS_LEFT};
@@ -55,7 +56,6 @@ enum PlannedOp {
     },
     /// Inserts the end anchor of the mark whose start op is `start`.
     MarkEnd {
-        id: OpId,
         seq: Seq,
         text: u32,
         left: Seq,
@@ -109,8 +109,8 @@ struct Resolver<'a> {
     single_text: Option<u32>,
     /// Index into `inserts` of the last hit: references cluster.
     hint: std::cell::Cell<usize>,
-    /// Planned anchors: (seq, text, is a start), ascending seqs.
-    anchors: Vec<(Seq, u32, bool)>,
+    /// Planned start anchors: (seq, text, expand rule), ascending seqs.
+    anchors: Vec<(Seq, u32, ExpandType)>,
     /// Start seqs of the marks whose end this plan adds.
     ended: Vec<Seq>,
 }
@@ -155,55 +155,62 @@ impl Resolver<'_> {
         true
     }
 
-    /// Whether the log's op `seq` is a style anchor in `text`; for a
-    /// start anchor, its mark's index.
-    fn log_anchor(&self, seq: Seq, text: u32) -> Option<(bool, Option<u32>)> {
-        let run = self.log.ops.get(self.log.op_index(seq))?;
-        if run.text != text {
-            return None;
-        }
-        match run.kind {
-            OpKind::MarkStart { mark, .. } => Some((true, Some(mark))),
-            OpKind::MarkEnd { .. } => Some((false, None)),
-            _ => None,
-        }
-    }
-
-    /// Whether the planned op `seq` is a style anchor in `text`, and
-    /// whether a start one.
-    fn planned_anchor(&self, seq: Seq, text: u32) -> Option<bool> {
-        let i = self.anchors.binary_search_by_key(&seq, |a| a.0).ok()?;
-        let &(_, t, start) = self.anchors.get(i)?;
-        (t == text).then_some(start)
-    }
-
     /// Resolves the start op of a mark ended by an op at `before`: it must
-    /// be a start anchor in `text` whose mark has no end yet.
-    fn mark_start(&mut self, id: OpId, text: u32, before: Seq) -> Result<Seq> {
-        let seq = if let Some((start, _, seq0)) = self.planned(id) {
+    /// be a start anchor in `text` whose mark has no end yet. Returns its
+    /// seq and the mark's expand rule.
+    fn mark_start(&mut self, id: OpId, text: u32, before: Seq) -> Result<(Seq, ExpandType)> {
+        let found = if let Some((start, _, seq0)) = self.planned(id) {
             let seq = seq0 + (id.counter - start);
-            if self.planned_anchor(seq, text) != Some(true) {
-                return Err(Error::UnknownId(id));
+            let i = self.anchors.binary_search_by_key(&seq, |a| a.0).ok();
+            match i.and_then(|i| self.anchors.get(i)) {
+                Some(&(_, t, expand)) if t == text => Some((seq, expand)),
+                _ => None,
             }
-            seq
         } else {
-            let seq = self.log.id_to_seq(id).ok_or(Error::UnknownId(id))?;
-            match self.log_anchor(seq, text) {
-                Some((true, Some(mark)))
-                    if self
-                        .log
-                        .marks
-                        .get(mark as usize)
-                        .is_some_and(|m| m.end == NO_SEQ) => {}
-                _ => return Err(Error::UnknownId(id)),
+            let seq = self.log.id_to_seq(id);
+            let run = seq.and_then(|s| self.log.ops.get(self.log.op_index(s)));
+            match (seq, run.map(|r| (r.text, r.kind))) {
+                (Some(seq), Some((t, OpKind::MarkStart { mark, .. }))) if t == text => self
+                    .log
+                    .marks
+                    .get(mark as usize)
+                    .filter(|m| m.end == NO_SEQ)
+                    .map(|m| (seq, m.expand)),
+                _ => None,
             }
-            seq
         };
-        if seq >= before || self.ended.contains(&seq) {
+        match found {
+            Some((seq, expand)) if seq < before && !self.ended.contains(&seq) => {
+                self.ended.push(seq);
+                Ok((seq, expand))
+            }
+            _ => Err(Error::UnknownId(id)),
+        }
+    }
+
+    /// Resolves the char an anchor is glued to: `left` for one sticking
+    /// left, else `right`; the other side must be empty.
+    fn glue(
+        &self,
+        (left, right): (Option<OpId>, Option<OpId>),
+        sticks_left: bool,
+        text: u32,
+        before: Seq,
+    ) -> Result<(Seq, Seq)> {
+        let (glued, other) = if sticks_left {
+            (left, right)
+        } else {
+            (right, left)
+        };
+        if let Some(id) = other {
             return Err(Error::UnknownId(id));
         }
-        self.ended.push(seq);
-        Ok(seq)
+        let seq = self.origin(glued, text, before)?;
+        Ok(if sticks_left {
+            (seq, NO_SEQ)
+        } else {
+            (NO_SEQ, seq)
+        })
     }
 
     /// Records a planned insert run, in the one structure
@@ -312,21 +319,14 @@ impl Resolver<'_> {
         // Most origins point into the same update, often its latest change.
         if let Some((start, _, seq0)) = self.planned(id) {
             let seq = seq0 + (id.counter - start);
-            return if seq < before
-                && (self.planned_inserts(seq..seq + 1, text)
-                    || self.planned_anchor(seq, text).is_some())
-            {
+            return if seq < before && self.planned_inserts(seq..seq + 1, text) {
                 Ok(seq)
             } else {
                 Err(Error::UnknownId(id))
             };
         }
         match self.log.id_to_seq(id) {
-            Some(seq)
-                if self.log_inserts(seq..seq + 1, text) || self.log_anchor(seq, text).is_some() =>
-            {
-                Ok(seq)
-            }
+            Some(seq) if self.log_inserts(seq..seq + 1, text) => Ok(seq),
             _ => Err(Error::UnknownId(id)),
         }
     }
@@ -491,10 +491,15 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
                         content,
                     });
                 }
-                UpdateKind::MarkStart { left, right, .. } => {
-                    let left = resolver.origin(*left, text, seq)?;
-                    let right = resolver.origin(*right, text, seq)?;
-                    resolver.anchors.push((seq, text, true));
+                UpdateKind::MarkStart {
+                    left,
+                    right,
+                    expand,
+                    ..
+                } => {
+                    let (left, right) =
+                        resolver.glue((*left, *right), expand.expands_before(), text, seq)?;
+                    resolver.anchors.push((seq, text, *expand));
                     ops.push(PlannedOp::MarkStart {
                         id: OpId::new(change.peer, op_counter),
                         seq,
@@ -505,12 +510,10 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
                     });
                 }
                 UpdateKind::MarkEnd { left, right, start } => {
-                    let left = resolver.origin(*left, text, seq)?;
-                    let right = resolver.origin(*right, text, seq)?;
-                    let start = resolver.mark_start(*start, text, seq)?;
-                    resolver.anchors.push((seq, text, false));
+                    let (start, expand) = resolver.mark_start(*start, text, seq)?;
+                    let (left, right) =
+                        resolver.glue((*left, *right), !expand.expands_after(), text, seq)?;
                     ops.push(PlannedOp::MarkEnd {
-                        id: OpId::new(change.peer, op_counter),
                         seq,
                         text,
                         left,
@@ -670,7 +673,7 @@ pub(crate) fn apply(
                         origin_right: *right,
                         mark,
                     };
-                    add_anchor(log, texts, *id, *seq, *text, (*left, *right), mark, flags);
+                    add_anchor(log, texts, *seq, *text, (*left, *right), mark, flags);
                     log.push_op(OpRun {
                         seq: *seq,
                         len: 1,
@@ -679,7 +682,6 @@ pub(crate) fn apply(
                     });
                 }
                 PlannedOp::MarkEnd {
-                    id,
                     seq,
                     text,
                     left,
@@ -700,7 +702,7 @@ pub(crate) fn apply(
                     } else {
                         ANCHOR_END | STICKS_LEFT
                     };
-                    add_anchor(log, texts, *id, *seq, *text, (*left, *right), mark, flags);
+                    add_anchor(log, texts, *seq, *text, (*left, *right), mark, flags);
                     log.push_op(OpRun {
                         seq: *seq,
                         len: 1,
@@ -754,12 +756,10 @@ pub(crate) fn apply(
     applied
 }
 
-/// Integrates a remote style anchor into its text and lists it there.
-#[expect(clippy::too_many_arguments, reason = "the fields of one anchor")]
+/// Places a remote style anchor in its text and lists it there.
 fn add_anchor(
     log: &OpLog,
     texts: &mut TextTable,
-    id: OpId,
     seq: Seq,
     text: u32,
     (left, right): (Seq, Seq),
@@ -770,7 +770,7 @@ fn add_anchor(
     item.origin_left = left;
     item.origin_right = right;
     if let Some(state) = texts.get_mut(text as usize) {
-        let (leaf, at) = state.integrate(item, id, log, &log.content);
+        let (leaf, at) = state.place_anchor(item, &log.content);
         state.register_anchor(leaf, at);
     }
 }

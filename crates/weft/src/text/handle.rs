@@ -108,6 +108,12 @@ impl<'a> Text<'a> {
     /// Inserts `s` at char position `pos`. O(log n), O(1) when typing right
     /// after the previous insert.
     ///
+    /// The new text takes the styles of the marks around it by their
+    /// expand rules (see [`crate::style`]). Typing where all the text of a
+    /// mark was deleted does not bring that mark back: the text goes
+    /// outside it, or, for a mark expanding both ways (which has no
+    /// outside there), the insert also unmarks the new text for that key.
+    ///
     /// # Errors
     ///
     /// [`Error::OutOfBounds`] if `pos > len()`; [`Error::HistoryFull`] or
@@ -156,6 +162,13 @@ impl<'a> Text<'a> {
             item.byte_start,
             item.bytes,
         );
+        // Typed where a mark's text was all deleted and no place avoids
+        // the mark (it expands both ways): unmark the new text so the
+        // mark does not come back.
+        for key in self.state.take_resurrected(pos as u32, &self.log.marks) {
+            let key = self.log.keys.name(key).to_owned();
+            self.mark_value(pos..pos + n as usize, &key, Value::Null)?;
+        }
         Ok(())
     }
 
@@ -458,7 +471,7 @@ impl Text<'_> {
             seq,
             mark,
             expand,
-            self.log,
+            &self.log.content,
         );
         self.log.push_op(OpRun {
             seq,

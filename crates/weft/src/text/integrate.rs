@@ -7,15 +7,16 @@
 //!
 //! - if `O`'s left origin is before `L`, stop: `O` belongs to an outer run;
 //! - if it is after `L`, `O` is nested inside a sibling: keep going;
-//! - if it is `L` (a sibling): when both share `R`, the lower `(class,
-//!   peer, counter)` goes first; otherwise the run whose right origin is
-//!   further left comes later ("scanning" until that is resolved).
+//! - if it is `L` (a sibling): when both share `R`, the lower `(peer,
+//!   counter)` goes first; otherwise the run whose right origin is further
+//!   left comes later ("scanning" until that is resolved).
 //!
-//! The class ([`Item::class`]) puts style anchors that stick to their left
-//! neighbour before concurrent text and anchors that stick to their right
-//! neighbour after it. So text typed concurrently at a mark's edge lands
-//! inside or outside the mark by the mark's expand rule, whatever the peer
-//! ids; any fixed total order on siblings keeps FugueMax convergent.
+//! Style anchors take no part: they are glued to chars (see
+//! [`TextState::place_anchor`]), the scan steps over them, and the new run
+//! goes after the anchors glued to the char before it and before those
+//! glued to the char after it. So text typed concurrently at a mark's edge
+//! lands inside or outside the mark by the mark's expand rule alone,
+//! whatever the peer ids, and the order of chars is plain FugueMax.
 //!
 //! This never interleaves two runs typed concurrently at one place, neither
 //! forwards nor backwards. Only the first char of each run decides: later
@@ -138,6 +139,12 @@ impl TextState {
             if other.seq == item.origin_right {
                 break;
             }
+            if other.is_anchor() {
+                // Style anchors are glued to chars and take no part in the
+                // ordering of chars.
+                (leaf, index) = (l, i + 1);
+                continue;
+            }
             let left = other.origin_left;
             // `O`'s left origin is before it: either before `L`, `L`, or in
             // the part scanned so far.
@@ -166,9 +173,7 @@ impl TextState {
                 Ordering::Equal => {
                     if other.origin_right == item.origin_right {
                         let other_id = log.seq_to_id(other.seq);
-                        if (item.class(), id.peer, id.counter)
-                            < (other.class(), other_id.peer, other_id.counter)
-                        {
+                        if (id.peer, id.counter) < (other_id.peer, other_id.counter) {
                             break;
                         }
                         scanning = false;
@@ -197,7 +202,7 @@ impl TextState {
         }
 
         let (leaf, index) = if scanning {
-            scan_start
+            self.back_over_right_anchors(scan_start.0, scan_start.1)
         } else if let Some(offset) = inside {
             self.set_focus(leaf, None);
             let (leaf, i) = self.make_room(leaf, index, 2);
@@ -206,7 +211,7 @@ impl TextState {
             chunk.items.insert(i + 1, right);
             (leaf, i + 1)
         } else {
-            (leaf, index)
+            self.back_over_right_anchors(leaf, index)
         };
         self.set_focus(leaf, None);
         self.insert_item(leaf, index, item)

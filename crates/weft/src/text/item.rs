@@ -36,9 +36,10 @@ pub(crate) struct Item {
 pub(crate) const ANCHOR: u8 = 1;
 /// The anchor ends its mark (else it starts it).
 pub(crate) const ANCHOR_END: u8 = 2;
-/// The anchor sticks to the element on its left: text inserted
-/// concurrently right after that element goes after the anchor. Without
-/// it, the anchor sticks to the element on its right.
+/// The anchor is glued to the char before it (`origin_left`; text typed
+/// after that char goes after the anchor). Without it, the anchor is
+/// glued to the char after it (`origin_right`; text typed before that
+/// char goes before the anchor).
 pub(crate) const STICKS_LEFT: u8 = 4;
 
 impl Item {
@@ -83,21 +84,6 @@ impl Item {
     #[inline]
     pub fn is_visible_text(&self) -> bool {
         !self.deleted && self.anchor == 0
-    }
-
-    /// The class that orders concurrent siblings before their ids do:
-    /// anchors sticking left come first, then chars, then anchors sticking
-    /// right. This is what makes marks expand by their rule rather than by
-    /// which peer id is larger.
-    #[inline]
-    pub fn class(&self) -> u8 {
-        if self.anchor == 0 {
-            1
-        } else if self.anchor & STICKS_LEFT != 0 {
-            0
-        } else {
-            2
-        }
     }
 
     /// For an anchor, the index of its mark.

@@ -79,6 +79,9 @@ pub(crate) struct TextState {
     /// changes once placed). Empty for plain text: then no position ever
     /// looks at styles.
     anchors: Vec<AnchorRef>,
+    /// Marks without text that the last local insert could not avoid
+    /// (see [`TextState::take_resurrected`]).
+    resurrected: SmallVec<[u32; 2]>,
 }
 
 /// Where a new local insert goes: after `index - 1` in `leaf`.
@@ -97,6 +100,7 @@ impl TextState {
             index: None,
             focus: None,
             anchors: Vec::new(),
+            resurrected: SmallVec::new(),
         }
     }
 
@@ -426,11 +430,16 @@ impl TextState {
             return (NO_SEQ, NO_SEQ);
         }
         let mut point = self.local_insert_point(pos, content);
-        if !self.anchors.is_empty() {
-            point = self.skip_left_anchors(point);
-        }
         item.origin_left = point.origin_left;
-        item.origin_right = self.seq_at_or_after(point.leaf, point.index);
+        if self.anchors.is_empty() {
+            item.origin_right = self.seq_at_or_after(point.leaf, point.index);
+        } else {
+            // Origins are always chars: the text goes after the anchors
+            // glued to the char before it and before those glued to the
+            // char after it.
+            point = self.rich_insert_point(point, content);
+            item.origin_right = self.non_anchor_from(point.leaf, point.index);
+        }
         let (leaf, index) = self.insert_item(point.leaf, point.index, item);
         let f = self.focus.as_mut().expect("insert focuses its leaf");
         debug_assert_eq!(f.leaf, leaf);

@@ -8,11 +8,26 @@ use smallvec::SmallVec;
 
 use crate::error::Unit;
 use crate::id::{Seq, NO_SEQ};
-use crate::oplog::{KeyTable, Mark, OpLog};
+use crate::oplog::{KeyTable, Mark};
 use crate::style::{Attributes, Delta, ExpandType};
 
 use super::item::{Item, ANCHOR_END, STICKS_LEFT};
 use super::{InsertPoint, TextState};
+
+/// Most items of a gap between two visible chars that a styled insert
+/// looks at (see [`TextState::rich_insert_point`]).
+const GAP_SCAN: usize = 64;
+
+/// Where [`TextState::rich_insert_point`] puts new text, by gap item.
+#[derive(Clone, Copy)]
+enum Place {
+    /// After the visible char before the gap and its left-sticky anchors.
+    Default,
+    /// Right after the first char of the deleted run `i`.
+    Inside(usize),
+    /// After the deleted run `i` and its left-sticky anchors.
+    After(usize),
+}
 
 /// One entry of [`TextState`]'s anchor list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +62,20 @@ impl ActiveMarks {
         {
             self.active.push(mark);
         }
+    }
+
+    /// The active mark that wins on `key`.
+    pub fn winner(&self, key: u32, marks: &[Mark]) -> Option<u32> {
+        let mut best: Option<(u32, &Mark)> = None;
+        for &i in &self.active {
+            let Some(m) = marks.get(i as usize).filter(|m| m.key == key) else {
+                continue;
+            };
+            if best.is_none_or(|(_, b)| m.wins_over(b)) {
+                best = Some((i, m));
+            }
+        }
+        best.map(|b| b.0)
     }
 
     /// The styles in force: per key, the winning mark's value, without
@@ -108,64 +137,160 @@ impl DeltaBuilder<'_> {
 }
 
 impl TextState {
-    /// Moves a local insert point (right after a visible char) past the
-    /// anchors there that stick to that char: ends of marks that do not
-    /// expand after, and starts of marks that expand before, except starts
-    /// of marks with no text left (their end is in the same gap), so that
-    /// typing where a mark's text was deleted does not bring it back.
-    pub(super) fn skip_left_anchors(&mut self, point: InsertPoint) -> InsertPoint {
-        let mut point = point;
+    /// Where text typed right after a visible char goes in a styled text.
+    /// `point` is right after that char. By default the text goes after
+    /// the anchors glued to that char. When the gap up to the next visible
+    /// char holds a mark with no text left (both anchors in the gap), the
+    /// text instead goes after the first deleted char where no such mark
+    /// covers it and every other mark covers it exactly as by default, so
+    /// typing where a mark's text was deleted does not bring the mark
+    /// back. The gap is scanned up to [`GAP_SCAN`] items.
+    pub(super) fn rich_insert_point(&mut self, point: InsertPoint, content: &str) -> InsertPoint {
+        // The gap: (item, leaf, index), up to the next visible char.
+        let mut gap: SmallVec<[(Item, LeafIndex, usize); 16]> = SmallVec::new();
         let (mut leaf, mut index) = (point.leaf, point.index);
+        let mut bounded = true;
         loop {
             let Some(item) = self.chunk(leaf).items.get(index).copied() else {
-                let Some(next) = self.next_leaf(leaf) else {
-                    return point;
-                };
-                let start = self.start_after(leaf);
-                self.set_focus(next, start);
-                (leaf, index) = (next, 0);
-                continue;
-            };
-            if !item.is_anchor() || item.anchor & STICKS_LEFT == 0 {
-                return point;
-            }
-            if item.anchor & ANCHOR_END == 0 && self.ends_in_gap(leaf, index + 1, item.mark()) {
-                return point;
-            }
-            index += 1;
-            point = InsertPoint {
-                leaf,
-                index,
-                origin_left: item.seq,
-            };
-        }
-    }
-
-    /// Whether the end anchor of `mark` comes at or after `(leaf, index)`
-    /// before the next visible char.
-    fn ends_in_gap(&self, leaf: LeafIndex, index: usize, mark: u32) -> bool {
-        let (mut leaf, mut index) = (leaf, index);
-        loop {
-            let Some(item) = self.chunk(leaf).items.get(index) else {
                 match self.next_leaf(leaf) {
                     Some(next) => (leaf, index) = (next, 0),
-                    None => return false,
+                    None => break,
                 }
                 continue;
             };
             if item.is_visible_text() {
-                return false;
+                break;
             }
-            if item.is_anchor() && item.anchor & ANCHOR_END != 0 && item.mark() == mark {
-                return true;
+            if gap.len() == GAP_SCAN {
+                bounded = false;
+                break;
             }
+            gap.push((item, leaf, index));
             index += 1;
+        }
+        let sticks_left =
+            |e: &(Item, LeafIndex, usize)| e.0.is_anchor() && e.0.anchor & STICKS_LEFT != 0;
+        // Candidate places: after the char before the gap, or after a
+        // deleted char; each past the left-sticky anchors glued there.
+        let after = |from: usize| from + gap[from..].iter().take_while(|e| sticks_left(e)).count();
+        let default = after(0);
+        let mut place = Place::Default;
+        if bounded && gap.iter().any(|e| e.0.is_anchor()) {
+            // Per mark with an anchor in the gap: (start, end) ordinals.
+            let mut marks: SmallVec<[(u32, Option<usize>, Option<usize>); 8]> = SmallVec::new();
+            for (i, e) in gap.iter().enumerate() {
+                if !e.0.is_anchor() {
+                    continue;
+                }
+                let m = e.0.mark();
+                let slot = match marks.iter_mut().find(|x| x.0 == m) {
+                    Some(slot) => slot,
+                    None => {
+                        marks.push((m, None, None));
+                        marks.last_mut().expect("just pushed")
+                    }
+                };
+                if e.0.anchor & ANCHOR_END != 0 {
+                    slot.2 = Some(i);
+                } else {
+                    slot.1 = Some(i);
+                }
+            }
+            let covers = |&(_, s, e): &(u32, Option<usize>, Option<usize>), p: usize| {
+                s.is_none_or(|s| s < p) && e.is_none_or(|e| e >= p)
+            };
+            let dead = |m: &(u32, Option<usize>, Option<usize>)| m.1.is_some() && m.2.is_some();
+            if marks.iter().any(|m| dead(m) && covers(m, default)) {
+                // Candidates left to right: right after the first char of a
+                // deleted run (inside it), then after its last char.
+                let mut candidates: SmallVec<[(usize, Place); 16]> = SmallVec::new();
+                for (i, e) in gap.iter().enumerate() {
+                    if !e.0.is_anchor() {
+                        if e.0.len > 1 {
+                            candidates.push((i + 1, Place::Inside(i)));
+                        }
+                        candidates.push((after(i + 1), Place::After(i)));
+                    }
+                }
+                let ok = |p: usize| {
+                    marks.iter().all(|m| {
+                        if dead(m) {
+                            !covers(m, p)
+                        } else {
+                            covers(m, p) == covers(m, default)
+                        }
+                    })
+                };
+                match candidates.into_iter().find(|c| ok(c.0)) {
+                    Some(c) => place = c.1,
+                    None => {
+                        // No place escapes (a mark expanding both ways):
+                        // the caller unmarks the new text.
+                        self.resurrected.extend(
+                            marks
+                                .iter()
+                                .filter(|m| dead(m) && covers(m, default))
+                                .map(|m| m.0),
+                        );
+                    }
+                }
+            }
+        }
+        let point = match place {
+            Place::Default => {
+                let d = default.checked_sub(1).map(|i| gap[i]);
+                match d {
+                    Some((_, leaf, index)) => InsertPoint {
+                        leaf,
+                        index: index + 1,
+                        origin_left: point.origin_left,
+                    },
+                    None => point,
+                }
+            }
+            Place::After(i) => {
+                let last = after(i + 1) - 1;
+                let (_, leaf, index) = gap[last];
+                InsertPoint {
+                    leaf,
+                    index: index + 1,
+                    origin_left: gap[i].0.end() - 1,
+                }
+            }
+            Place::Inside(i) => {
+                let (item, leaf, index) = gap[i];
+                self.move_focus_to(leaf);
+                let (leaf, index) = self.make_room(leaf, index, 2);
+                let chunk = self.chunk_mut(leaf);
+                let right = chunk.items[index].split(1, content.as_bytes());
+                chunk.items.insert(index + 1, right);
+                InsertPoint {
+                    leaf,
+                    index: index + 1,
+                    origin_left: item.seq,
+                }
+            }
+        };
+        self.move_focus_to(point.leaf);
+        point
+    }
+
+    /// Moves the focus forward, leaf by leaf, to `leaf` (after it), so its
+    /// start counts stay known.
+    fn move_focus_to(&mut self, leaf: LeafIndex) {
+        while let Some(f) = self.focus {
+            if f.leaf == leaf {
+                break;
+            }
+            let next = self.next_leaf(f.leaf).expect("the leaf is after the focus");
+            let start = self.start_after(f.leaf);
+            self.set_focus(next, start);
         }
     }
 
     /// The first element at or after `(leaf, index)` that is not an
     /// anchor, as a seq (`NO_SEQ`: the end).
-    fn non_anchor_from(&self, leaf: LeafIndex, index: usize) -> Seq {
+    pub(super) fn non_anchor_from(&self, leaf: LeafIndex, index: usize) -> Seq {
         let (mut leaf, mut index) = (leaf, index);
         loop {
             match self.chunk(leaf).items.get(index) {
@@ -179,9 +304,13 @@ impl TextState {
         }
     }
 
-    /// The last element before `(leaf, index)` that is not an anchor, as a
-    /// seq (`NO_SEQ`: the start).
-    fn non_anchor_before(&self, leaf: LeafIndex, index: usize) -> Seq {
+    /// Moves a place back over the right-sticky anchors right before it
+    /// (they belong to the element after them): new text goes before them.
+    pub(super) fn back_over_right_anchors(
+        &self,
+        leaf: LeafIndex,
+        index: usize,
+    ) -> (LeafIndex, usize) {
         let (mut leaf, mut index) = (leaf, index);
         loop {
             if index == 0 {
@@ -189,60 +318,117 @@ impl TextState {
                     Some(c) => {
                         leaf = c.leaf;
                         index = self.chunk(leaf).items.len();
+                        continue;
                     }
-                    None => return NO_SEQ,
+                    None => return (leaf, 0),
                 }
-                continue;
+            }
+            let item = self.chunk(leaf).items[index - 1];
+            if !item.is_anchor() || item.anchor & STICKS_LEFT != 0 {
+                return (leaf, index);
             }
             index -= 1;
-            let item = self.chunk(leaf).items[index];
-            if !item.is_anchor() {
-                return item.end() - 1;
-            }
         }
     }
 
-    /// The origins of an anchor sticking to visible char `pos`: right
-    /// before it (or at the very end when `pos == len`).
-    fn origins_before_char(&mut self, pos: u32) -> (Seq, Seq) {
-        if pos == self.len(Unit::Char) {
-            let leaf = self.tree.last_leaf().expect("a marked text is not empty");
-            let n = self.chunk(leaf).items.len();
-            return (self.non_anchor_before(leaf, n), NO_SEQ);
+    /// Inserts the anchor `item` next to the char it is glued to: a
+    /// left-sticky one (glued to `origin_left`, `NO_SEQ` for the start)
+    /// after that char and its other left-sticky anchors, a right-sticky
+    /// one (glued to `origin_right`, `NO_SEQ` for the end) right before
+    /// that char. Local and remote anchors go through here, so every peer
+    /// places them alike. Leaves the focus without known counts.
+    pub fn place_anchor(&mut self, item: Item, content: &str) -> (LeafIndex, usize) {
+        self.build_index();
+        let Some(first) = self.tree.first_leaf() else {
+            let cursor = self.tree.push(super::chunk::Chunk::new(vec![item]));
+            self.index_push(item.seq, cursor.leaf);
+            return (cursor.leaf, 0);
+        };
+        let (leaf, index) = if item.anchor & STICKS_LEFT != 0 {
+            let (leaf, index) = if item.origin_left == NO_SEQ {
+                (first, 0)
+            } else {
+                self.split_after(item.origin_left, content)
+            };
+            let mut p = InsertPoint {
+                leaf,
+                index,
+                origin_left: NO_SEQ,
+            };
+            self.set_focus(leaf, None);
+            // Walk the left-sticky anchors already glued there.
+            let (mut l, mut i) = (p.leaf, p.index);
+            loop {
+                match self.chunk(l).items.get(i) {
+                    Some(it) if it.is_anchor() && it.anchor & STICKS_LEFT != 0 => {
+                        i += 1;
+                        p.leaf = l;
+                        p.index = i;
+                    }
+                    Some(_) => break,
+                    None => match self.next_leaf(l) {
+                        Some(next) => (l, i) = (next, 0),
+                        None => break,
+                    },
+                }
+            }
+            (p.leaf, p.index)
+        } else if item.origin_right == NO_SEQ {
+            let last = self.tree.last_leaf().expect("the tree is not empty");
+            (last, self.chunk(last).items.len())
+        } else {
+            let (leaf, i, seq) = self.position_of(item.origin_right);
+            let o = seq - self.chunk(leaf).items[i].seq;
+            if o > 0 {
+                self.split_after(item.origin_right - 1, content)
+            } else {
+                (leaf, i)
+            }
+        };
+        self.set_focus(leaf, None);
+        self.insert_item(leaf, index, item)
+    }
+
+    /// Splits the item holding char `seq` right after it; returns the
+    /// place right after the char.
+    fn split_after(&mut self, seq: Seq, content: &str) -> (LeafIndex, usize) {
+        let (leaf, i, _) = self.position_of(seq);
+        self.set_focus(leaf, None);
+        let held = self.chunk(leaf).items[i];
+        let o = seq - held.seq;
+        if o + 1 < held.len {
+            let (leaf, i) = self.make_room(leaf, i, 2);
+            let chunk = self.chunk_mut(leaf);
+            let right = chunk.items[i].split(o + 1, content.as_bytes());
+            chunk.items.insert(i + 1, right);
+            (leaf, i + 1)
+        } else {
+            (leaf, i + 1)
         }
+    }
+
+    /// The seq of visible char `pos` (< len).
+    fn char_seq(&self, pos: u32) -> Seq {
         let (leaf, start) = self.locate(Unit::Char, pos);
-        self.set_focus(leaf, Some(start));
-        let offset = pos - start.chars;
-        let (i, before) = self.chunk(leaf).find_unit(Unit::Char, offset);
-        let o = offset - before.chars;
-        let item = self.chunk(leaf).items[i];
-        if o > 0 {
-            return (item.seq + o - 1, item.seq + o);
-        }
-        (self.non_anchor_before(leaf, i), item.seq)
+        let chunk = self.chunk(leaf);
+        let (i, before) = chunk.find_unit(Unit::Char, pos - start.chars);
+        chunk.items[i].seq + (pos - start.chars - before.chars)
     }
 
     /// Places the two anchors of a new local mark over visible chars
     /// `range` (non-empty, in bounds): start anchor `seq`, end anchor
-    /// `seq + 1`. Returns the origins of both.
-    ///
-    /// An anchor's origins are never anchors: one sticking left goes
-    /// between the char before it and the next non-anchor element, one
-    /// sticking right between the previous non-anchor element and its
-    /// char. So an anchor and text typed concurrently at the same place
-    /// are siblings, ordered by [`Item::class`]. The anchor is then placed
-    /// by the same integration as a remote one, so every peer puts it in
-    /// the same place.
+    /// `seq + 1`. Returns the chars they are glued to, as (left, right)
+    /// origins with `NO_SEQ` on the side not used.
     pub fn local_mark(
         &mut self,
         range: Range<u32>,
         seq: Seq,
         mark: u32,
         expand: ExpandType,
-        log: &OpLog,
+        content: &str,
     ) -> [(Seq, Seq); 2] {
-        let content = &log.content;
         let mut out = [(NO_SEQ, NO_SEQ); 2];
+        let len = self.len(Unit::Char);
         for (k, end) in [(0, false), (1, true)] {
             let sticks_left = if end {
                 !expand.expands_after()
@@ -251,22 +437,27 @@ impl TextState {
             };
             let pos = if end { range.end } else { range.start };
             let origins = if sticks_left {
-                let point = self.local_insert_point(pos, content);
-                (
-                    point.origin_left,
-                    self.non_anchor_from(point.leaf, point.index),
-                )
+                let glue = if pos == 0 {
+                    NO_SEQ
+                } else {
+                    self.char_seq(pos - 1)
+                };
+                (glue, NO_SEQ)
             } else {
-                self.origins_before_char(pos)
+                let glue = if pos == len {
+                    NO_SEQ
+                } else {
+                    self.char_seq(pos)
+                };
+                (NO_SEQ, glue)
             };
             let flags =
                 if sticks_left { STICKS_LEFT } else { 0 } | if end { ANCHOR_END } else { 0 };
             let mut item = Item::anchor(seq + k, mark, flags);
             (item.origin_left, item.origin_right) = origins;
             out[k as usize] = origins;
-            let (leaf, at) = self.integrate(item, log.seq_to_id(seq + k), log, content);
+            let (leaf, at) = self.place_anchor(item, content);
             self.register_anchor(leaf, at);
-            // Integration leaves the focus without known counts.
             self.drop_focus();
         }
         out
@@ -298,6 +489,29 @@ impl TextState {
         if let Some(f) = &mut self.focus {
             f.extend = None;
         }
+    }
+
+    /// Keys to unmark over text just inserted where only marks without
+    /// text of their own would style it (see
+    /// [`TextState::rich_insert_point`]): per such key, whether one of
+    /// those marks is what gives the new text that key. Clears the list.
+    pub fn take_resurrected(&mut self, pos: u32, marks: &[Mark]) -> SmallVec<[u32; 2]> {
+        if self.resurrected.is_empty() {
+            return SmallVec::new();
+        }
+        let dead = std::mem::take(&mut self.resurrected);
+        let active = self.active_at(pos, marks);
+        let mut keys: SmallVec<[u32; 2]> = SmallVec::new();
+        for &d in &dead {
+            let Some(m) = marks.get(d as usize) else {
+                continue;
+            };
+            let winner = active.winner(m.key, marks);
+            if winner.is_some_and(|w| dead.contains(&w)) && !keys.contains(&m.key) {
+                keys.push(m.key);
+            }
+        }
+        keys
     }
 
     /// The marks active at visible char `pos` (< len).
