@@ -329,6 +329,15 @@ impl Doc {
         }
     }
 
+    /// The items of text `name`, one per line (for debugging tests).
+    #[doc(hidden)]
+    pub fn debug_dump(&self, name: &str) -> String {
+        self.texts
+            .find(name)
+            .and_then(|i| self.texts.get(i))
+            .map_or_else(String::new, |t| t.dump(&self.log))
+    }
+
     /// Internal size figures (for benchmarks): (ops, op runs, changes, text
     /// items).
     #[doc(hidden)]

@@ -2,7 +2,7 @@
 //! prints per-phase timings, sizes and memory.
 //!
 //! ```text
-//! cargo run --release -p examples --bin replay -- [TRACE] [--times N] [--runs R]
+//! cargo run --release -p examples --bin replay -- [TRACE] [--times N] [--runs R] [--rich]
 //! ```
 //!
 //! `TRACE` defaults to the automerge-paper ("B4") trace. `--times N` applies
@@ -10,6 +10,12 @@
 //! ("B4xN"). Timings are medians of `--runs` runs (default 5); the rope
 //! baseline runs in the same process so the ratio survives a noisy machine.
 //! Exits non-zero when a final text differs from the trace's `endContent`.
+//!
+//! `--rich` also replays a *rich* version of the trace: every 1,000 patches
+//! one bold mark goes over a random 10% of the text (seeded, so every run
+//! makes the same marks). It reports that apply against the plain apply
+//! of the same run, `to_delta()` of the final document, and how much the
+//! marks add to the update.
 
 use std::error::Error;
 use std::process::ExitCode;
@@ -23,6 +29,7 @@ struct Args {
     path: String,
     times: usize,
     runs: usize,
+    rich: bool,
 }
 
 fn parse_args() -> Result<Args, Box<dyn Error>> {
@@ -33,14 +40,16 @@ fn parse_args() -> Result<Args, Box<dyn Error>> {
             .to_string(),
         times: 1,
         runs: 5,
+        rich: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
             "--times" => args.times = it.next().ok_or("--times needs a value")?.parse()?,
             "--runs" => args.runs = it.next().ok_or("--runs needs a value")?.parse()?,
+            "--rich" => args.rich = true,
             "-h" | "--help" => {
-                println!("usage: replay [TRACE.json.gz] [--times N] [--runs R]");
+                println!("usage: replay [TRACE.json.gz] [--times N] [--runs R] [--rich]");
                 std::process::exit(0);
             }
             _ if a.starts_with("--") => return Err(format!("unknown option {a}").into()),
@@ -72,6 +81,45 @@ fn apply_weft(flat: &Flat, times: usize) -> Result<Doc, weft::Error> {
         }
     }
     Ok(doc)
+}
+
+/// Patches between two marks in the rich replay.
+const MARK_EVERY: usize = 1000;
+
+/// As [`apply_weft`], plus one bold mark over a random tenth of the text
+/// every [`MARK_EVERY`] patches. Returns the document and the marks made.
+fn apply_rich(flat: &Flat, times: usize) -> Result<(Doc, usize), weft::Error> {
+    let mut doc = Doc::new();
+    doc.set_peer_id(1)?;
+    let mut text = doc.text("text");
+    let mut rng = 0x2545_f491_4f6c_dd1d_u64;
+    let mut marks = 0;
+    for _ in 0..times {
+        let offset = text.len();
+        for (i, p) in flat.patches.iter().enumerate() {
+            let pos = offset + p.pos as usize;
+            if p.del > 0 {
+                text.delete(pos, p.del as usize)?;
+            }
+            if p.ins.1 > p.ins.0 {
+                text.insert(pos, flat.ins(p))?;
+            }
+            if i % MARK_EVERY == MARK_EVERY - 1 {
+                let len = text.len();
+                let span = len / 10;
+                if span > 0 {
+                    // xorshift64
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    let start = (rng % (len - span + 1) as u64) as usize;
+                    text.mark(start..start + span, "bold", true)?;
+                    marks += 1;
+                }
+            }
+        }
+    }
+    Ok((doc, marks))
 }
 
 fn apply_rope(flat: &Flat, times: usize) -> jumprope::JumpRope {
@@ -223,6 +271,38 @@ fn run() -> Result<bool, Box<dyn Error>> {
     println!("export updates        {export}  {} bytes", bytes.len());
     println!("import updates        {import}");
     println!("import + to_string    {import_read}");
+    if args.rich {
+        let (rich_apply, rich) = time_runs(args.runs, || apply_rich(&flat, args.times));
+        let (mut rich, marks) = rich?;
+        check("rich apply", &rich.text("text").to_string());
+        let (to_delta, delta) = time_runs(args.runs, || rich.text("text").to_delta());
+        let plain_bytes = bytes.len();
+        let rich_bytes = rich
+            .export(ExportMode::Updates {
+                from: &VersionVector::new(),
+            })?
+            .len();
+        let mut round = Doc::new();
+        round.import(&rich.export(ExportMode::Updates {
+            from: &VersionVector::new(),
+        })?)?;
+        if round.text("text").to_delta() != delta {
+            ok = false;
+            eprintln!("MISMATCH: the rich document's delta changed through export/import");
+        }
+        println!(
+            "apply (weft, rich)    {rich_apply}  {:.2}x plain weft, {:.2}x rope ({marks} bold marks)",
+            rich_apply.median / weft_apply.median,
+            ratio(rich_apply.median)
+        );
+        println!("to_delta (rich)       {to_delta}  {} runs", delta.len());
+        println!(
+            "export updates (rich) {} bytes: +{} bytes ({:+.2}%) for the marks",
+            rich_bytes,
+            rich_bytes as i64 - plain_bytes as i64,
+            (rich_bytes as f64 / plain_bytes as f64 - 1.0) * 100.0
+        );
+    }
     if ok {
         println!("text ok: matches endContent after apply and after import");
     }

@@ -105,6 +105,7 @@ pub(crate) fn read_string(r: &mut Reader<'_>) -> Result<String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 mod tests {
     use super::*;
 
@@ -136,7 +137,7 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_an_error() {
-        let mut out = vec![6u8, 1].repeat(100);
+        let mut out = [6u8, 1].repeat(100);
         out.push(0);
         assert!(read_value(&mut Reader::new(&out, 0), 0).is_err());
     }

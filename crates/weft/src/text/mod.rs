@@ -430,14 +430,15 @@ impl TextState {
             return (NO_SEQ, NO_SEQ);
         }
         let mut point = self.local_insert_point(pos, content);
-        item.origin_left = point.origin_left;
         if self.anchors.is_empty() {
+            item.origin_left = point.origin_left;
             item.origin_right = self.seq_at_or_after(point.leaf, point.index);
         } else {
             // Origins are always chars: the text goes after the anchors
             // glued to the char before it and before those glued to the
             // char after it.
             point = self.rich_insert_point(point, content);
+            item.origin_left = point.origin_left;
             item.origin_right = self.non_anchor_from(point.leaf, point.index);
         }
         let (leaf, index) = self.insert_item(point.leaf, point.index, item);
@@ -640,6 +641,48 @@ impl TextState {
             }
             leaf = self.next_leaf(leaf).expect("range is in bounds");
         }
+    }
+
+    /// The items, one per line, with ids (for debugging).
+    pub fn dump(&self, log: &crate::oplog::OpLog) -> String {
+        let mut out = String::new();
+        let id = |s: Seq| (s != NO_SEQ).then(|| log.seq_to_id(s));
+        for chunk in self.tree.iter() {
+            for item in &chunk.items {
+                let what = if item.is_anchor() {
+                    format!(
+                        "{} of mark {}{}",
+                        if item.anchor & ANCHOR_END != 0 {
+                            "END"
+                        } else {
+                            "START"
+                        },
+                        item.mark(),
+                        if item.anchor & STICKS_LEFT != 0 {
+                            " sticks left"
+                        } else {
+                            " sticks right"
+                        }
+                    )
+                } else if item.byte_start == crate::oplog::NO_CONTENT {
+                    format!("{} chars without content (deleted)", item.len)
+                } else {
+                    let s = item.byte_start as usize;
+                    format!(
+                        "{:?}{}",
+                        &log.content[s..s + item.bytes as usize],
+                        if item.deleted { " (deleted)" } else { "" }
+                    )
+                };
+                out += &format!(
+                    "  {} {what} L={:?} R={:?}\n",
+                    log.seq_to_id(item.seq),
+                    id(item.origin_left),
+                    id(item.origin_right)
+                );
+            }
+        }
+        out
     }
 
     /// Number of items (runs), including tombstones.

@@ -18,6 +18,10 @@ use super::{InsertPoint, TextState};
 /// looks at (see [`TextState::rich_insert_point`]).
 const GAP_SCAN: usize = 64;
 
+/// A mark with an anchor in a gap: (mark, ordinal of its start anchor in
+/// the gap, ordinal of its end anchor).
+type GapMark = (u32, Option<usize>, Option<usize>);
+
 /// Where [`TextState::rich_insert_point`] puts new text, by gap item.
 #[derive(Clone, Copy)]
 enum Place {
@@ -177,7 +181,7 @@ impl TextState {
         let mut place = Place::Default;
         if bounded && gap.iter().any(|e| e.0.is_anchor()) {
             // Per mark with an anchor in the gap: (start, end) ordinals.
-            let mut marks: SmallVec<[(u32, Option<usize>, Option<usize>); 8]> = SmallVec::new();
+            let mut marks: SmallVec<[GapMark; 8]> = SmallVec::new();
             for (i, e) in gap.iter().enumerate() {
                 if !e.0.is_anchor() {
                     continue;
@@ -196,10 +200,10 @@ impl TextState {
                     slot.1 = Some(i);
                 }
             }
-            let covers = |&(_, s, e): &(u32, Option<usize>, Option<usize>), p: usize| {
+            let covers = |&(_, s, e): &GapMark, p: usize| {
                 s.is_none_or(|s| s < p) && e.is_none_or(|e| e >= p)
             };
-            let dead = |m: &(u32, Option<usize>, Option<usize>)| m.1.is_some() && m.2.is_some();
+            let dead = |m: &GapMark| m.1.is_some() && m.2.is_some();
             if marks.iter().any(|m| dead(m) && covers(m, default)) {
                 // Candidates left to right: right after the first char of a
                 // deleted run (inside it), then after its last char.

@@ -422,7 +422,11 @@ impl RefDoc {
 
     /// The styles in force at item index `at`.
     fn attributes_before(&self, at: usize) -> Attributes {
-        let active = self.active_before(at);
+        self.winners(&self.active_before(at))
+    }
+
+    /// Per key, the value of the last of `active` marks to set it.
+    fn winners(&self, active: &[Id]) -> Attributes {
         let mut winners: HashMap<&str, &RefMark> = HashMap::new();
         for m in active.iter().map(|m| &self.marks[m]) {
             let w = winners.entry(m.key.as_str()).or_insert(m);
@@ -440,11 +444,25 @@ impl RefDoc {
     /// The text as runs of equal styles, char by char.
     pub fn to_delta(&self) -> Vec<Delta> {
         let mut out: Vec<Delta> = Vec::new();
-        for (k, item) in self.items.iter().enumerate() {
-            if !item.visible() {
+        let mut active: Vec<Id> = Vec::new();
+        let has_end = |m: Id| {
+            self.items
+                .iter()
+                .any(|i| i.anchor.is_some_and(|b| b.end && b.mark == m))
+        };
+        for item in &self.items {
+            if let Some(a) = item.anchor {
+                if a.end {
+                    active.retain(|&m| m != a.mark);
+                } else if has_end(a.mark) {
+                    active.push(a.mark);
+                }
                 continue;
             }
-            let attrs = self.attributes_before(k);
+            if item.deleted {
+                continue;
+            }
+            let attrs = self.winners(&active);
             let ch = item.ch.expect("visible items are chars");
             match out.last_mut() {
                 Some(Delta::Insert { insert, attributes }) if *attributes == attrs => {
