@@ -11,7 +11,8 @@ use xxhash_rust::xxh3::xxh3_64;
 /// Everything observable about a document.
 #[derive(Debug, PartialEq)]
 struct State {
-    texts: Vec<(String, String)>,
+    /// Name, text and its delta (styles).
+    texts: Vec<(String, String, String)>,
     version: VersionVector,
     frontiers: Frontiers,
     pending: Vec<IdSpan>,
@@ -25,7 +26,8 @@ fn state(doc: &mut Doc) -> State {
             .into_iter()
             .map(|n| {
                 let t = doc.text(&n).to_string();
-                (n, t)
+                let d = format!("{:?}", doc.text(&n).to_delta());
+                (n, t, d)
             })
             .collect(),
         version: doc.version(),
@@ -39,18 +41,23 @@ fn state(doc: &mut Doc) -> State {
     }
 }
 
-/// A document with two peers' concurrent edits in two texts.
+/// A document with two peers' concurrent edits and marks in two texts.
 fn source() -> Doc {
     let mut a = Doc::new();
     a.set_peer_id(1).unwrap();
     a.text("body").insert(0, "Hello wörld 😀").unwrap();
     a.text("title").insert(0, "T").unwrap();
+    a.text("body").mark(0..5, "bold", true).unwrap();
     let mut b = a.fork();
     b.set_peer_id(2).unwrap();
     b.text("body").insert(5, ", dear").unwrap();
     b.text("body").delete(0, 1).unwrap();
+    b.text("body")
+        .mark(3..9, "link", "https://example.com/ü")
+        .unwrap();
     a.text("body").insert(0, "«").unwrap();
     a.text("body").delete(3, 4).unwrap();
+    a.text("body").unmark(1..2, "bold").unwrap();
     let bytes = b
         .export(ExportMode::Updates { from: &a.version() })
         .unwrap();
@@ -346,4 +353,69 @@ fn forged_updates_are_rejected_whole() {
     bad_utf8.pop();
     bad_utf8.extend([1, 0xFF]);
     assert!(import_checked(&doc, &before, &wrap(&bad_utf8)).is_err());
+}
+
+/// A valid hand-made update: peer 7 inserts "ab" into text "t" and marks
+/// it bold (ops 0-1 insert, 2 mark start glued before 'a', 3 mark end at
+/// the end of the text). `patch` edits the change and op bytes first.
+fn marked(patch: impl Fn(&mut Vec<u8>, &mut Vec<u8>)) -> Vec<u8> {
+    let mut changes = vec![1, 0, 1, 4, 0];
+    let mut ops = vec![2 << 4, 0, 0];
+    // Start: left none, right 0@7 (2 before its own id), expand after,
+    // key "bold", value true.
+    ops.extend([0x16, 0, 9, 0, 4, b'b', b'o', b'l', b'd', 2]);
+    // End: no glue (end of text), start 2@7 (1 before its own id).
+    ops.extend([0x17, 0, 0, 5]);
+    patch(&mut changes, &mut ops);
+    wrap(&body(&[7], &["t"], &changes, &ops, "ab"))
+}
+
+#[test]
+fn forged_marks_are_rejected() {
+    let mut doc = target();
+    let before = state(&mut doc);
+    let good = marked(|_, _| {});
+    import_checked(&doc, &before, &good).unwrap();
+    let mut copy = doc.clone();
+    copy.import(&good).unwrap();
+    assert_eq!(
+        copy.text("t").to_delta(),
+        vec![weft::Delta::insert_with("ab", [("bold", true)])]
+    );
+
+    // The end names an insert, not a mark start.
+    let bad = marked(|_, ops| *ops.last_mut().unwrap() = 13);
+    assert_eq!(
+        import_checked(&doc, &before, &bad),
+        Err(Error::UnknownId(weft::OpId::new(7, 0)))
+    );
+    // The start is glued on both sides.
+    let bad = marked(|_, ops| ops[4] = 1);
+    assert!(import_checked(&doc, &before, &bad).is_err());
+    // A mark op of length 2, an unknown expand rule.
+    let bad = marked(|_, ops| ops[3] = 0x26);
+    assert!(import_checked(&doc, &before, &bad).is_err());
+    let bad = marked(|_, ops| ops[6] = 9);
+    assert!(matches!(
+        import_checked(&doc, &before, &bad),
+        Err(Error::Malformed { .. })
+    ));
+    // A second end for the same mark.
+    let bad = marked(|changes, ops| {
+        changes[3] = 5;
+        ops.extend([0x17, 0, 0, 9]);
+    });
+    assert_eq!(
+        import_checked(&doc, &before, &bad),
+        Err(Error::UnknownId(weft::OpId::new(7, 2)))
+    );
+    // A value nested deeper than the decoder allows.
+    let bad = marked(|_, ops| {
+        let at = 12;
+        ops.splice(at..at + 1, [6u8, 1].repeat(100).into_iter().chain([0]));
+    });
+    assert!(matches!(
+        import_checked(&doc, &before, &bad),
+        Err(Error::Malformed { .. })
+    ));
 }
