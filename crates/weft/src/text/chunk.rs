@@ -56,30 +56,32 @@ impl Cache {
     #[inline]
     pub fn diff(&self, old: Cache) -> CacheDiff {
         CacheDiff {
-            chars: i64::from(self.chars) - i64::from(old.chars),
-            utf8: i64::from(self.utf8) - i64::from(old.utf8),
-            utf16: i64::from(self.utf16) - i64::from(old.utf16),
-            anchors: i64::from(self.anchors) - i64::from(old.anchors),
+            chars: self.chars.wrapping_sub(old.chars),
+            utf8: self.utf8.wrapping_sub(old.utf8),
+            utf16: self.utf16.wrapping_sub(old.utf16),
+            anchors: self.anchors.wrapping_sub(old.anchors),
         }
     }
 }
 
-/// A change of a [`Cache`].
+/// A change of a [`Cache`], as differences modulo 2^32: adding it back
+/// with wrapping arithmetic is exact (caches never go negative), and it is
+/// half the size of signed 64-bit differences.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct CacheDiff {
-    pub chars: i64,
-    pub utf8: i64,
-    pub utf16: i64,
-    pub anchors: i64,
+    pub chars: u32,
+    pub utf8: u32,
+    pub utf16: u32,
+    pub anchors: u32,
 }
 
 impl CacheDiff {
+    #[inline]
     fn apply(&self, cache: &mut Cache) {
-        // Caches never go negative: a diff only removes what was counted.
-        cache.chars = (i64::from(cache.chars) + self.chars) as u32;
-        cache.utf8 = (i64::from(cache.utf8) + self.utf8) as u32;
-        cache.utf16 = (i64::from(cache.utf16) + self.utf16) as u32;
-        cache.anchors = (i64::from(cache.anchors) + self.anchors) as u32;
+        cache.chars = cache.chars.wrapping_add(self.chars);
+        cache.utf8 = cache.utf8.wrapping_add(self.utf8);
+        cache.utf16 = cache.utf16.wrapping_add(self.utf16);
+        cache.anchors = cache.anchors.wrapping_add(self.anchors);
     }
 }
 
@@ -231,10 +233,10 @@ impl BTreeTrait for ChunkTree {
     }
 
     fn merge_cache_diff(diff1: &mut CacheDiff, diff2: &CacheDiff) {
-        diff1.chars += diff2.chars;
-        diff1.utf8 += diff2.utf8;
-        diff1.utf16 += diff2.utf16;
-        diff1.anchors += diff2.anchors;
+        diff1.chars = diff1.chars.wrapping_add(diff2.chars);
+        diff1.utf8 = diff1.utf8.wrapping_add(diff2.utf8);
+        diff1.utf16 = diff1.utf16.wrapping_add(diff2.utf16);
+        diff1.anchors = diff1.anchors.wrapping_add(diff2.anchors);
     }
 
     fn get_elem_cache(elem: &Chunk) -> Cache {

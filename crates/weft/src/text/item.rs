@@ -26,9 +26,10 @@ pub(crate) struct Item {
     pub bytes: u32,
     pub utf16: u32,
     pub deleted: bool,
-    /// 0 for chars; for a style anchor (always `len == 1`, never deleted,
-    /// `byte_start` = its mark's index in the op log) a combination of
-    /// [`ANCHOR`], [`ANCHOR_END`] and [`STICKS_LEFT`].
+    /// 0 for chars; for a style anchor (always `len == 1` and `deleted`:
+    /// it holds no visible text; `byte_start` = its mark's index in the op
+    /// log) a combination of [`ANCHOR`], [`ANCHOR_END`] and
+    /// [`STICKS_LEFT`].
     pub anchor: u8,
 }
 
@@ -54,14 +55,14 @@ impl Item {
         seq.wrapping_sub(self.seq) < self.len
     }
 
-    /// What the item adds to its chunk's visible counts.
+    /// What the item adds to its chunk's visible counts. Anchors are
+    /// flagged deleted (they hold no visible text), so the common case, a
+    /// visible char run, takes one branch.
     #[inline]
     pub fn counts(&self) -> Cache {
         if self.deleted {
-            Cache::default()
-        } else if self.anchor != 0 {
             Cache {
-                anchors: 1,
+                anchors: u32::from(self.anchor != 0),
                 ..Cache::default()
             }
         } else {
@@ -83,7 +84,7 @@ impl Item {
     /// Whether this holds visible chars.
     #[inline]
     pub fn is_visible_text(&self) -> bool {
-        !self.deleted && self.anchor == 0
+        !self.deleted
     }
 
     /// For an anchor, the index of its mark.
@@ -102,7 +103,7 @@ impl Item {
             byte_start: mark,
             bytes: 0,
             utf16: 0,
-            deleted: false,
+            deleted: true,
             anchor: ANCHOR | flags,
         }
     }
@@ -117,8 +118,9 @@ impl Item {
     /// this run's right origin: the two are one run but for deletion.
     #[inline]
     pub fn continues_into(&self, next: &Item) -> bool {
+        // Only `next` can be an anchor here: nothing has an anchor as its
+        // left origin.
         next.seq == self.end()
-            && self.anchor == 0
             && next.anchor == 0
             && next.origin_left == self.end() - 1
             && next.origin_right == self.origin_right

@@ -398,7 +398,9 @@ impl TextState {
 
     /// Inserts the new local run `item` at visible char `pos` (<= len) and
     /// returns its `(origin_left, origin_right)`.
-    #[inline]
+    // Inlined into `Text::insert` (see there); the styled path is out of
+    // line in `styled_insert_point`.
+    #[inline(always)]
     pub fn local_insert(&mut self, pos: u32, item: Item, content: &str) -> (Seq, Seq) {
         if let Some(f) = &mut self.focus {
             if let Some((at, index)) = f.extend {
@@ -434,12 +436,7 @@ impl TextState {
             item.origin_left = point.origin_left;
             item.origin_right = self.seq_at_or_after(point.leaf, point.index);
         } else {
-            // Origins are always chars: the text goes after the anchors
-            // glued to the char before it and before those glued to the
-            // char after it.
-            point = self.rich_insert_point(point, content);
-            item.origin_left = point.origin_left;
-            item.origin_right = self.non_anchor_from(point.leaf, point.index);
+            point = self.styled_insert_point(point, &mut item, content);
         }
         let (leaf, index) = self.insert_item(point.leaf, point.index, item);
         let f = self.focus.as_mut().expect("insert focuses its leaf");
@@ -704,8 +701,8 @@ impl TextState {
                 assert!(item.len > 0);
                 if item.is_anchor() {
                     assert!(
-                        item.len == 1 && !item.deleted,
-                        "anchors are single and live"
+                        item.len == 1 && item.deleted,
+                        "anchors are single and hold no text"
                     );
                     anchors.push(item.seq);
                 } else if item.byte_start != crate::oplog::NO_CONTENT {

@@ -141,6 +141,23 @@ impl DeltaBuilder<'_> {
 }
 
 impl TextState {
+    /// [`TextState::rich_insert_point`], then the origins of `item`, which
+    /// are always chars: the text goes after the anchors glued to the char
+    /// before it and before those glued to the char after it. Kept out of
+    /// line so plain-text typing stays small.
+    #[inline(never)]
+    pub(super) fn styled_insert_point(
+        &mut self,
+        point: InsertPoint,
+        item: &mut Item,
+        content: &str,
+    ) -> InsertPoint {
+        let point = self.rich_insert_point(point, content);
+        item.origin_left = point.origin_left;
+        item.origin_right = self.non_anchor_from(point.leaf, point.index);
+        point
+    }
+
     /// Where text typed right after a visible char goes in a styled text.
     /// `point` is right after that char. By default the text goes after
     /// the anchors glued to that char. When the gap up to the next visible
@@ -495,14 +512,18 @@ impl TextState {
         }
     }
 
+    /// Whether the last local insert left marks for
+    /// [`TextState::take_resurrected`].
+    #[inline]
+    pub fn has_resurrected(&self) -> bool {
+        !self.resurrected.is_empty()
+    }
+
     /// Keys to unmark over text just inserted where only marks without
     /// text of their own would style it (see
     /// [`TextState::rich_insert_point`]): per such key, whether one of
     /// those marks is what gives the new text that key. Clears the list.
     pub fn take_resurrected(&mut self, pos: u32, marks: &[Mark]) -> SmallVec<[u32; 2]> {
-        if self.resurrected.is_empty() {
-            return SmallVec::new();
-        }
         let dead = std::mem::take(&mut self.resurrected);
         let active = self.active_at(pos, marks);
         let mut keys: SmallVec<[u32; 2]> = SmallVec::new();
