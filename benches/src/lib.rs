@@ -26,6 +26,42 @@ pub fn replay(trace: &Trace) -> Doc {
     doc
 }
 
+/// Patches between two marks in [`replay_rich`].
+pub const MARK_EVERY: usize = 1000;
+
+/// As [`replay`], plus one bold mark over a pseudo-random tenth of the
+/// text every [`MARK_EVERY`] patches (the same marks every time).
+///
+/// # Panics
+///
+/// If Weft rejects a patch or mark of a valid trace (a bug).
+pub fn replay_rich(trace: &Trace) -> Doc {
+    let mut doc = Doc::new();
+    let mut text = doc.text("text");
+    let mut rng = 0x2545_f491_4f6c_dd1d_u64;
+    for (i, p) in trace.patches().enumerate() {
+        if p.del > 0 {
+            text.delete(p.pos, p.del).expect("delete in bounds");
+        }
+        if !p.ins.is_empty() {
+            text.insert(p.pos, &p.ins).expect("insert in bounds");
+        }
+        if i % MARK_EVERY == MARK_EVERY - 1 {
+            let len = text.len();
+            let span = len / 10;
+            if span > 0 {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                let start = (rng % (len - span + 1) as u64) as usize;
+                text.mark(start..start + span, "bold", true)
+                    .expect("mark in bounds");
+            }
+        }
+    }
+    doc
+}
+
 /// The whole history of `doc` as one update.
 ///
 /// # Panics
