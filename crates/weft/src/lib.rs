@@ -19,10 +19,18 @@
 //! - **Text** positions count chars (Unicode scalar values); `_utf8` and
 //!   `_utf16` variants take byte and UTF-16 offsets.
 //!
+//! - **Rich text**: [`Text::mark`] gives a range a style (`bold: true`,
+//!   `link: "https://.."`), [`Text::unmark`] removes it, and
+//!   [`Text::to_delta`] / [`Text::apply_delta`] read and write Quill-style
+//!   [`Delta`]s. How a mark grows when text is typed at its edges is its
+//!   key's [`ExpandType`] (see [`style`] and [`Doc::config_text_style`]).
+//!
 //! Concurrent inserts at one place are ordered by FugueMax (left and right
 //! origins), so two people typing at the same spot never interleave, typing
 //! forwards or backwards. Deleted chars stay as tombstones so that later
-//! concurrent edits can still find their place.
+//! concurrent edits can still find their place. A mark's two anchors are
+//! glued to chars, so text typed concurrently at its edge is inside or
+//! outside by the mark's rule, never by which peer id is larger.
 //!
 //! Internally every text is a b-tree (`generic-btree`) of run-length encoded
 //! items with a cached cursor, so typing near the previous edit costs O(1)
@@ -60,8 +68,8 @@
 //!
 //! # Features
 //!
-//! None yet: `serde` and `arbitrary` support arrive with the rich-text and
-//! fuzzing work.
+//! - `serde`: `Serialize` / `Deserialize` for [`Value`], [`Delta`] (as
+//!   Quill's JSON) and [`ExpandType`].
 
 #![forbid(unsafe_code)]
 

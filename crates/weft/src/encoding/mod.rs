@@ -40,12 +40,17 @@
 //!                      right origin relative to the left origin (or to
 //!                      the run's own first id when there is none)
 //!               delete: first target relative to R
-//!               mark start: left and right origin as for an insert,
-//!                      u8 expand rule (0 after, 1 before, 2 both,
-//!                      3 none), varint length + UTF-8 key, the value
-//!                      (see `value.rs`)
-//!               mark end: left and right origin, then the id of its
-//!                      mark's start op relative to the op's own id
+//!               mark start: the char the anchor is glued to, written
+//!                      as a left and a right origin (as for an insert)
+//!                      of which only one is set: left when the anchor
+//!                      sticks to the char before it (the rule expands
+//!                      before), right otherwise (none: the start or end
+//!                      of the text); u8 expand rule (0 after, 1 before,
+//!                      2 both, 3 none), varint length + UTF-8 key, the
+//!                      value (see `value.rs`)
+//!               mark end: the glued char likewise (left when the rule
+//!                      does not expand after), then the id of its mark's
+//!                      start op relative to the op's own id
 //!             R is the id the previous run left the cursor at: the last
 //!             op of the previous insert run, the last target of the
 //!             previous delete run, the previous mark op itself; the run's

@@ -14,9 +14,13 @@
 //! typed (`extend`), the next keystroke after it only grows that item.
 //!
 //! **Styles.** A mark is two zero-width anchor items in the sequence (see
-//! [`crate::style`]); the tree counts them beside the chars, and `anchors`
-//! lists them in document order, so the marks active at a position are a
-//! prefix of that list (O(log n) to find the prefix length).
+//! [`crate::style`]), each glued to a char: right after it with the other
+//! anchors glued there, or right before it. Chars never take anchors as
+//! origins, and integration steps over anchors, so the order of chars is
+//! FugueMax alone. The tree counts anchors beside the chars (chars +
+//! anchors = the entity count), and `anchors` lists them in document
+//! order, so the marks active at a char are a prefix of that list whose
+//! length (the char's entity index minus its char index) takes O(log n).
 //!
 //! **Plain-text fast path.** While a text has no anchors (`anchors` is
 //! empty), a char position maps straight to the visible-char counts the
