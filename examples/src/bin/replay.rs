@@ -88,6 +88,7 @@ const MARK_EVERY: usize = 1000;
 
 /// As [`apply_weft`], plus one bold mark over a random tenth of the text
 /// every [`MARK_EVERY`] patches. Returns the document and the marks made.
+#[inline(never)]
 fn apply_rich(flat: &Flat, times: usize) -> Result<(Doc, usize), weft::Error> {
     let mut doc = Doc::new();
     doc.set_peer_id(1)?;

@@ -50,6 +50,10 @@ impl KeyTable {
         i
     }
 
+    pub fn find(&self, key: &str) -> Option<u32> {
+        self.index.get(key).copied()
+    }
+
     pub fn name(&self, i: u32) -> &str {
         self.names.get(i as usize).map_or("", |n| n)
     }

@@ -450,17 +450,13 @@ impl Text<'_> {
         }
         // Redundant: every char already has exactly this (or, for an
         // unmark, none has the key).
-        let redundant = self
-            .slice_delta(range.clone())?
-            .iter()
-            .all(|run| match run {
-                Delta::Insert { attributes, .. } => match attributes.get(key) {
-                    Some(v) => *v == value,
-                    None => value.is_null(),
-                },
-                _ => true,
-            });
-        if redundant {
+        if self.state.has_everywhere(
+            range.start as u32..range.end as u32,
+            key,
+            &value,
+            &self.log.marks,
+            &self.log.keys,
+        ) {
             return Ok(());
         }
         let expand = self.config.get(key);
@@ -514,7 +510,6 @@ impl Text<'_> {
     ///
     /// [`Error::OutOfBounds`] if `pos >= len()`.
     pub fn attributes_at(&self, pos: usize) -> Result<Attributes> {
-        let run = self.slice_delta(pos..pos.saturating_add(1))?;
         if pos >= self.len() {
             return Err(Error::OutOfBounds {
                 pos,
@@ -522,6 +517,7 @@ impl Text<'_> {
                 unit: Unit::Char,
             });
         }
+        let run = self.slice_delta(pos..pos + 1)?;
         Ok(match run.into_iter().next() {
             Some(Delta::Insert { attributes, .. }) => attributes,
             _ => Attributes::new(),

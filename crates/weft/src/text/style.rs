@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 use crate::error::Unit;
 use crate::id::{Seq, NO_SEQ};
 use crate::oplog::{KeyTable, Mark};
-use crate::style::{Attributes, Delta, ExpandType};
+use crate::style::{Attributes, Delta, ExpandType, Value};
 
 use super::item::{Item, ANCHOR_END, STICKS_LEFT};
 use super::{InsertPoint, TextState};
@@ -124,11 +124,13 @@ impl DeltaBuilder<'_> {
         if s.is_empty() {
             return;
         }
+        let fresh = self.attrs.is_none();
         let attrs = self
             .attrs
             .get_or_insert_with(|| self.active.attributes(self.marks, self.keys));
         if let Some(Delta::Insert { insert, attributes }) = self.out.last_mut() {
-            if attributes == attrs {
+            // Attributes only change at anchors: compare them only then.
+            if !fresh || attributes == attrs {
                 insert.push_str(s);
                 return;
             }
@@ -575,29 +577,22 @@ impl TextState {
         b.out
     }
 
-    /// Visible chars `range` (in bounds) as runs of equal styles.
-    pub fn slice_delta(
+    /// Walks visible chars `range` (in bounds, non-empty) in order: calls
+    /// `f` for each piece of an item (with the marks in force, whether an
+    /// anchor was passed since the previous piece, the item, the chars
+    /// skipped at its start and the chars taken).
+    fn walk_range(
         &self,
         range: Range<u32>,
-        content: &str,
         marks: &[Mark],
-        keys: &KeyTable,
-    ) -> Vec<Delta> {
-        if range.is_empty() {
-            return Vec::new();
-        }
-        let active = if self.anchors.is_empty() {
+        mut f: impl FnMut(&ActiveMarks, bool, &Item, u32, u32),
+    ) {
+        let mut active = if self.anchors.is_empty() {
             ActiveMarks::default()
         } else {
             self.active_at(range.start, marks)
         };
-        let mut b = DeltaBuilder {
-            out: Vec::new(),
-            active,
-            attrs: None,
-            marks,
-            keys,
-        };
+        let mut changed = true;
         let (mut leaf, start) = self.locate(Unit::Char, range.start);
         let chunk = self.chunk(leaf);
         let (mut i, before) = chunk.find_unit(Unit::Char, range.start - start.chars);
@@ -611,21 +606,79 @@ impl TextState {
             };
             i += 1;
             if item.is_anchor() {
-                b.anchor(item);
+                active.step(item.mark(), item.anchor & ANCHOR_END != 0, marks);
+                changed = true;
                 continue;
             }
             if item.deleted {
                 continue;
             }
             let take = (item.len - skip).min(left);
+            f(&active, changed, item, skip, take);
+            changed = false;
+            left -= take;
+            skip = 0;
+        }
+    }
+
+    /// Visible chars `range` (in bounds) as runs of equal styles.
+    pub fn slice_delta(
+        &self,
+        range: Range<u32>,
+        content: &str,
+        marks: &[Mark],
+        keys: &KeyTable,
+    ) -> Vec<Delta> {
+        let mut b = DeltaBuilder {
+            out: Vec::new(),
+            active: ActiveMarks::default(),
+            attrs: None,
+            marks,
+            keys,
+        };
+        if range.is_empty() {
+            return b.out;
+        }
+        self.walk_range(range, marks, |active, changed, item, skip, take| {
+            if changed {
+                b.active = active.clone();
+                b.attrs = None;
+            }
             let s = item.byte_start as usize;
             let text = &content[s..s + item.bytes as usize];
             let (a, _) = super::prefix_units(text.as_bytes(), skip);
             let (z, _) = super::prefix_units(text.as_bytes(), skip + take);
             b.text(&text[a as usize..z as usize]);
-            left -= take;
-            skip = 0;
-        }
+        });
         b.out
+    }
+
+    /// Whether every char of `range` (in bounds, non-empty) has `key` =
+    /// `value` by the marks in force (for `Null`: no char has `key`).
+    /// Decides whether a mark would change anything, without building
+    /// runs.
+    pub fn has_everywhere(
+        &self,
+        range: Range<u32>,
+        key: &str,
+        value: &Value,
+        marks: &[Mark],
+        keys: &KeyTable,
+    ) -> bool {
+        let Some(key) = keys.find(key) else {
+            // No mark ever used the key.
+            return value.is_null();
+        };
+        let mut ok = true;
+        self.walk_range(range, marks, |active, changed, _, _, _| {
+            if changed {
+                let current = active
+                    .winner(key, marks)
+                    .and_then(|w| marks.get(w as usize))
+                    .map_or(&Value::Null, |m| &m.value);
+                ok &= current == value;
+            }
+        });
+        ok
     }
 }
