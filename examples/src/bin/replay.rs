@@ -87,9 +87,11 @@ fn apply_weft(flat: &Flat, times: usize) -> Result<Doc, weft::Error> {
 const MARK_EVERY: usize = 1000;
 
 /// As [`apply_weft`], plus one bold mark over a random tenth of the text
-/// every [`MARK_EVERY`] patches. Returns the document and the marks made.
+/// every [`MARK_EVERY`] patches (with `distinct`, a comment with its own
+/// key instead, so no mark is redundant). Returns the document and the
+/// marks made.
 #[inline(never)]
-fn apply_rich(flat: &Flat, times: usize) -> Result<(Doc, usize), weft::Error> {
+fn apply_rich(flat: &Flat, times: usize, distinct: bool) -> Result<(Doc, usize), weft::Error> {
     let mut doc = Doc::new();
     doc.set_peer_id(1)?;
     let mut text = doc.text("text");
@@ -114,7 +116,11 @@ fn apply_rich(flat: &Flat, times: usize) -> Result<(Doc, usize), weft::Error> {
                     rng ^= rng >> 7;
                     rng ^= rng << 17;
                     let start = (rng % (len - span + 1) as u64) as usize;
-                    text.mark(start..start + span, "bold", true)?;
+                    if distinct {
+                        text.mark(start..start + span, &format!("comment:{marks}"), true)?;
+                    } else {
+                        text.mark(start..start + span, "bold", true)?;
+                    }
                     marks += 1;
                 }
             }
@@ -272,8 +278,9 @@ fn run() -> Result<bool, Box<dyn Error>> {
     println!("export updates        {export}  {} bytes", bytes.len());
     println!("import updates        {import}");
     println!("import + to_string    {import_read}");
+    let mut round_trip_ok = true;
     if args.rich {
-        let (rich_apply, rich) = time_runs(args.runs, || apply_rich(&flat, args.times));
+        let (rich_apply, rich) = time_runs(args.runs, || apply_rich(&flat, args.times, false));
         let (mut rich, marks) = rich?;
         check("rich apply", &rich.text("text").to_string());
         let (to_delta, delta) = time_runs(args.runs, || rich.text("text").to_delta());
@@ -288,22 +295,49 @@ fn run() -> Result<bool, Box<dyn Error>> {
             from: &VersionVector::new(),
         })?)?;
         if round.text("text").to_delta() != delta {
-            ok = false;
+            round_trip_ok = false;
             eprintln!("MISMATCH: the rich document's delta changed through export/import");
         }
+        // Redundant marks (the range already bold) make no ops.
+        let made = (rich.debug_sizes().0 - ops) / 2;
         println!(
-            "apply (weft, rich)    {rich_apply}  {:.2}x plain weft, {:.2}x rope ({marks} bold marks)",
+            "apply (weft, rich)    {rich_apply}  {:.2}x plain weft, {:.2}x rope ({marks} bold marks, {made} not redundant)",
             rich_apply.median / weft_apply.median,
             ratio(rich_apply.median)
         );
         println!("to_delta (rich)       {to_delta}  {} runs", delta.len());
         println!(
-            "export updates (rich) {} bytes: +{} bytes ({:+.2}%) for the marks",
+            "export updates (rich) {} bytes: +{} bytes ({:+.2}%, {:.1} bytes per mark) for the marks",
             rich_bytes,
             rich_bytes as i64 - plain_bytes as i64,
-            (rich_bytes as f64 / plain_bytes as f64 - 1.0) * 100.0
+            (rich_bytes as f64 / plain_bytes as f64 - 1.0) * 100.0,
+            (rich_bytes as f64 - plain_bytes as f64) / made.max(1) as f64
         );
     }
+    if args.rich {
+        // The same with every mark on its own key: none is redundant.
+        let (apply, doc) = time_runs(args.runs, || apply_rich(&flat, args.times, true));
+        let (mut doc, marks) = doc?;
+        check("rich apply (comments)", &doc.text("text").to_string());
+        let (to_delta, delta) = time_runs(args.runs, || doc.text("text").to_delta());
+        let made = (doc.debug_sizes().0 - ops) / 2;
+        let size = doc
+            .export(ExportMode::Updates {
+                from: &VersionVector::new(),
+            })?
+            .len();
+        println!(
+            "apply (weft, comments) {apply}  {:.2}x plain weft ({marks} comment marks, {made} made)",
+            apply.median / weft_apply.median
+        );
+        println!("to_delta (comments)   {to_delta}  {} runs", delta.len());
+        println!(
+            "export updates (comm.) {size} bytes: +{} bytes ({:.1} bytes per mark)",
+            size - bytes.len(),
+            (size - bytes.len()) as f64 / made.max(1) as f64
+        );
+    }
+    let ok = ok && round_trip_ok;
     if ok {
         println!("text ok: matches endContent after apply and after import");
     }
