@@ -654,7 +654,6 @@ pub(crate) fn apply(
                     let mark = log.marks.len() as u32;
                     let key = log.keys.intern(key);
                     log.marks.push(Mark {
-                        text: *text,
                         key,
                         value: value.clone(),
                         expand: *expand,

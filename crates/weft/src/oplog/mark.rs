@@ -8,8 +8,6 @@ use crate::style::{ExpandType, Value};
 /// A mark: key = value over the chars between its two anchors.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Mark {
-    /// The text it belongs to.
-    pub text: u32,
     /// Index into [`KeyTable`].
     pub key: u32,
     pub value: Value,

@@ -465,7 +465,6 @@ impl Text<'_> {
         let key = self.log.keys.intern(key);
         let lamport = self.log.lamport_of(seq);
         self.log.marks.push(Mark {
-            text: self.text,
             key,
             value,
             expand,
