@@ -77,6 +77,8 @@
 
 mod block;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod store;
 mod table;
 

@@ -283,3 +283,22 @@ fn untouched_blocks_are_reused() {
     );
     assert_ne!(out, bytes);
 }
+
+/// The `kv_decode` fuzz corpus and its crashes, replayed on stable.
+#[test]
+fn kv_decode_corpus() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
+    let mut seen = 0;
+    for dir in ["corpus/kv_decode", "artifacts/kv_decode"] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let data = std::fs::read(e.path()).unwrap();
+            let r = std::panic::catch_unwind(|| weft_kv::fuzzing::run_decode(&data));
+            assert!(r.is_ok(), "kv_decode failed on {}", e.path().display());
+            seen += 1;
+        }
+    }
+    assert!(seen >= 3, "the kv_decode corpus is committed");
+}

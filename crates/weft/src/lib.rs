@@ -70,12 +70,17 @@
 //!
 //! - `serde`: `Serialize` / `Deserialize` for [`Value`], [`Delta`] (as
 //!   Quill's JSON) and [`ExpandType`].
+//! - `arbitrary`: the doc-hidden `weft::fuzzing` module, the action model
+//!   of the fuzz targets in `fuzz/` (not a stable API).
 
 #![forbid(unsafe_code)]
 
 mod doc;
 mod encoding;
 mod error;
+#[cfg(feature = "arbitrary")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod id;
 mod oplog;
 pub mod style;

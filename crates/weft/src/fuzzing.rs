@@ -1,0 +1,512 @@
+//! The action model shared by the cargo-fuzz targets (`fuzz/`) and the
+//! tests that replay their corpus on stable. Not a stable API.
+//!
+//! Each `run_*` function answers one question and panics when the answer
+//! is wrong; an `Err` that the input legitimately causes (a position inside
+//! a char, bytes that are not an export) is not a failure.
+
+use arbitrary::{Arbitrary, Unstructured};
+
+use crate::{
+    Delta, Doc, Error, ExpandType, ExportMode, Frontiers, IdSpan, StyleConfig, Unit, VersionVector,
+};
+
+/// Texts an insert picks from: ASCII, accents, CJK, emoji (astral, and a
+/// flag made of two astral chars), a newline.
+pub const TEXTS: &[&str] = &[
+    "a", "bc", "xyz ", "é", "文字", "😀", "🇺🇸", "\n", "ß", "Hello",
+];
+
+/// Style keys a mark picks from: every expand rule, overlapping comments.
+pub const KEYS: &[&str] = &[
+    "bold",
+    "italic",
+    "link",
+    "before",
+    "both",
+    "none",
+    "comment:1",
+    "comment:2",
+];
+
+/// The unit a position is given in.
+#[derive(Debug, Clone, Copy, Arbitrary)]
+pub enum PosUnit {
+    /// Chars.
+    Char,
+    /// UTF-8 bytes.
+    Utf8,
+    /// UTF-16 units.
+    Utf16,
+}
+
+impl PosUnit {
+    fn unit(self) -> Unit {
+        match self {
+            PosUnit::Char => Unit::Char,
+            PosUnit::Utf8 => Unit::Utf8,
+            PosUnit::Utf16 => Unit::Utf16,
+        }
+    }
+}
+
+/// One step of a fuzzed session. Peer and position fields are reduced
+/// modulo what exists.
+#[derive(Debug, Clone, Arbitrary)]
+pub enum Action {
+    /// Peer `peer` inserts `TEXTS[text]` at `pos`.
+    Insert {
+        /// Which peer.
+        peer: u8,
+        /// Position (modulo length + 1).
+        pos: u16,
+        /// Unit of `pos`.
+        unit: PosUnit,
+        /// Index into [`TEXTS`].
+        text: u8,
+    },
+    /// Peer `peer` deletes `len` at `pos`.
+    Delete {
+        /// Which peer.
+        peer: u8,
+        /// Position (modulo length).
+        pos: u16,
+        /// Length (clamped to the end).
+        len: u8,
+        /// Unit of `pos` and `len`.
+        unit: PosUnit,
+    },
+    /// Peer `peer` marks `len` at `pos` with `KEYS[key]` = a value.
+    Mark {
+        /// Which peer.
+        peer: u8,
+        /// Start (modulo length).
+        pos: u16,
+        /// Length (at least 1, clamped).
+        len: u8,
+        /// Unit of the range.
+        unit: PosUnit,
+        /// Index into [`KEYS`].
+        key: u8,
+        /// Picks the value (`true`, `false`, 1, "a").
+        value: u8,
+    },
+    /// Peer `peer` unmarks `len` at `pos` for `KEYS[key]`.
+    Unmark {
+        /// Which peer.
+        peer: u8,
+        /// Start (modulo length).
+        pos: u16,
+        /// Length (at least 1, clamped).
+        len: u8,
+        /// Unit of the range.
+        unit: PosUnit,
+        /// Index into [`KEYS`].
+        key: u8,
+    },
+    /// Peer `peer` commits.
+    Commit {
+        /// Which peer.
+        peer: u8,
+    },
+    /// Peer `to` imports what it lacks from peer `from`.
+    Sync {
+        /// Exporting peer.
+        from: u8,
+        /// Importing peer.
+        to: u8,
+    },
+    /// Every peer imports from every other.
+    SyncAll,
+    /// Peer `peer` is replaced by a fresh document that imported its full
+    /// history (the round trip a snapshot will also take).
+    Reimport {
+        /// Which peer.
+        peer: u8,
+    },
+    /// Peer `to` is replaced by a fork of peer `from` (with a new id).
+    Fork {
+        /// Peer forked.
+        from: u8,
+        /// Peer replaced.
+        to: u8,
+    },
+}
+
+/// The style config every fuzzed document uses.
+pub fn config() -> StyleConfig {
+    let mut c = StyleConfig::default();
+    c.set("before", ExpandType::Before)
+        .set("both", ExpandType::Both)
+        .set("none", ExpandType::None);
+    c
+}
+
+fn new_doc(peer: u64) -> Doc {
+    let mut d = Doc::new();
+    d.set_peer_id(peer).expect("fuzz peer ids are valid");
+    d.config_text_style(config());
+    d
+}
+
+/// Errors an action may legitimately cause: a position inside a char.
+fn allowed(r: Result<(), Error>) {
+    match r {
+        Ok(()) | Err(Error::NotCharBoundary { .. }) => {}
+        Err(e) => panic!("unexpected error {e:?}"),
+    }
+}
+
+fn value(v: u8) -> crate::Value {
+    match v % 4 {
+        0 => true.into(),
+        1 => false.into(),
+        2 => 1.into(),
+        _ => "a".into(),
+    }
+}
+
+/// Applies an edit action to `doc` (other actions are ignored).
+fn edit(doc: &mut Doc, action: &Action) {
+    let mut text = doc.text("t");
+    match *action {
+        Action::Insert {
+            pos, unit, text: t, ..
+        } => {
+            let s = TEXTS[t as usize % TEXTS.len()];
+            let len = len_in(&text, unit.unit());
+            let pos = pos as usize % (len + 1);
+            allowed(match unit {
+                PosUnit::Char => text.insert(pos, s),
+                PosUnit::Utf8 => text.insert_utf8(pos, s),
+                PosUnit::Utf16 => text.insert_utf16(pos, s),
+            });
+        }
+        Action::Delete { pos, len, unit, .. } => {
+            let total = len_in(&text, unit.unit());
+            if total == 0 {
+                return;
+            }
+            let pos = pos as usize % total;
+            let n = (len as usize).min(total - pos);
+            allowed(match unit {
+                PosUnit::Char => text.delete(pos, n),
+                PosUnit::Utf8 => text.delete_utf8(pos, n),
+                PosUnit::Utf16 => text.delete_utf16(pos, n),
+            });
+        }
+        Action::Mark {
+            pos,
+            len,
+            unit,
+            key,
+            value: v,
+            ..
+        } => {
+            if let Some(range) = range_in(&text, unit.unit(), pos, len) {
+                let key = KEYS[key as usize % KEYS.len()];
+                allowed(match unit {
+                    PosUnit::Char => text.mark(range, key, value(v)),
+                    PosUnit::Utf8 => text.mark_utf8(range, key, value(v)),
+                    PosUnit::Utf16 => text.mark_utf16(range, key, value(v)),
+                });
+            }
+        }
+        Action::Unmark {
+            pos,
+            len,
+            unit,
+            key,
+            ..
+        } => {
+            if let Some(range) = range_in(&text, unit.unit(), pos, len) {
+                let key = KEYS[key as usize % KEYS.len()];
+                allowed(match unit {
+                    PosUnit::Char => text.unmark(range, key),
+                    PosUnit::Utf8 => text.unmark_utf8(range, key),
+                    PosUnit::Utf16 => text.unmark_utf16(range, key),
+                });
+            }
+        }
+        _ => {}
+    }
+}
+
+fn len_in(text: &crate::Text<'_>, unit: Unit) -> usize {
+    match unit {
+        Unit::Char => text.len(),
+        Unit::Utf8 => text.len_utf8(),
+        Unit::Utf16 => text.len_utf16(),
+    }
+}
+
+fn range_in(
+    text: &crate::Text<'_>,
+    unit: Unit,
+    pos: u16,
+    len: u8,
+) -> Option<std::ops::Range<usize>> {
+    let total = len_in(text, unit);
+    if total == 0 {
+        return None;
+    }
+    let start = pos as usize % total;
+    let end = start + (len as usize).clamp(1, total - start);
+    Some(start..end)
+}
+
+fn full(doc: &mut Doc) -> Vec<u8> {
+    doc.export(ExportMode::Updates {
+        from: &VersionVector::new(),
+    })
+    .expect("exports do not fail")
+}
+
+fn sync(docs: &mut [Doc], from: usize, to: usize) {
+    if from == to {
+        return;
+    }
+    let v = docs[to].version();
+    let bytes = docs[from]
+        .export(ExportMode::Updates { from: &v })
+        .expect("exports do not fail");
+    docs[to].import(&bytes).expect("a peer's update imports");
+}
+
+/// `peers` (2..=5) documents run `actions` and sync through updates in the
+/// given orders; at the end all must hold identical text, deltas, versions
+/// and frontiers, with their internal invariants intact.
+///
+/// # Panics
+///
+/// When they do not: that is the bug the fuzzer looks for.
+pub fn run_converge(peers: u8, actions: &[Action]) {
+    let n = 2 + usize::from(peers % 4);
+    let mut docs: Vec<Doc> = (1..=n as u64).map(new_doc).collect();
+    let mut next_peer = 100u64;
+    for action in actions {
+        match *action {
+            Action::Insert { peer, .. }
+            | Action::Delete { peer, .. }
+            | Action::Mark { peer, .. }
+            | Action::Unmark { peer, .. } => edit(&mut docs[peer as usize % n], action),
+            Action::Commit { peer } => docs[peer as usize % n].commit(),
+            Action::Sync { from, to } => sync(&mut docs, from as usize % n, to as usize % n),
+            Action::SyncAll => sync_all(&mut docs),
+            Action::Reimport { peer } => {
+                let i = peer as usize % n;
+                let bytes = full(&mut docs[i]);
+                let mut fresh = new_doc(docs[i].peer_id());
+                fresh.import(&bytes).expect("a full history imports");
+                assert_eq!(fresh.text("t").to_delta(), docs[i].text("t").to_delta());
+                assert_eq!(fresh.version(), docs[i].version());
+                docs[i] = fresh;
+            }
+            Action::Fork { from, to } => {
+                let mut f = docs[from as usize % n].fork();
+                f.set_peer_id(next_peer).expect("valid id");
+                f.config_text_style(config());
+                next_peer += 1;
+                docs[to as usize % n] = f;
+            }
+        }
+    }
+    sync_all(&mut docs);
+    let (first, rest) = docs.split_first_mut().expect("at least two peers");
+    first.assert_invariants();
+    let delta = first.text("t").to_delta();
+    let text = first.text("t").to_string();
+    let version = first.version();
+    let frontiers: Frontiers = first.frontiers();
+    for d in rest {
+        d.assert_invariants();
+        assert_eq!(d.text("t").to_string(), text, "text diverged");
+        assert_eq!(d.text("t").to_delta(), delta, "delta diverged");
+        assert_eq!(d.version(), version, "version diverged");
+        assert_eq!(d.frontiers(), frontiers, "frontiers diverged");
+    }
+    assert_eq!(
+        delta
+            .iter()
+            .map(|r| match r {
+                Delta::Insert { insert, .. } => insert.as_str(),
+                _ => "",
+            })
+            .collect::<String>(),
+        text
+    );
+}
+
+fn sync_all(docs: &mut [Doc]) {
+    for _ in 0..2 {
+        for i in 0..docs.len() {
+            for j in 0..docs.len() {
+                sync(docs, i, j);
+            }
+        }
+    }
+}
+
+/// Byte offset in `s` of position `pos` in `unit`, or `None` when that
+/// position falls inside a char.
+fn model_pos(s: &str, unit: Unit, pos: usize) -> Option<usize> {
+    match unit {
+        Unit::Char => Some(s.char_indices().nth(pos).map_or(s.len(), |(b, _)| b)),
+        Unit::Utf8 => s.is_char_boundary(pos).then_some(pos),
+        Unit::Utf16 => {
+            let mut units = 0;
+            for (b, c) in s.char_indices() {
+                if units == pos {
+                    return Some(b);
+                }
+                if units > pos {
+                    return None;
+                }
+                units += c.len_utf16();
+            }
+            (units == pos).then_some(s.len())
+        }
+    }
+}
+
+/// One document against a plain `String`: every insert and delete (in any
+/// unit) is applied to both; the doc must fail exactly when the position
+/// falls inside a char, and the texts and their lengths in all three units
+/// must agree after every step.
+///
+/// # Panics
+///
+/// When they do not.
+pub fn run_text_vs_string(actions: &[Action]) {
+    let mut doc = new_doc(1);
+    let mut model = String::new();
+    for action in actions {
+        let mut text = doc.text("t");
+        match *action {
+            Action::Insert {
+                pos, unit, text: t, ..
+            } => {
+                let s = TEXTS[t as usize % TEXTS.len()];
+                let u = unit.unit();
+                let pos = pos as usize % (len_in(&text, u) + 1);
+                let r = match unit {
+                    PosUnit::Char => text.insert(pos, s),
+                    PosUnit::Utf8 => text.insert_utf8(pos, s),
+                    PosUnit::Utf16 => text.insert_utf16(pos, s),
+                };
+                match model_pos(&model, u, pos) {
+                    Some(b) => {
+                        r.expect("insert at a char boundary");
+                        model.insert_str(b, s);
+                    }
+                    None => assert_eq!(r, Err(Error::NotCharBoundary { pos, unit: u })),
+                }
+            }
+            Action::Delete { pos, len, unit, .. } => {
+                let u = unit.unit();
+                let total = len_in(&text, u);
+                if total == 0 {
+                    continue;
+                }
+                let pos = pos as usize % total;
+                let n = (len as usize).min(total - pos);
+                let r = match unit {
+                    PosUnit::Char => text.delete(pos, n),
+                    PosUnit::Utf8 => text.delete_utf8(pos, n),
+                    PosUnit::Utf16 => text.delete_utf16(pos, n),
+                };
+                match (model_pos(&model, u, pos), model_pos(&model, u, pos + n)) {
+                    (Some(a), Some(b)) => {
+                        r.expect("delete between char boundaries");
+                        model.replace_range(a..b, "");
+                    }
+                    _ => assert!(
+                        matches!(r, Err(Error::NotCharBoundary { .. })),
+                        "expected NotCharBoundary, got {r:?}"
+                    ),
+                }
+            }
+            _ => continue,
+        }
+        let text = doc.text("t");
+        assert_eq!(text.to_string(), model);
+        assert_eq!(text.len(), model.chars().count());
+        assert_eq!(text.len_utf8(), model.len());
+        assert_eq!(text.len_utf16(), model.encode_utf16().count());
+    }
+    doc.assert_invariants();
+}
+
+/// Everything observable about a document, to check that a failed import
+/// changed nothing.
+fn observe(doc: &mut Doc) -> (String, Vec<Delta>, VersionVector, Frontiers, Vec<IdSpan>) {
+    (
+        doc.text("t").to_string(),
+        doc.text("t").to_delta(),
+        doc.version(),
+        doc.frontiers(),
+        doc.pending_spans(),
+    )
+}
+
+/// A document with marked content, two peers' history and a pending
+/// update: the non-empty target of [`run_import`].
+pub fn import_target() -> Doc {
+    let mut a = new_doc(1);
+    a.text("t").insert(0, "Hello wörld 😀").expect("in bounds");
+    a.text("t").mark(0..5, "bold", true).expect("in bounds");
+    let mut b = a.fork();
+    b.set_peer_id(2).expect("valid id");
+    b.config_text_style(config());
+    b.text("t").insert(5, ", dear").expect("in bounds");
+    let mut c = b.fork();
+    c.set_peer_id(3).expect("valid id");
+    c.text("t").delete(0, 2).expect("in bounds");
+    // Only c's change: it builds on b's, which `a` lacks, so it waits.
+    let pending = c
+        .export(ExportMode::Updates { from: &b.version() })
+        .expect("exports do not fail");
+    let status = a.import(&pending).expect("a valid update");
+    assert!(
+        !status.pending.is_empty(),
+        "the target holds a pending update"
+    );
+    a
+}
+
+/// Imports arbitrary `data` into an empty document and into
+/// [`import_target`]: `Ok` or `Err`, never a panic; on `Err` nothing
+/// observable changed; after `Ok` the document still reads, edits, exports
+/// and re-imports consistently.
+///
+/// # Panics
+///
+/// When any of that fails.
+pub fn run_import(data: &[u8]) {
+    for mut doc in [new_doc(9), import_target()] {
+        let before = observe(&mut doc);
+        match doc.import(data) {
+            Err(_) => assert_eq!(observe(&mut doc), before, "a failed import changed the doc"),
+            Ok(_) => {
+                doc.assert_invariants();
+                let bytes = full(&mut doc);
+                let mut copy = new_doc(10);
+                copy.import(&bytes)
+                    .expect("a document's own export imports");
+                assert_eq!(copy.text("t").to_delta(), doc.text("t").to_delta());
+                let mut text = doc.text("t");
+                let len = text.len();
+                text.insert(len / 2, "z").expect("in bounds");
+                if len > 0 {
+                    text.mark(0..len, "bold", true).expect("in bounds");
+                }
+                doc.assert_invariants();
+            }
+        }
+    }
+}
+
+/// Builds a value of `T` from fuzz bytes, as the targets do.
+pub fn from_bytes<'a, T: Arbitrary<'a>>(data: &'a [u8]) -> Option<T> {
+    T::arbitrary_take_rest(Unstructured::new(data)).ok()
+}

@@ -1,0 +1,135 @@
+//! Replays the committed fuzz corpus and every crash ever found (`fuzz/`)
+//! through the same functions the cargo-fuzz targets call, on stable, so
+//! `cargo test` checks them on every change.
+//!
+//! `WEFT_FUZZ_SEED=1 cargo test -p weft --test fuzz_corpus` (re)writes the
+//! hand-made seeds of the `import` corpus: real updates, with marks, a
+//! pending one, from a document with two texts.
+
+use std::path::{Path, PathBuf};
+
+use weft::fuzzing::{
+    from_bytes, import_target, run_converge, run_import, run_text_vs_string, Action,
+};
+use weft::{Doc, ExportMode, VersionVector};
+
+fn fuzz_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz")
+}
+
+/// Every input of `target`: its corpus and its crash artifacts.
+fn inputs(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for dir in ["corpus", "artifacts"] {
+        let dir = fuzz_dir().join(dir).join(target);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            if path.is_file() {
+                let bytes = std::fs::read(&path).expect("readable corpus file");
+                out.push((path, bytes));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+#[test]
+fn converge_corpus() {
+    let inputs = inputs("converge");
+    assert!(!inputs.is_empty(), "the converge corpus is committed");
+    let mut ran = 0;
+    for (path, data) in &inputs {
+        if let Some((peers, actions)) = from_bytes::<(u8, Vec<Action>)>(data) {
+            let r = std::panic::catch_unwind(|| run_converge(peers, &actions));
+            assert!(r.is_ok(), "converge failed on {}", name(path));
+            ran += 1;
+        }
+    }
+    assert!(ran * 2 >= inputs.len(), "most inputs decode as actions");
+}
+
+#[test]
+fn text_vs_string_corpus() {
+    let inputs = inputs("text_vs_string");
+    assert!(!inputs.is_empty(), "the text_vs_string corpus is committed");
+    let mut ran = 0;
+    for (path, data) in &inputs {
+        if let Some(actions) = from_bytes::<Vec<Action>>(data) {
+            let r = std::panic::catch_unwind(|| run_text_vs_string(&actions));
+            assert!(r.is_ok(), "text_vs_string failed on {}", name(path));
+            ran += 1;
+        }
+    }
+    assert!(ran * 2 >= inputs.len(), "most inputs decode as actions");
+}
+
+#[test]
+fn import_corpus() {
+    let inputs = inputs("import");
+    assert!(
+        inputs.iter().any(|(p, _)| name(p).starts_with("seed-")),
+        "the import corpus holds the real-update seeds"
+    );
+    for (path, data) in inputs {
+        let r = std::panic::catch_unwind(|| run_import(&data));
+        assert!(r.is_ok(), "import failed on {}", name(&path));
+    }
+}
+
+/// Real updates for the import corpus, so the fuzzer mutates valid
+/// structure, not only noise.
+fn seeds() -> Vec<(&'static str, Vec<u8>)> {
+    let all = |d: &mut Doc| {
+        d.export(ExportMode::Updates {
+            from: &VersionVector::new(),
+        })
+        .expect("exports do not fail")
+    };
+    let mut target = import_target();
+    let mut marked = Doc::new();
+    marked.set_peer_id(7).expect("valid id");
+    let mut t = marked.text("t");
+    t.insert(0, "a😀b文c and more").expect("in bounds");
+    t.mark(0..5, "bold", true).expect("in bounds");
+    t.mark(2..9, "link", "https://example.com")
+        .expect("in bounds");
+    t.unmark(1..3, "bold").expect("in bounds");
+    t.delete(4, 2).expect("in bounds");
+    marked.text("title").insert(0, "T").expect("in bounds");
+    let base = marked.version();
+    marked.text("t").insert(0, "new ").expect("in bounds");
+    let incremental = marked
+        .export(ExportMode::Updates { from: &base })
+        .expect("exports do not fail");
+    vec![
+        ("seed-target-history", all(&mut target)),
+        ("seed-marked-history", all(&mut marked)),
+        ("seed-incremental", incremental),
+    ]
+}
+
+#[test]
+fn import_seeds_are_current() {
+    let dir = fuzz_dir().join("corpus/import");
+    for (name, bytes) in seeds() {
+        let path = dir.join(name);
+        if std::env::var("WEFT_FUZZ_SEED").is_ok() {
+            std::fs::create_dir_all(&dir).expect("corpus dir");
+            std::fs::write(&path, &bytes).expect("write seed");
+        }
+        // A seed is a valid update; the committed file is what this
+        // build writes (else the seeds are stale: rewrite them).
+        run_import(&bytes);
+        assert_eq!(std::fs::read(&path).ok(), Some(bytes), "{name} is stale");
+    }
+}
