@@ -182,9 +182,10 @@ impl MemKvStore {
                         mine.push((k, v));
                     }
                     if mine.is_empty() {
-                        let bytes = t.bytes.get(b.range.clone()).unwrap_or(&[]);
-                        w.add_block(&b.first_key, &b.last_key, bytes);
-                        continue;
+                        if let Some(bytes) = t.reusable_block(i) {
+                            w.add_block(&b.first_key, &b.last_key, bytes);
+                            continue;
+                        }
                     }
                     // Merge this block with its edits.
                     let mut it = t.block_entries(i);

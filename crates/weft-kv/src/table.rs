@@ -126,6 +126,8 @@ pub(crate) struct BlockMeta {
 pub(crate) struct Table {
     pub bytes: Arc<[u8]>,
     pub blocks: Vec<BlockMeta>,
+    /// Whether the block checksums were verified on import.
+    pub checked: bool,
 }
 
 impl Table {
@@ -212,7 +214,22 @@ impl Table {
         Ok(Table {
             bytes: Arc::from(bytes),
             blocks,
+            checked: check,
         })
+    }
+
+    /// The bytes of block `i` (trailer included) if they can be copied into
+    /// a new table as they are: always for a checked table; for one
+    /// imported unchecked, only when the block's checksum holds, so an
+    /// export never writes a block that fails its own checksum.
+    pub fn reusable_block(&self, i: usize) -> Option<&[u8]> {
+        let bytes = self.bytes.get(self.blocks.get(i)?.range.clone())?;
+        if self.checked {
+            return Some(bytes);
+        }
+        let body = bytes.len().checked_sub(4)?;
+        let stored = u32_at(bytes, body)?;
+        (checksum(bytes.get(..body)?) == stored).then_some(bytes)
     }
 
     /// The entries of block `i`, in order (keys rebuilt).

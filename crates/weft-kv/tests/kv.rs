@@ -168,6 +168,27 @@ fn unchecked_import_skips_checksums_but_not_structure() {
     assert!(MemKvStore::new().import_all_unchecked(&broken).is_err());
 }
 
+/// Found by the `kv_decode` fuzzer: a table imported unchecked whose block
+/// was damaged (structure intact) was re-exported with that block copied
+/// as it was, so the export failed its own checksum.
+#[test]
+fn regression_unchecked_damage_is_not_copied_into_exports() {
+    let bytes = fixture("small");
+    let at = bytes.iter().position(|&b| b == b'r').unwrap();
+    let mut damaged = bytes.clone();
+    damaged[at] = b'R';
+    let mut s = MemKvStore::new();
+    s.import_all_unchecked(&damaged).unwrap();
+    let out = s.export_all();
+    let mut t = MemKvStore::new();
+    t.import_all(&out).unwrap();
+    assert_eq!(t.get(b"apple"), Some(&b"Red"[..]));
+    // An intact table imported unchecked still re-exports byte for byte.
+    let mut u = MemKvStore::new();
+    u.import_all_unchecked(&bytes).unwrap();
+    assert_eq!(u.export_all(), bytes);
+}
+
 #[test]
 fn headers_are_checked() {
     let good = fixture("small");

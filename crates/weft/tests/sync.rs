@@ -174,6 +174,58 @@ fn updates_with_missing_dependencies_wait_then_apply() {
 }
 
 #[test]
+fn a_thousand_dependent_updates_delivered_shuffled() {
+    // Two peers take turns, so every update depends on the one before it
+    // (from the other peer); marks included.
+    let mut docs = [doc(1), doc(2)];
+    let mut chain = Vec::new();
+    for i in 0..1000usize {
+        let (a, b) = docs.split_at_mut(1);
+        let (me, other) = if i % 2 == 0 {
+            (&mut a[0], &mut b[0])
+        } else {
+            (&mut b[0], &mut a[0])
+        };
+        let from = me.version();
+        let len = me.text("t").len();
+        me.text("t")
+            .insert(len / 2, ["a", "文", "😀"][i % 3])
+            .unwrap();
+        if i % 10 == 9 {
+            me.text("t")
+                .mark(0..len / 3 + 1, "bold", i % 20 == 9)
+                .unwrap();
+        }
+        let update = me.export(ExportMode::Updates { from: &from }).unwrap();
+        other.import(&update).unwrap();
+        chain.push(update);
+    }
+    let expected = docs[0].text("t").to_delta();
+    assert_eq!(docs[1].text("t").to_delta(), expected);
+    let mut rng = Rng::new(11);
+    let mut order: Vec<usize> = (0..chain.len()).collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, rng.below(i + 1));
+    }
+    let mut c = doc(3);
+    for (k, &i) in order.iter().enumerate() {
+        let status = c.import(&chain[i]).unwrap();
+        if k + 1 < order.len() {
+            assert!(
+                !status.pending.is_empty() || c.version() != docs[0].version(),
+                "nothing may be complete before the last delivery"
+            );
+        } else {
+            assert!(status.pending.is_empty(), "none stuck: {status:?}");
+        }
+    }
+    assert!(c.pending_spans().is_empty());
+    assert_eq!(c.text("t").to_delta(), expected);
+    assert_eq!(c.version(), docs[0].version());
+    c.assert_invariants();
+}
+
+#[test]
 fn pending_status_names_the_missing_ops() {
     let mut a = doc(1);
     a.text("t").insert(0, "ab").unwrap();
