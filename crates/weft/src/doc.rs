@@ -329,6 +329,31 @@ impl Doc {
         }
     }
 
+    /// The changes of the history, one per line (for debugging tests).
+    #[doc(hidden)]
+    pub fn debug_changes(&self) -> String {
+        let mut out = String::new();
+        for c in &self.log.changes {
+            let deps: Vec<String> = self
+                .log
+                .deps(c)
+                .iter()
+                .map(|&d| self.log.seq_to_id(d).to_string())
+                .collect();
+            out += &format!(
+                "  peer {} counters {}..{} seqs {}..{} lamport {} deps [{}]\n",
+                self.log.peers.get(c.peer),
+                c.counter,
+                c.counter + c.len,
+                c.seq,
+                c.seq + c.len,
+                c.lamport,
+                deps.join(", ")
+            );
+        }
+        out
+    }
+
     /// The items of text `name`, one per line (for debugging tests).
     #[doc(hidden)]
     pub fn debug_dump(&self, name: &str) -> String {

@@ -297,7 +297,12 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
                 let i = peer as usize % n;
                 let bytes = full(&mut docs[i]);
                 let mut fresh = new_doc(docs[i].peer_id());
-                fresh.import(&bytes).expect("a full history imports");
+                if let Err(e) = fresh.import(&bytes) {
+                    panic!(
+                        "a full history does not import: {e:?}\n{}",
+                        docs[i].debug_changes()
+                    );
+                }
                 assert_eq!(fresh.text("t").to_delta(), docs[i].text("t").to_delta());
                 assert_eq!(fresh.version(), docs[i].version());
                 docs[i] = fresh;

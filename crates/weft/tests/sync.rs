@@ -225,6 +225,31 @@ fn a_thousand_dependent_updates_delivered_shuffled() {
     c.assert_invariants();
 }
 
+/// Found by the `converge` fuzzer: a peer's two backspaces (one backward
+/// delete run) imported right after a local forward delete whose targets
+/// they continue were recorded as continuing it forward, so this document's
+/// own history named the wrong chars and did not import elsewhere.
+#[test]
+fn regression_imported_backspaces_after_a_forward_delete() {
+    let mut a = doc(1);
+    a.text("t").insert(0, "xyz ").unwrap();
+    let mut b = a.fork();
+    b.set_peer_id(2).unwrap();
+    b.text("t").delete(3, 1).unwrap();
+    b.text("t").delete(2, 1).unwrap();
+    a.text("t").delete(0, 3).unwrap();
+    let from = a.version();
+    a.import(&b.export(ExportMode::Updates { from: &from }).unwrap())
+        .unwrap();
+    let mut fresh = doc(3);
+    fresh.import(&all(&mut a)).unwrap();
+    assert_eq!(text(&mut fresh), text(&mut a));
+    assert_eq!(fresh.version(), a.version());
+    // And the history still merges with a peer that never saw it.
+    b.import(&all(&mut a)).unwrap();
+    assert_eq!(text(&mut b), text(&mut a));
+}
+
 #[test]
 fn pending_status_names_the_missing_ops() {
     let mut a = doc(1);

@@ -110,10 +110,13 @@ impl OpRun {
                 OpKind::Delete { target, reversed },
                 OpKind::Delete {
                     target: next_target,
-                    ..
+                    reversed: next_reversed,
                 },
             ) => {
+                // `next` must run the same way (or be one op): a backward
+                // run appended as a forward one would name the wrong chars.
                 let forward_ok = (!*reversed || self.len == 1)
+                    && (!next_reversed || next.len == 1)
                     && target.checked_add(self.len) == Some(next_target);
                 let backward_ok = (*reversed || self.len == 1)
                     && next.len == 1
@@ -201,6 +204,28 @@ mod tests {
         assert_eq!(run.len, 3);
         assert_eq!(run.delete_targets(0, 3), Some(3..6));
         assert_eq!(run.delete_targets(1, 1), Some(4..5));
+    }
+
+    /// Found by the `converge` fuzzer: a backward run of two deletes (a
+    /// remote peer's backspaces) arriving right after a forward run whose
+    /// targets it continues was appended as if it ran forward, so the log
+    /// (and every export) named the wrong chars.
+    #[test]
+    fn regression_a_backward_run_does_not_join_a_forward_one() {
+        let mut run = del(10, 0);
+        assert!(run.try_append(&del(11, 1)));
+        assert!(run.try_append(&del(12, 2)));
+        let backward = OpRun {
+            seq: 13,
+            len: 2,
+            text: 0,
+            kind: OpKind::Delete {
+                target: 3,
+                reversed: true,
+            },
+        };
+        assert!(!run.try_append(&backward));
+        assert_eq!(run.delete_targets(0, 3), Some(0..3));
     }
 
     #[test]
