@@ -166,6 +166,24 @@ fn value(v: u8) -> crate::Value {
     }
 }
 
+/// `text.insert*` in `unit`.
+fn insert_in(text: &mut crate::Text<'_>, unit: PosUnit, pos: usize, s: &str) -> Result<(), Error> {
+    match unit {
+        PosUnit::Char => text.insert(pos, s),
+        PosUnit::Utf8 => text.insert_utf8(pos, s),
+        PosUnit::Utf16 => text.insert_utf16(pos, s),
+    }
+}
+
+/// `text.delete*` in `unit`.
+fn delete_in(text: &mut crate::Text<'_>, unit: PosUnit, pos: usize, n: usize) -> Result<(), Error> {
+    match unit {
+        PosUnit::Char => text.delete(pos, n),
+        PosUnit::Utf8 => text.delete_utf8(pos, n),
+        PosUnit::Utf16 => text.delete_utf16(pos, n),
+    }
+}
+
 /// Applies an edit action to `doc` (other actions are ignored).
 fn edit(doc: &mut Doc, action: &Action) {
     let mut text = doc.text("t");
@@ -176,11 +194,7 @@ fn edit(doc: &mut Doc, action: &Action) {
             let s = TEXTS[t as usize % TEXTS.len()];
             let len = len_in(&text, unit.unit());
             let pos = pos as usize % (len + 1);
-            allowed(match unit {
-                PosUnit::Char => text.insert(pos, s),
-                PosUnit::Utf8 => text.insert_utf8(pos, s),
-                PosUnit::Utf16 => text.insert_utf16(pos, s),
-            });
+            allowed(insert_in(&mut text, unit, pos, s));
         }
         Action::Delete { pos, len, unit, .. } => {
             let total = len_in(&text, unit.unit());
@@ -189,11 +203,7 @@ fn edit(doc: &mut Doc, action: &Action) {
             }
             let pos = pos as usize % total;
             let n = (len as usize).min(total - pos);
-            allowed(match unit {
-                PosUnit::Char => text.delete(pos, n),
-                PosUnit::Utf8 => text.delete_utf8(pos, n),
-                PosUnit::Utf16 => text.delete_utf16(pos, n),
-            });
+            allowed(delete_in(&mut text, unit, pos, n));
         }
         Action::Mark {
             pos,
@@ -394,11 +404,7 @@ pub fn run_text_vs_string(actions: &[Action]) {
                 let s = TEXTS[t as usize % TEXTS.len()];
                 let u = unit.unit();
                 let pos = pos as usize % (len_in(&text, u) + 1);
-                let r = match unit {
-                    PosUnit::Char => text.insert(pos, s),
-                    PosUnit::Utf8 => text.insert_utf8(pos, s),
-                    PosUnit::Utf16 => text.insert_utf16(pos, s),
-                };
+                let r = insert_in(&mut text, unit, pos, s);
                 match model_pos(&model, u, pos) {
                     Some(b) => {
                         r.expect("insert at a char boundary");
@@ -415,11 +421,7 @@ pub fn run_text_vs_string(actions: &[Action]) {
                 }
                 let pos = pos as usize % total;
                 let n = (len as usize).min(total - pos);
-                let r = match unit {
-                    PosUnit::Char => text.delete(pos, n),
-                    PosUnit::Utf8 => text.delete_utf8(pos, n),
-                    PosUnit::Utf16 => text.delete_utf16(pos, n),
-                };
+                let r = delete_in(&mut text, unit, pos, n);
                 match (model_pos(&model, u, pos), model_pos(&model, u, pos + n)) {
                     (Some(a), Some(b)) => {
                         r.expect("delete between char boundaries");

@@ -7,27 +7,13 @@
 mod common;
 
 use common::{RefDoc, Rng};
-use weft::{Doc, ExpandType, ExportMode, StyleConfig, Value, VersionVector};
-
-const KEYS: &[&str] = &[
-    "bold",
-    "italic",
-    "link",
-    "before",
-    "both",
-    "none",
-    "comment:1",
-    "comment:2",
-];
+use weft::fuzzing::{config, KEYS};
+use weft::{Doc, ExportMode, Value, VersionVector};
 
 fn doc(peer: u64) -> Doc {
     let mut d = Doc::new();
     d.set_peer_id(peer).unwrap();
-    let mut c = StyleConfig::default();
-    c.set("before", ExpandType::Before)
-        .set("both", ExpandType::Both)
-        .set("none", ExpandType::None);
-    d.config_text_style(c);
+    d.config_text_style(config());
     d
 }
 

@@ -94,6 +94,24 @@ impl TextState {
         order.then(sa.cmp(&sb)) == Ordering::Less
     }
 
+    /// Splits the item holding char `seq` right after it and focuses its
+    /// leaf; returns the place right after the char.
+    #[inline]
+    pub(super) fn split_after(&mut self, seq: Seq, content: &str) -> (LeafIndex, usize) {
+        let (leaf, i, _) = self.position_of(seq);
+        self.set_focus(leaf, None);
+        let held = self.chunk(leaf).items[i];
+        let o = seq - held.seq;
+        if o + 1 == held.len {
+            return (leaf, i + 1);
+        }
+        let (leaf, i) = self.make_room(leaf, i, 2);
+        let chunk = self.chunk_mut(leaf);
+        let right = chunk.items[i].split(o + 1, content.as_bytes());
+        chunk.items.insert(i + 1, right);
+        (leaf, i + 1)
+    }
+
     /// Inserts the remote run `item` (origins set, the newest seqs), made by
     /// op `id`. `log` names the peers of other runs for tie-breaks. Returns
     /// where the item ended up.
@@ -114,19 +132,7 @@ impl TextState {
         let (leaf, index) = if item.origin_left == NO_SEQ {
             (first, 0)
         } else {
-            let (leaf, i, _) = self.position_of(item.origin_left);
-            self.set_focus(leaf, None);
-            let held = self.chunk(leaf).items[i];
-            let o = item.origin_left - held.seq;
-            if o + 1 < held.len {
-                let (leaf, i) = self.make_room(leaf, i, 2);
-                let chunk = self.chunk_mut(leaf);
-                let right = chunk.items[i].split(o + 1, content.as_bytes());
-                chunk.items.insert(i + 1, right);
-                (leaf, i + 1)
-            } else {
-                (leaf, i + 1)
-            }
+            self.split_after(item.origin_left, content)
         };
 
         let (mut leaf, mut index) = (leaf, index);

@@ -412,24 +412,6 @@ impl TextState {
         self.insert_item(leaf, index, item)
     }
 
-    /// Splits the item holding char `seq` right after it; returns the
-    /// place right after the char.
-    fn split_after(&mut self, seq: Seq, content: &str) -> (LeafIndex, usize) {
-        let (leaf, i, _) = self.position_of(seq);
-        self.set_focus(leaf, None);
-        let held = self.chunk(leaf).items[i];
-        let o = seq - held.seq;
-        if o + 1 < held.len {
-            let (leaf, i) = self.make_room(leaf, i, 2);
-            let chunk = self.chunk_mut(leaf);
-            let right = chunk.items[i].split(o + 1, content.as_bytes());
-            chunk.items.insert(i + 1, right);
-            (leaf, i + 1)
-        } else {
-            (leaf, i + 1)
-        }
-    }
-
     /// The seq of visible char `pos` (< len).
     fn char_seq(&self, pos: u32) -> Seq {
         let (leaf, start) = self.locate(Unit::Char, pos);
