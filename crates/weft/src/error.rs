@@ -93,6 +93,8 @@ pub enum Error {
     /// An op refers to an op id this document has never seen, although the
     /// op's declared dependencies are all known.
     UnknownId(OpId),
+    /// The key-value table inside a snapshot is damaged.
+    Storage(weft_kv::Error),
 }
 
 impl fmt::Display for Error {
@@ -127,11 +129,19 @@ impl fmt::Display for Error {
                 write!(f, "malformed input at body offset {offset}: invalid {what}")
             }
             Error::UnknownId(id) => write!(f, "an op refers to unknown op {id}"),
+            Error::Storage(e) => write!(f, "snapshot storage: {e}"),
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Storage(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 /// `Result` with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

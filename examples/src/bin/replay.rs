@@ -160,6 +160,12 @@ fn apply_string(flat: &Flat, times: usize) -> String {
     s
 }
 
+/// Reports a snapshot that did not re-export byte for byte.
+fn round_trip_ok_snapshot_failed() {
+    eprintln!("MISMATCH: export -> import -> export of the snapshot is not byte-identical");
+    std::process::exit(1);
+}
+
 fn main() -> ExitCode {
     match run() {
         Ok(true) => ExitCode::SUCCESS,
@@ -251,6 +257,41 @@ fn run() -> Result<bool, Box<dyn Error>> {
     });
     check("import + to_string", &read?);
 
+    // Snapshots: export, lazy import, import + read, full load, and a
+    // memcpy of the same bytes (the floor for anything that takes them).
+    let (snap_export, snap) = time_runs(args.runs, || doc.export(ExportMode::Snapshot));
+    let snap = snap?;
+    let (snap_import, lazy) = time_runs(args.runs, || {
+        let mut d = Doc::new();
+        d.import(&snap).map(|_| d)
+    });
+    lazy?;
+    let (snap_read, read) = time_runs(args.runs, || {
+        let mut d = Doc::new();
+        d.import(&snap).map(|_| d.text("text").to_string())
+    });
+    check("snapshot import + to_string", &read?);
+    let (snap_load, loaded) = time_runs(args.runs, || {
+        let mut d = Doc::new();
+        d.import(&snap)?;
+        d.load().map(|_| d)
+    });
+    let mut loaded = loaded?;
+    check("snapshot import + load", &loaded.text("text").to_string());
+    let (snap_edit, edited) = time_runs(args.runs, || {
+        let mut d = Doc::new();
+        d.import(&snap)?;
+        d.text("text").insert(0, "x").map(|_| d)
+    });
+    let mut edited = edited?;
+    let at_end = edited.text("text").to_string();
+    check("snapshot import + edit", at_end.get(1..).unwrap_or(""));
+    let (memcpy, copy) = time_runs(args.runs, || snap.to_vec());
+    let re_export = loaded.export(ExportMode::Snapshot)?;
+    if re_export != snap || copy != snap {
+        round_trip_ok_snapshot_failed();
+    }
+
     let ratio = |x: f64| x / rope_apply.median;
     println!(
         "apply (weft)          {weft_apply}  {:.2}x rope",
@@ -278,6 +319,14 @@ fn run() -> Result<bool, Box<dyn Error>> {
     println!("export updates        {export}  {} bytes", bytes.len());
     println!("import updates        {import}");
     println!("import + to_string    {import_read}");
+    println!("export snapshot       {snap_export}  {} bytes", snap.len());
+    println!(
+        "import snapshot       {snap_import}  (memcpy of its bytes {memcpy}, {:.1}x)",
+        snap_import.median / memcpy.median
+    );
+    println!("  + to_string         {snap_read}");
+    println!("  + load everything   {snap_load}  (history and tree, as the first edit does)");
+    println!("  + first edit        {snap_edit}");
     let mut round_trip_ok = true;
     if args.rich {
         let (rich_apply, rich) = time_runs(args.runs, || apply_rich(&flat, args.times, false));

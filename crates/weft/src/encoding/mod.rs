@@ -69,6 +69,41 @@
 //! it; the receiver stores those chars as tombstones. Because of that an
 //! update is applied all at once or kept pending as a whole.
 //!
+//! # The snapshot format (mode 2, format version 1)
+//!
+//! The whole history plus the current state of every text, so a new peer
+//! can open the document without replaying ops.
+//!
+//! ```text
+//! header (16 bytes): as above, mode 2; the checksum (xxh3-64 of the body)
+//!                    is the document-level checksum
+//! body: a weft-kv table (see the weft-kv crate), entries in key order:
+//!   "h" + u32 BE s   history block: the changes (or parts of changes) of
+//!                    ops s.. (up to 32,768 ops), encoded as an updates
+//!                    body whose content section is empty; the blocks
+//!                    follow each other without gaps from seq 0
+//!   "m"              meta: varint op count; varint n + n x u64 LE peer
+//!                    ids; varint n texts x (name, varint chars, UTF-8
+//!                    bytes, UTF-16 units, anchors); varint n x (peer
+//!                    index, counter end) = the version; varint n x (peer
+//!                    index, counter) = the frontiers
+//!   "s" + u32 BE i   segments of text i: its items in document order as
+//!                    maximal runs of consecutive seqs (all visible or all
+//!                    deleted): varint n; n x varint zigzag(start - end of
+//!                    the previous run); n x varint (length << 1 | deleted)
+//!   "t" + u32 BE i   the visible text of text i in document order (UTF-8)
+//! ```
+//!
+//! Seqs are the positions of ops in the order the history blocks list
+//! them. Every value except the meta is compressed: varint raw length,
+//! then one LZ4 block. The text of the inserts is stored once, in the
+//! texts: the history's inserts with content take theirs from the visible
+//! text ordered by seq (exactly the chars no op deleted).
+//!
+//! Import checks the header and the document checksum once, then reads
+//! the table with `import_all_unchecked` (the checksum covered it); the
+//! texts, the history and the trees are decoded when first needed.
+//!
 //! Decoding never panics and never allocates more than the input justifies:
 //! every count is checked against the bytes left, every index and id is
 //! checked before use, and a failed import leaves the document unchanged.
@@ -82,10 +117,12 @@
 
 mod bytes;
 mod import;
+mod snapshot;
 mod updates;
 mod value;
 
 pub(crate) use import::{apply, plan, Readiness};
+pub(crate) use snapshot::{LazyDoc, Snapshot};
 pub(crate) use updates::Update;
 
 use xxhash_rust::xxh3::xxh3_64;
@@ -98,29 +135,48 @@ use crate::version::VersionVector;
 const MAGIC: [u8; 4] = *b"weft";
 const FORMAT_VERSION: u8 = 1;
 const MODE_UPDATES: u8 = 1;
+const MODE_SNAPSHOT: u8 = 2;
 const HEADER_LEN: usize = 16;
 
-/// Encodes the ops of `log` that `from` lacks as an update.
-pub(crate) fn encode_updates(log: &OpLog, texts: &TextTable, from: &VersionVector) -> Vec<u8> {
-    let body = updates::encode_body(log, texts, from);
+/// `body` behind a header of `mode`.
+fn with_header(mode: u8, body: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER_LEN + body.len());
     out.extend_from_slice(&MAGIC);
     out.push(FORMAT_VERSION);
-    out.push(MODE_UPDATES);
+    out.push(mode);
     out.extend_from_slice(&[0, 0]);
-    out.extend_from_slice(&xxh3_64(&body).to_le_bytes());
-    out.extend_from_slice(&body);
+    out.extend_from_slice(&xxh3_64(body).to_le_bytes());
+    out.extend_from_slice(body);
     out
 }
 
-/// Checks the header and checksum of `bytes` and decodes the update.
+/// Encodes the ops of `log` that `from` lacks as an update.
+pub(crate) fn encode_updates(log: &OpLog, texts: &TextTable, from: &VersionVector) -> Vec<u8> {
+    with_header(MODE_UPDATES, &updates::encode_body(log, texts, from))
+}
+
+/// Encodes the whole history and every text's state as a snapshot.
+pub(crate) fn encode_snapshot(log: &OpLog, texts: &TextTable) -> Vec<u8> {
+    with_header(MODE_SNAPSHOT, &snapshot::encode(log, texts))
+}
+
+/// A decoded export.
+#[derive(Debug)]
+pub(crate) enum Decoded {
+    Update(Update),
+    Snapshot(Snapshot),
+}
+
+/// Checks the header and checksum of `bytes` and decodes the update, or
+/// the table and meta of the snapshot.
 ///
 /// # Errors
 ///
 /// [`Error::UnexpectedEof`], [`Error::BadMagic`],
 /// [`Error::UnsupportedVersion`], [`Error::UnsupportedMode`],
-/// [`Error::ChecksumMismatch`] or [`Error::Malformed`].
-pub(crate) fn decode(bytes: &[u8]) -> Result<Update> {
+/// [`Error::ChecksumMismatch`], [`Error::Malformed`] or
+/// [`Error::Storage`].
+pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded> {
     let header = bytes.get(..HEADER_LEN).ok_or(Error::UnexpectedEof)?;
     let (magic, rest) = header.split_at(4);
     if magic != MAGIC {
@@ -132,7 +188,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Update> {
         return Err(Error::UnsupportedVersion(version));
     }
     let mode = r.u8()?;
-    if mode != MODE_UPDATES {
+    if mode != MODE_UPDATES && mode != MODE_SNAPSHOT {
         return Err(Error::UnsupportedMode(mode));
     }
     if r.take(2)? != [0, 0] {
@@ -147,5 +203,9 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Update> {
     if actual != expected {
         return Err(Error::ChecksumMismatch { expected, actual });
     }
-    updates::decode_body(body)
+    if mode == MODE_SNAPSHOT {
+        Snapshot::decode(body).map(Decoded::Snapshot)
+    } else {
+        updates::decode_body(body).map(Decoded::Update)
+    }
 }

@@ -173,6 +173,11 @@ impl OpLog {
         self.dep_pool.extend_from_slice(deps);
     }
 
+    /// One past the last committed counter of `peer` (0 if unknown).
+    pub fn known_end(&self, peer: PeerId) -> crate::id::Counter {
+        self.version.get(peer)
+    }
+
     /// The seqs a change depends on.
     pub fn deps(&self, change: &Change) -> &[Seq] {
         deps_in(&self.dep_pool, change)

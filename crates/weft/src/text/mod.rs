@@ -41,6 +41,7 @@ mod item;
 mod style;
 mod table;
 
+pub(crate) use chunk::Cache;
 pub use handle::Text;
 pub(crate) use item::{char_len, prefix_units, utf16_len, Item, ANCHOR_END, STICKS_LEFT};
 pub(crate) use style::AnchorRef;
@@ -54,7 +55,7 @@ use smallvec::SmallVec;
 use crate::error::{Error, Result, Unit};
 use crate::id::{Seq, NO_SEQ};
 
-use chunk::{Cache, Chunk, ChunkTree, UnitQuery, CHUNK_CAP};
+use chunk::{Chunk, ChunkTree, UnitQuery, CHUNK_CAP};
 use index::IdIndex;
 
 /// The focus leaf (see the module doc).
@@ -86,7 +87,23 @@ pub(crate) struct TextState {
     /// Marks without text that the last local insert could not avoid
     /// (see [`TextState::take_resurrected`]).
     resurrected: SmallVec<[u32; 2]>,
+    /// Set while the text lives only in a lazily imported snapshot (the
+    /// tree is empty until it is built from there).
+    unloaded: Option<Unloaded>,
 }
+
+/// A text not yet built from its snapshot: which one, and its counts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Unloaded {
+    /// Index of the text in the snapshot.
+    pub index: u32,
+    /// Visible counts (and anchors) of the text.
+    pub counts: Cache,
+}
+
+/// Items per leaf when a tree is built in bulk: room to type in each
+/// leaf before it splits.
+const BULK_FILL: usize = CHUNK_CAP * 3 / 4;
 
 /// Where a new local insert goes: after `index - 1` in `leaf`.
 #[derive(Debug, Clone, Copy)]
@@ -105,7 +122,40 @@ impl TextState {
             focus: None,
             anchors: Vec::new(),
             resurrected: SmallVec::new(),
+            unloaded: None,
         }
+    }
+
+    /// The snapshot text this one still waits for, if any.
+    #[inline]
+    pub fn unloaded(&self) -> Option<Unloaded> {
+        self.unloaded
+    }
+
+    /// Marks the (empty) text as living in a snapshot until built.
+    pub fn set_unloaded(&mut self, unloaded: Unloaded) {
+        self.unloaded = Some(unloaded);
+    }
+
+    /// Replaces the content with `items` (in document order) and
+    /// `anchors` (the anchor items' list, same order), building the tree
+    /// bottom-up in one pass. Clears the unloaded mark.
+    pub fn install(&mut self, items: Vec<Item>, anchors: Vec<AnchorRef>) {
+        let chunks: Vec<Chunk> = items
+            .chunks(BULK_FILL)
+            .map(|c| Chunk::new(c.to_vec()))
+            .collect();
+        self.tree = chunks.into_iter().collect();
+        self.index = None;
+        self.focus = None;
+        self.anchors = anchors;
+        self.resurrected.clear();
+        self.unloaded = None;
+    }
+
+    /// Every item in document order.
+    pub fn items(&self) -> impl Iterator<Item = &Item> + '_ {
+        self.tree.iter().flat_map(|c| c.items.iter())
     }
 
     pub fn name(&self) -> &str {
@@ -159,6 +209,9 @@ impl TextState {
     /// Visible length in `unit`.
     #[inline]
     pub fn len(&self, unit: Unit) -> u32 {
+        if let Some(u) = &self.unloaded {
+            return u.counts.get(unit);
+        }
         let mut total = *self.tree.root_cache();
         if let Some(f) = &self.focus {
             total.sub(f.flushed);
@@ -762,6 +815,49 @@ impl TextState {
                     leaf = self.next_leaf(l);
                 }
                 assert_eq!(before, start, "focus start counts");
+            }
+        }
+    }
+}
+
+/// Chars `range` of `text` (which must be in bounds).
+pub(crate) fn char_slice(text: &str, range: Range<usize>) -> &str {
+    let byte = |n: usize| text.char_indices().nth(n).map_or(text.len(), |(b, _)| b);
+    if text.is_ascii() {
+        return text.get(range).unwrap_or("");
+    }
+    let start = byte(range.start);
+    let end = start
+        + text.get(start..).map_or(0, |t| {
+            t.char_indices()
+                .nth(range.end - range.start)
+                .map_or(t.len(), |(b, _)| b)
+        });
+    text.get(start..end).unwrap_or("")
+}
+
+/// Converts `pos` from `from` to `to` units in a plain string (as
+/// [`TextState::convert`] does in a tree).
+pub(crate) fn convert_in_str(text: &str, pos: usize, from: Unit, to: Unit) -> Result<usize> {
+    let Ok(rel) = u32::try_from(pos) else {
+        return Err(Error::OutOfBounds {
+            pos,
+            len: text.len(),
+            unit: from,
+        });
+    };
+    match units_within(text, from, rel) {
+        Some(c) => Ok(c.get(to) as usize),
+        None => {
+            let total = units_within(text, Unit::Utf8, text.len() as u32).unwrap_or_default();
+            if rel > total.get(from) {
+                Err(Error::OutOfBounds {
+                    pos,
+                    len: total.get(from) as usize,
+                    unit: from,
+                })
+            } else {
+                Err(Error::NotCharBoundary { pos, unit: from })
             }
         }
     }

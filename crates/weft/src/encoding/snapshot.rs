@@ -1,0 +1,869 @@
+//! Writing and lazily reading snapshots (see the module doc of [`super`]
+//! for the layout).
+//!
+//! Import reads only the header, the table's structure and the meta
+//! entry ([`Snapshot::decode`]); a text's document-order text is
+//! decompressed the first time it is read ([`LazyDoc::text`]); the history
+//! is decoded into the op log when an operation needs it
+//! ([`LazyDoc::load_history`]), and each text's tree is built bottom-up
+//! from its segments when that text is edited ([`LazyDoc::build_text`]).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Range;
+use std::sync::{Arc, OnceLock};
+
+use smallvec::SmallVec;
+use weft_kv::{MemKvStore, TableWriter};
+
+use crate::error::{Error, Result};
+use crate::id::{OpId, PeerId, Seq, NO_SEQ};
+use crate::oplog::{origins_at, Mark, OpKind, OpLog, OpRun, NO_CONTENT};
+use crate::text::{
+    prefix_units, AnchorRef, Cache, Item, TextState, TextTable, ANCHOR_END, STICKS_LEFT,
+};
+use crate::version::{Frontiers, VersionVector};
+
+use super::bytes::{write_bytes, write_varint, Reader};
+use super::updates::{self, Update, UpdateKind};
+
+/// Ops per history block (a block may hold fewer: the last one).
+const BLOCK_OPS: u32 = 1 << 15;
+
+const KEY_HISTORY: u8 = b'h';
+const KEY_META: &[u8] = b"m";
+const KEY_SEGMENTS: u8 = b's';
+const KEY_TEXT: u8 = b't';
+
+/// LZ4 never expands more than this per compressed byte, so a declared
+/// size above `compressed * MAX_RATIO + 64` is a lie: nothing is
+/// allocated for it.
+const MAX_RATIO: usize = 255;
+
+/// A key: one tag byte and a big-endian u32 (so keys sort by the number).
+fn key(tag: u8, n: u32) -> [u8; 5] {
+    [tag, (n >> 24) as u8, (n >> 16) as u8, (n >> 8) as u8, n as u8]
+}
+
+/// `raw` as a value: varint length, then an LZ4 block.
+fn compress(raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len() / 2 + 16);
+    write_varint(&mut out, raw.len() as u64);
+    out.extend_from_slice(&lz4_flex::block::compress(raw));
+    out
+}
+
+/// Reverses [`compress`]; `what` names the value in errors.
+fn decompress(value: &[u8], what: &'static str) -> Result<Vec<u8>> {
+    let mut r = Reader::new(value, 0);
+    let malformed = Error::Malformed { offset: 0, what };
+    let len = usize::try_from(r.varint()?).map_err(|_| malformed.clone())?;
+    let packed = r.take(r.remaining())?;
+    if len > packed.len().saturating_mul(MAX_RATIO).saturating_add(64) {
+        return Err(malformed);
+    }
+    let mut out = vec![0u8; len];
+    match lz4_flex::block::decompress_into(packed, &mut out) {
+        Ok(n) if n == len => Ok(out),
+        _ => Err(malformed),
+    }
+}
+
+/// A run of seq-contiguous items of one text, in document order, all
+/// visible or all deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Segment {
+    seq: Seq,
+    len: u32,
+    deleted: bool,
+}
+
+/// What a snapshot says about one text.
+#[derive(Debug, Clone)]
+pub(crate) struct TextMeta {
+    pub name: Box<str>,
+    /// Visible chars, UTF-8 bytes, UTF-16 units and anchors.
+    pub counts: Cache,
+}
+
+/// The meta entry: what import needs before anything else is decoded.
+#[derive(Debug, Clone)]
+pub(crate) struct Meta {
+    /// Number of ops in the history.
+    pub ops: u32,
+    pub texts: Vec<TextMeta>,
+    pub version: VersionVector,
+    pub frontiers: Frontiers,
+}
+
+/// A snapshot whose header, checksum, table structure and meta entry
+/// were checked.
+pub(crate) struct Snapshot {
+    store: MemKvStore,
+    pub meta: Meta,
+}
+
+impl fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("meta", &self.meta)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Encodes `log` and the state of every text as a snapshot body.
+pub(crate) fn encode(log: &OpLog, texts: &TextTable) -> Vec<u8> {
+    let pieces = log.changes_missing_from(&VersionVector::new());
+    let seq_pieces: Vec<Range<Seq>> = pieces.iter().map(|p| p.1.clone()).collect();
+    let deleted = updates::deleted_in_export(log, &seq_pieces);
+    let mut w = TableWriter::new();
+    let add = |w: &mut TableWriter, k: &[u8], v: &[u8]| {
+        // Keys are written in order, so the writer never refuses one.
+        let added = w.add(k, v);
+        debug_assert!(added.is_ok(), "snapshot keys are written in order");
+    };
+
+    // History: blocks of up to BLOCK_OPS ops, keyed by their first seq.
+    let mut block: Vec<(usize, Range<Seq>)> = Vec::new();
+    let (mut block_start, mut in_block) = (0u32, 0u32);
+    let flush = |w: &mut TableWriter, block: &mut Vec<(usize, Range<Seq>)>, start: u32| {
+        let body = updates::encode_pieces(log, texts, block, &deleted, false);
+        add(w, &key(KEY_HISTORY, start), &compress(&body));
+        block.clear();
+    };
+    for (ci, range) in pieces {
+        let mut at = range.start;
+        while at < range.end {
+            let take = (BLOCK_OPS - in_block).min(range.end - at);
+            block.push((ci, at..at + take));
+            in_block += take;
+            at += take;
+            if in_block == BLOCK_OPS {
+                flush(&mut w, &mut block, block_start);
+                block_start += in_block;
+                in_block = 0;
+            }
+        }
+    }
+    if in_block > 0 {
+        flush(&mut w, &mut block, block_start);
+    }
+
+    // State: per text, its segments and its visible text in document order.
+    let mut metas = Vec::with_capacity(texts.len());
+    let mut states = Vec::with_capacity(texts.len());
+    for state in texts.iter() {
+        let mut segments: Vec<Segment> = Vec::new();
+        let mut text = String::with_capacity(state.len(crate::error::Unit::Utf8) as usize);
+        let mut counts = Cache::default();
+        for item in state.items() {
+            counts.add(item.counts());
+            if !item.deleted {
+                let s = item.byte_start as usize;
+                text.push_str(log.content.get(s..s + item.bytes as usize).unwrap_or(""));
+            }
+            match segments.last_mut() {
+                Some(last) if last.seq + last.len == item.seq && last.deleted == item.deleted => {
+                    last.len += item.len;
+                }
+                _ => segments.push(Segment {
+                    seq: item.seq,
+                    len: item.len,
+                    deleted: item.deleted,
+                }),
+            }
+        }
+        let mut seg_bytes = Vec::with_capacity(segments.len() * 4 + 8);
+        write_varint(&mut seg_bytes, segments.len() as u64);
+        let mut prev_end = 0i64;
+        for s in &segments {
+            write_varint(&mut seg_bytes, zigzag(i64::from(s.seq) - prev_end));
+            prev_end = i64::from(s.seq + s.len);
+        }
+        for s in &segments {
+            write_varint(
+                &mut seg_bytes,
+                (u64::from(s.len) << 1) | u64::from(s.deleted),
+            );
+        }
+        metas.push(TextMeta {
+            name: state.name().into(),
+            counts,
+        });
+        states.push((compress(&seg_bytes), compress(text.as_bytes())));
+    }
+
+    // Meta.
+    let version = log.version();
+    let frontiers = log.frontiers();
+    let mut peers: Vec<PeerId> = version.iter().map(|(p, _)| p).collect();
+    peers.sort_unstable();
+    let peer_index = |p: PeerId| peers.binary_search(&p).unwrap_or(0) as u64;
+    let mut meta = Vec::new();
+    write_varint(&mut meta, u64::from(log.next_seq()));
+    write_varint(&mut meta, peers.len() as u64);
+    for p in &peers {
+        meta.extend_from_slice(&p.to_le_bytes());
+    }
+    write_varint(&mut meta, metas.len() as u64);
+    for m in &metas {
+        write_bytes(&mut meta, m.name.as_bytes());
+        for n in [
+            m.counts.chars,
+            m.counts.utf8,
+            m.counts.utf16,
+            m.counts.anchors,
+        ] {
+            write_varint(&mut meta, u64::from(n));
+        }
+    }
+    let mut entries: Vec<(PeerId, u32)> = version.iter().collect();
+    entries.sort_unstable();
+    write_varint(&mut meta, entries.len() as u64);
+    for (p, c) in entries {
+        write_varint(&mut meta, peer_index(p));
+        write_varint(&mut meta, u64::from(c));
+    }
+    write_varint(&mut meta, frontiers.len() as u64);
+    for id in frontiers.iter() {
+        write_varint(&mut meta, peer_index(id.peer));
+        write_varint(&mut meta, u64::from(id.counter));
+    }
+    add(&mut w, KEY_META, &meta);
+    for (i, (segments, _)) in states.iter().enumerate() {
+        add(&mut w, &key(KEY_SEGMENTS, i as u32), segments);
+    }
+    for (i, (_, text)) in states.iter().enumerate() {
+        add(&mut w, &key(KEY_TEXT, i as u32), text);
+    }
+    w.finish()
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+impl Snapshot {
+    /// Reads the table of a snapshot body (whose checksum the caller
+    /// verified) and its meta entry.
+    pub fn decode(body: &[u8]) -> Result<Snapshot> {
+        let mut store = MemKvStore::new();
+        store.import_all_unchecked(body).map_err(Error::Storage)?;
+        let meta = decode_meta(store.get(KEY_META).ok_or(Error::Malformed {
+            offset: 0,
+            what: "snapshot meta entry",
+        })?)?;
+        for i in 0..meta.texts.len() as u32 {
+            if store.get(&key(KEY_SEGMENTS, i)).is_none() || store.get(&key(KEY_TEXT, i)).is_none()
+            {
+                return Err(Error::Malformed {
+                    offset: 0,
+                    what: "snapshot text entry",
+                });
+            }
+        }
+        Ok(Snapshot { store, meta })
+    }
+}
+
+fn decode_meta(bytes: &[u8]) -> Result<Meta> {
+    let mut r = Reader::new(bytes, 0);
+    let ops = r.u32("op count")?;
+    if ops == NO_SEQ {
+        return Err(Error::HistoryFull);
+    }
+    let n = r.count("peer count")?;
+    let mut peers = Vec::with_capacity(n);
+    for _ in 0..n {
+        let p = r.u64_le()?;
+        if p == PeerId::MAX {
+            return Err(Error::InvalidPeerId(p));
+        }
+        peers.push(p);
+    }
+    let n = r.count("text count")?;
+    let mut texts: Vec<TextMeta> = Vec::with_capacity(n);
+    let mut names = std::collections::HashSet::with_capacity(n);
+    for _ in 0..n {
+        let name = std::str::from_utf8(r.bytes()?).map_err(|_| r.malformed("text name"))?;
+        if !names.insert(name) {
+            return Err(r.malformed("duplicate text name"));
+        }
+        let counts = Cache {
+            chars: r.u32("char count")?,
+            utf8: r.u32("byte count")?,
+            utf16: r.u32("UTF-16 count")?,
+            anchors: r.u32("anchor count")?,
+        };
+        texts.push(TextMeta {
+            name: name.into(),
+            counts,
+        });
+    }
+    let peer = |r: &mut Reader<'_>| -> Result<PeerId> {
+        let i = r.varint()?;
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| peers.get(i))
+            .copied()
+            .ok_or_else(|| r.malformed("peer index"))
+    };
+    let n = r.count("version length")?;
+    let mut version = VersionVector::new();
+    for _ in 0..n {
+        let p = peer(&mut r)?;
+        version.set(p, r.u32("counter")?);
+    }
+    let n = r.count("frontier count")?;
+    let mut frontiers = Frontiers::new();
+    for _ in 0..n {
+        let p = peer(&mut r)?;
+        frontiers.insert(OpId::new(p, r.u32("counter")?));
+    }
+    if !r.is_empty() {
+        return Err(r.malformed("trailing meta bytes"));
+    }
+    Ok(Meta {
+        ops,
+        texts,
+        version,
+        frontiers,
+    })
+}
+
+fn decode_segments(value: &[u8]) -> Result<Vec<Segment>> {
+    let raw = decompress(value, "segments")?;
+    let mut r = Reader::new(&raw, 0);
+    // Every segment takes at least two bytes.
+    let n = r.count("segment count")?;
+    let mut deltas = Vec::with_capacity(n);
+    for _ in 0..n {
+        deltas.push(unzigzag(r.varint()?));
+    }
+    let mut segments = Vec::with_capacity(n);
+    // Each start is written relative to the previous segment's end.
+    let mut prev_end = 0i64;
+    for delta in deltas {
+        let v = r.varint()?;
+        let seq = u32::try_from(prev_end + delta).map_err(|_| r.malformed("segment start"))?;
+        let len = u32::try_from(v >> 1).map_err(|_| r.malformed("segment length"))?;
+        let end = seq.checked_add(len).filter(|_| len > 0);
+        let end = end.ok_or_else(|| r.malformed("segment length"))?;
+        segments.push(Segment {
+            seq,
+            len,
+            deleted: v & 1 == 1,
+        });
+        prev_end = i64::from(end);
+    }
+    if !r.is_empty() {
+        return Err(r.malformed("trailing segment bytes"));
+    }
+    Ok(segments)
+}
+
+/// Byte length of the first `chars` chars of `text`, if it has that many.
+fn bytes_of_chars(text: &str, chars: u32) -> Option<(usize, u32)> {
+    let b = text.as_bytes();
+    if b.get(..chars as usize).is_some_and(<[u8]>::is_ascii) {
+        return Some((chars as usize, chars));
+    }
+    let (bytes, utf16) = prefix_units(b, chars);
+    let got = crate::text::char_len(text.get(..bytes as usize)?);
+    (got == chars).then_some((bytes as usize, utf16))
+}
+
+/// Whether two of `segs` (all below `limit`) share a seq. O(limit / 64 +
+/// segments) with a bitset, no sorting.
+fn overlapping(segs: &[Segment], limit: Seq) -> bool {
+    let mut seen = vec![0u64; (limit as usize).div_ceil(64)];
+    for s in segs {
+        let (mut at, end) = (s.seq as usize, (s.seq + s.len) as usize);
+        while at < end {
+            let (word, bit) = (at / 64, at % 64);
+            let n = (64 - bit).min(end - at);
+            let mask = if n == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << n) - 1) << bit
+            };
+            let Some(w) = seen.get_mut(word) else {
+                return true;
+            };
+            if *w & mask != 0 {
+                return true;
+            }
+            *w |= mask;
+            at += n;
+        }
+    }
+    false
+}
+
+/// What [`LazyDoc::load_history`] leaves for building the texts.
+#[derive(Debug, Clone)]
+struct Loaded {
+    /// Byte range of each text's document-order text in the log's content.
+    text_ranges: Vec<Range<usize>>,
+    segments: Vec<Vec<Segment>>,
+}
+
+/// A document's view of a snapshot it imported lazily.
+#[derive(Debug, Clone)]
+pub(crate) struct LazyDoc {
+    snap: Arc<Snapshot>,
+    /// Each text's document-order text, decompressed on first read.
+    texts: Arc<[OnceLock<Result<String>>]>,
+    /// The document's text index of each snapshot text.
+    doc_index: Vec<u32>,
+    loaded: Option<Loaded>,
+    /// Texts whose trees are not built yet.
+    unbuilt: usize,
+}
+
+impl LazyDoc {
+    pub fn new(snap: Snapshot, doc_index: Vec<u32>) -> LazyDoc {
+        let n = snap.meta.texts.len();
+        LazyDoc {
+            texts: (0..n).map(|_| OnceLock::new()).collect(),
+            snap: Arc::new(snap),
+            doc_index,
+            loaded: None,
+            unbuilt: n,
+        }
+    }
+
+    pub fn meta(&self) -> &Meta {
+        &self.snap.meta
+    }
+
+    /// Whether the history is in the op log.
+    pub fn history_loaded(&self) -> bool {
+        self.loaded.is_some()
+    }
+
+    /// Whether nothing is left to load (the document can drop this).
+    pub fn is_done(&self) -> bool {
+        self.loaded.is_some() && self.unbuilt == 0
+    }
+
+    /// The visible text of snapshot text `i`, in document order.
+    pub fn text(&self, i: u32) -> Result<&str> {
+        let cell = self.texts.get(i as usize).ok_or(Error::Malformed {
+            offset: 0,
+            what: "snapshot text index",
+        })?;
+        let meta = self.snap.meta.texts.get(i as usize);
+        cell.get_or_init(|| {
+            let value = self.snap.store.get(&key(KEY_TEXT, i)).unwrap_or(&[]);
+            let raw = decompress(value, "snapshot text")?;
+            let text = String::from_utf8(raw).map_err(|_| Error::Malformed {
+                offset: 0,
+                what: "snapshot text UTF-8",
+            })?;
+            if meta.map(|m| m.counts.utf8 as usize) != Some(text.len()) {
+                return Err(Error::Malformed {
+                    offset: 0,
+                    what: "snapshot text length",
+                });
+            }
+            Ok(text)
+        })
+        .as_deref()
+        .map_err(Clone::clone)
+    }
+
+    /// Decodes the history into `log` (which must be empty). Checks
+    /// everything first: on error `log` is unchanged.
+    pub fn load_history(&mut self, log: &mut OpLog) -> Result<()> {
+        if self.loaded.is_some() {
+            return Ok(());
+        }
+        let n = self.snap.meta.texts.len();
+        let mut texts = Vec::with_capacity(n);
+        let mut segments = Vec::with_capacity(n);
+        // Visible segments: (seq, text, byte range in the text).
+        let mut visible: Vec<(Seq, u32, Range<usize>)> = Vec::new();
+        for i in 0..n as u32 {
+            let text = self.text(i)?;
+            let segs = decode_segments(self.snap.store.get(&key(KEY_SEGMENTS, i)).unwrap_or(&[]))?;
+            let mut at = 0usize;
+            for s in &segs {
+                if !s.deleted {
+                    let rest = text.get(at..).unwrap_or("");
+                    let (bytes, _) = bytes_of_chars(rest, s.len).ok_or(Error::Malformed {
+                        offset: 0,
+                        what: "segment text",
+                    })?;
+                    visible.push((s.seq, i, at..at + bytes));
+                    at += bytes;
+                }
+            }
+            if at != text.len() {
+                return Err(Error::Malformed {
+                    offset: 0,
+                    what: "unused snapshot text",
+                });
+            }
+            texts.push(text);
+            segments.push(segs);
+        }
+        // The text of the inserts with content, in op order, is the
+        // visible text ordered by seq (sorted as packed integers: much
+        // cheaper than sorting the entries).
+        let mut order: Vec<u64> = visible
+            .iter()
+            .enumerate()
+            .map(|(k, v)| (u64::from(v.0) << 32) | k as u64)
+            .collect();
+        order.sort_unstable();
+        let total: usize = visible.iter().map(|v| v.2.len()).sum();
+        let mut log_new = OpLog::default();
+        log_new
+            .content
+            .reserve(total + texts.iter().map(|t| t.len()).sum::<usize>());
+        for k in &order {
+            let Some((_, i, range)) = visible.get((*k & 0xFFFF_FFFF) as usize) else {
+                continue;
+            };
+            let text = texts.get(*i as usize).copied().unwrap_or("");
+            log_new
+                .content
+                .push_str(text.get(range.clone()).unwrap_or(""));
+        }
+
+        let by_name: HashMap<&str, u32> = self
+            .snap
+            .meta
+            .texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (&*t.name, self.doc_index.get(i).copied().unwrap_or(0)))
+            .collect();
+        let mut used = 0usize;
+        let mut expect = 0u32;
+        while expect < self.snap.meta.ops {
+            let value = self
+                .snap
+                .store
+                .get(&key(KEY_HISTORY, expect))
+                .ok_or(Error::Malformed {
+                    offset: 0,
+                    what: "history block",
+                })?;
+            let body = decompress(value, "history block")?;
+            let rest = log_new.content.get(used..).ok_or(Error::Malformed {
+                offset: 0,
+                what: "content",
+            })?;
+            let (update, n) = updates::decode_body_with(&body, Some(rest))?;
+            let map: Vec<u32> = update
+                .texts
+                .iter()
+                .map(|name| by_name.get(&**name).copied())
+                .collect::<Option<_>>()
+                .ok_or(Error::Malformed {
+                    offset: 0,
+                    what: "history text name",
+                })?;
+            log_new.ops.reserve(update.runs.len());
+            push_block(&mut log_new, &update, used, &map)?;
+            used += n;
+            if log_new.next_seq() == expect {
+                return Err(Error::Malformed {
+                    offset: 0,
+                    what: "empty history block",
+                });
+            }
+            expect = log_new.next_seq();
+        }
+        let meta = &self.snap.meta;
+        if expect != meta.ops
+            || used != total
+            || log_new.version() != meta.version
+            || log_new.frontiers() != meta.frontiers
+        {
+            return Err(Error::Malformed {
+                offset: 0,
+                what: "snapshot history",
+            });
+        }
+        let mut text_ranges = Vec::with_capacity(n);
+        for text in &texts {
+            let start = log_new.content.len();
+            log_new.content.push_str(text);
+            text_ranges.push(start..log_new.content.len());
+        }
+        if log_new.content.len() >= NO_CONTENT as usize {
+            return Err(Error::HistoryFull);
+        }
+        *log = log_new;
+        self.loaded = Some(Loaded {
+            text_ranges,
+            segments,
+        });
+        Ok(())
+    }
+
+    /// Builds `state`'s tree from its segments (the history must be
+    /// loaded). Checks everything first: on error `state` is unchanged.
+    pub fn build_text(&mut self, log: &OpLog, state: &mut TextState) -> Result<()> {
+        let Some(unloaded) = state.unloaded() else {
+            return Ok(());
+        };
+        let bad = |what| Error::Malformed { offset: 0, what };
+        let loaded = self.loaded.as_ref().ok_or(bad("snapshot state"))?;
+        let i = unloaded.index as usize;
+        let segs = loaded.segments.get(i).ok_or(bad("snapshot text index"))?;
+        let range = loaded
+            .text_ranges
+            .get(i)
+            .cloned()
+            .ok_or(bad("snapshot text index"))?;
+        let t = self
+            .doc_index
+            .get(i)
+            .copied()
+            .ok_or(bad("snapshot text index"))?;
+        let content = log.content.get(..range.end).ok_or(bad("snapshot text"))?;
+        let mut items: Vec<Item> = Vec::with_capacity(segs.len() + segs.len() / 2);
+        let mut anchors = Vec::new();
+        let mut at = range.start;
+        let mut covered = 0u64;
+        for seg in segs {
+            let end = seg
+                .seq
+                .checked_add(seg.len)
+                .filter(|&e| e <= log.next_seq());
+            let end = end.ok_or(bad("segment"))?;
+            let mut s = seg.seq;
+            let mut ri = log.op_index(s);
+            while s < end {
+                let run = log.ops.get(ri).filter(|r| r.text == t && r.seq <= s);
+                let run = run.ok_or(bad("segment op"))?;
+                let upto = run.end().min(end);
+                let off = s - run.seq;
+                match run.kind {
+                    OpKind::Insert { .. } => {
+                        let (origin_left, origin_right) = origins_at(run, off);
+                        let mut item = Item {
+                            seq: s,
+                            len: upto - s,
+                            origin_left,
+                            origin_right,
+                            byte_start: NO_CONTENT,
+                            bytes: 0,
+                            utf16: 0,
+                            deleted: seg.deleted,
+                            anchor: 0,
+                        };
+                        if !seg.deleted {
+                            let rest = content.get(at..).unwrap_or("");
+                            let (bytes, utf16) =
+                                bytes_of_chars(rest, item.len).ok_or(bad("segment text"))?;
+                            item.byte_start = at as u32;
+                            item.bytes = bytes as u32;
+                            item.utf16 = utf16;
+                            at += bytes;
+                        }
+                        items.push(item);
+                    }
+                    OpKind::MarkStart {
+                        origin_left,
+                        origin_right,
+                        mark,
+                    }
+                    | OpKind::MarkEnd {
+                        origin_left,
+                        origin_right,
+                        mark,
+                    } => {
+                        let m = log.marks.get(mark as usize).ok_or(bad("mark"))?;
+                        if !seg.deleted {
+                            return Err(bad("visible anchor"));
+                        }
+                        let end = matches!(run.kind, OpKind::MarkEnd { .. });
+                        let sticks_left = if end {
+                            !m.expand.expands_after()
+                        } else {
+                            m.expand.expands_before()
+                        };
+                        let flags = if sticks_left { STICKS_LEFT } else { 0 }
+                            | if end { ANCHOR_END } else { 0 };
+                        let mut item = Item::anchor(s, mark, flags);
+                        item.origin_left = origin_left;
+                        item.origin_right = origin_right;
+                        items.push(item);
+                        anchors.push(AnchorRef { seq: s, mark, end });
+                    }
+                    OpKind::Delete { .. } => return Err(bad("segment op")),
+                }
+                covered += u64::from(upto - s);
+                s = upto;
+                ri += 1;
+            }
+        }
+        if at != range.end {
+            return Err(bad("unused snapshot text"));
+        }
+        // Every insert and anchor of the text, each exactly once.
+        let ops: u64 = log
+            .ops
+            .iter()
+            .filter(|r| r.text == t && !matches!(r.kind, OpKind::Delete { .. }))
+            .map(|r| u64::from(r.len))
+            .sum();
+        if covered != ops || overlapping(segs, log.next_seq()) {
+            return Err(bad("snapshot segments"));
+        }
+        let mut counts = Cache::default();
+        for item in &items {
+            counts.add(item.counts());
+        }
+        if counts != unloaded.counts {
+            return Err(bad("snapshot text counts"));
+        }
+        state.install(items, anchors);
+        self.unbuilt = self.unbuilt.saturating_sub(1);
+        Ok(())
+    }
+}
+
+/// Appends the changes of one history block to `log`, checking every
+/// reference. `base` is where the block's content starts in the log's
+/// content; `texts` maps the block's text indexes to the document's.
+fn push_block(log: &mut OpLog, update: &Update, base: usize, texts: &[u32]) -> Result<()> {
+    let bad = |what| Error::Malformed { offset: 0, what };
+    for change in &update.changes {
+        let known = log.known_end(change.peer);
+        let fits = log
+            .next_seq()
+            .checked_add(change.len)
+            .is_some_and(|e| e < NO_SEQ);
+        if known != change.counter || !fits {
+            return Err(bad("history change"));
+        }
+        let mut deps: SmallVec<[Seq; 2]> = SmallVec::new();
+        for d in &change.deps {
+            deps.push(log.id_to_seq(*d).ok_or(Error::UnknownId(*d))?);
+        }
+        let mut seq = log.push_remote_change(change.peer, change.counter, change.len, deps);
+        let runs = update
+            .runs
+            .get(change.runs.clone())
+            .ok_or(bad("history runs"))?;
+        for run in runs {
+            let text = texts
+                .get(run.text as usize)
+                .copied()
+                .ok_or(bad("text index"))?;
+            // An origin: a char of the same text, or none.
+            let origin = |log: &OpLog, id: Option<OpId>| -> Result<Seq> {
+                let Some(id) = id else { return Ok(NO_SEQ) };
+                let s = log.id_to_seq(id).ok_or(Error::UnknownId(id))?;
+                match log.ops.get(log.op_index(s)) {
+                    Some(r) if r.text == text && matches!(r.kind, OpKind::Insert { .. }) => Ok(s),
+                    _ => Err(bad("origin")),
+                }
+            };
+            let kind = match &run.kind {
+                UpdateKind::Insert {
+                    left,
+                    right,
+                    content,
+                } => {
+                    let (byte_start, bytes) = match content {
+                        Some(r) => (base + r.start, r.len()),
+                        None => (NO_CONTENT as usize, 0),
+                    };
+                    OpKind::Insert {
+                        origin_left: origin(log, *left)?,
+                        origin_right: origin(log, *right)?,
+                        byte_start: u32::try_from(byte_start).map_err(|_| Error::HistoryFull)?,
+                        bytes: bytes as u32,
+                    }
+                }
+                UpdateKind::MarkStart {
+                    left,
+                    right,
+                    key,
+                    value,
+                    expand,
+                } => {
+                    let (origin_left, origin_right) = (origin(log, *left)?, origin(log, *right)?);
+                    let mark = log.marks.len() as u32;
+                    let key = log.keys.intern(key);
+                    log.marks.push(Mark {
+                        key,
+                        value: value.clone(),
+                        expand: *expand,
+                        lamport: log.lamport_of(seq),
+                        peer: change.peer,
+                        start: seq,
+                        end: NO_SEQ,
+                    });
+                    OpKind::MarkStart {
+                        origin_left,
+                        origin_right,
+                        mark,
+                    }
+                }
+                UpdateKind::MarkEnd { left, right, start } => {
+                    let (origin_left, origin_right) = (origin(log, *left)?, origin(log, *right)?);
+                    let s = log.id_to_seq(*start).ok_or(Error::UnknownId(*start))?;
+                    let mark = match log.ops.get(log.op_index(s)).map(|r| (r.text, r.kind)) {
+                        Some((rt, OpKind::MarkStart { mark, .. })) if rt == text => mark,
+                        _ => return Err(bad("mark start")),
+                    };
+                    let m = log.marks.get_mut(mark as usize).ok_or(bad("mark"))?;
+                    if m.end != NO_SEQ {
+                        return Err(bad("mark end"));
+                    }
+                    m.end = seq;
+                    OpKind::MarkEnd {
+                        origin_left,
+                        origin_right,
+                        mark,
+                    }
+                }
+                UpdateKind::Delete { target, reversed } => {
+                    let first = log.id_to_seq(*target).ok_or(Error::UnknownId(*target))?;
+                    let last_id = run.delete_target(run.len - 1).ok_or(bad("delete"))?;
+                    let last = log.id_to_seq(last_id).ok_or(Error::UnknownId(last_id))?;
+                    let (lo, hi) = if *reversed {
+                        (last, first)
+                    } else {
+                        (first, last)
+                    };
+                    if hi.checked_sub(lo) != Some(run.len - 1) {
+                        return Err(bad("delete targets"));
+                    }
+                    // The targets are chars of this text.
+                    let mut i = log.op_index(lo);
+                    while let Some(r) = log.ops.get(i).filter(|r| r.seq <= hi) {
+                        if r.text != text || !matches!(r.kind, OpKind::Insert { .. }) {
+                            return Err(bad("delete targets"));
+                        }
+                        i += 1;
+                    }
+                    OpKind::Delete {
+                        target: first,
+                        reversed: *reversed,
+                    }
+                }
+            };
+            log.ops.push(OpRun {
+                seq,
+                len: run.len,
+                text,
+                kind,
+            });
+            seq += run.len;
+        }
+    }
+    Ok(())
+}
