@@ -116,6 +116,7 @@
 )]
 
 mod bytes;
+mod history;
 mod import;
 mod snapshot;
 mod updates;

@@ -8,12 +8,11 @@
 //! ([`LazyDoc::load_history`]), and each text's tree is built bottom-up
 //! from its segments when that text is edited ([`LazyDoc::build_text`]).
 
-use std::collections::HashMap;
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use smallvec::SmallVec;
 use weft_kv::{MemKvStore, TableWriter};
 
 use crate::error::{Error, Result};
@@ -25,11 +24,9 @@ use crate::text::{
 use crate::version::{Frontiers, VersionVector};
 
 use super::bytes::{write_bytes, write_varint, Reader};
-use super::updates::{self, Update, UpdateKind};
+use super::history::{self, ReadKind};
 
-/// Ops per history block (a block may hold fewer: the last one).
-const BLOCK_OPS: u32 = 1 << 15;
-
+const KEY_CHANGES: &[u8] = b"c";
 const KEY_HISTORY: u8 = b'h';
 const KEY_META: &[u8] = b"m";
 const KEY_SEGMENTS: u8 = b's';
@@ -42,29 +39,57 @@ const MAX_RATIO: usize = 255;
 
 /// A key: one tag byte and a big-endian u32 (so keys sort by the number).
 fn key(tag: u8, n: u32) -> [u8; 5] {
-    [tag, (n >> 24) as u8, (n >> 16) as u8, (n >> 8) as u8, n as u8]
+    [
+        tag,
+        (n >> 24) as u8,
+        (n >> 16) as u8,
+        (n >> 8) as u8,
+        n as u8,
+    ]
 }
 
-/// `raw` as a value: varint length, then an LZ4 block.
-fn compress(raw: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(raw.len() / 2 + 16);
-    write_varint(&mut out, raw.len() as u64);
-    out.extend_from_slice(&lz4_flex::block::compress(raw));
+/// `raw` as a value stored as it is: a 0 byte, then the bytes. For data
+/// LZ4 does not shrink (varint streams): storing it costs nothing to
+/// encode and is read in place.
+fn stored(raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len() + 1);
+    out.push(0);
+    out.extend_from_slice(raw);
     out
 }
 
-/// Reverses [`compress`]; `what` names the value in errors.
-fn decompress(value: &[u8], what: &'static str) -> Result<Vec<u8>> {
+/// `raw` as a value: its varint length, then an LZ4 block (or stored when
+/// that is not smaller).
+fn compress(raw: &[u8]) -> Vec<u8> {
+    if raw.is_empty() {
+        return stored(raw);
+    }
+    let packed = lz4_flex::block::compress(raw);
+    if packed.len() + 5 >= raw.len() {
+        return stored(raw);
+    }
+    let mut out = Vec::with_capacity(packed.len() + 5);
+    write_varint(&mut out, raw.len() as u64);
+    out.extend_from_slice(&packed);
+    out
+}
+
+/// Reverses [`stored`] and [`compress`]; `what` names the value in
+/// errors.
+fn decompress<'a>(value: &'a [u8], what: &'static str) -> Result<Cow<'a, [u8]>> {
     let mut r = Reader::new(value, 0);
     let malformed = Error::Malformed { offset: 0, what };
     let len = usize::try_from(r.varint()?).map_err(|_| malformed.clone())?;
     let packed = r.take(r.remaining())?;
+    if len == 0 {
+        return Ok(Cow::Borrowed(packed));
+    }
     if len > packed.len().saturating_mul(MAX_RATIO).saturating_add(64) {
         return Err(malformed);
     }
     let mut out = vec![0u8; len];
     match lz4_flex::block::decompress_into(packed, &mut out) {
-        Ok(n) if n == len => Ok(out),
+        Ok(n) if n == len => Ok(Cow::Owned(out)),
         _ => Err(malformed),
     }
 }
@@ -91,6 +116,8 @@ pub(crate) struct TextMeta {
 pub(crate) struct Meta {
     /// Number of ops in the history.
     pub ops: u32,
+    /// Peer ids the change table indexes into.
+    pub peers: Vec<PeerId>,
     pub texts: Vec<TextMeta>,
     pub version: VersionVector,
     pub frontiers: Frontiers,
@@ -113,9 +140,6 @@ impl fmt::Debug for Snapshot {
 
 /// Encodes `log` and the state of every text as a snapshot body.
 pub(crate) fn encode(log: &OpLog, texts: &TextTable) -> Vec<u8> {
-    let pieces = log.changes_missing_from(&VersionVector::new());
-    let seq_pieces: Vec<Range<Seq>> = pieces.iter().map(|p| p.1.clone()).collect();
-    let deleted = updates::deleted_in_export(log, &seq_pieces);
     let mut w = TableWriter::new();
     let add = |w: &mut TableWriter, k: &[u8], v: &[u8]| {
         // Keys are written in order, so the writer never refuses one.
@@ -123,30 +147,38 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable) -> Vec<u8> {
         debug_assert!(added.is_ok(), "snapshot keys are written in order");
     };
 
-    // History: blocks of up to BLOCK_OPS ops, keyed by their first seq.
-    let mut block: Vec<(usize, Range<Seq>)> = Vec::new();
-    let (mut block_start, mut in_block) = (0u32, 0u32);
-    let flush = |w: &mut TableWriter, block: &mut Vec<(usize, Range<Seq>)>, start: u32| {
-        let body = updates::encode_pieces(log, texts, block, &deleted, false);
-        add(w, &key(KEY_HISTORY, start), &compress(&body));
-        block.clear();
-    };
-    for (ci, range) in pieces {
-        let mut at = range.start;
-        while at < range.end {
-            let take = (BLOCK_OPS - in_block).min(range.end - at);
-            block.push((ci, at..at + take));
-            in_block += take;
-            at += take;
-            if in_block == BLOCK_OPS {
-                flush(&mut w, &mut block, block_start);
-                block_start += in_block;
-                in_block = 0;
+    // History: the change table, then the op runs in blocks of
+    // BLOCK_OPS seqs, keyed by their first seq.
+    let version = log.version();
+    let mut peers: Vec<PeerId> = version.iter().map(|(p, _)| p).collect();
+    peers.sort_unstable();
+    let peer_index = |p: PeerId| peers.binary_search(&p).unwrap_or(0) as u64;
+    add(
+        &mut w,
+        KEY_CHANGES,
+        &stored(&history::encode_changes(log, peer_index)),
+    );
+    let mut block = history::BlockWriter::new();
+    let mut block_start = 0u32;
+    for run in history::CanonicalRuns::new(log) {
+        history::cut_at_blocks(run, |part| {
+            if part.seq >= block_start + history::BLOCK_OPS {
+                add(
+                    &mut w,
+                    &key(KEY_HISTORY, block_start),
+                    &stored(&block.finish()),
+                );
+                block_start = part.seq - part.seq % history::BLOCK_OPS;
             }
-        }
+            block.push(log, &part);
+        });
     }
-    if in_block > 0 {
-        flush(&mut w, &mut block, block_start);
+    if !block.is_empty() {
+        add(
+            &mut w,
+            &key(KEY_HISTORY, block_start),
+            &stored(&block.finish()),
+        );
     }
 
     // State: per text, its segments and its visible text in document order.
@@ -175,30 +207,26 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable) -> Vec<u8> {
         }
         let mut seg_bytes = Vec::with_capacity(segments.len() * 4 + 8);
         write_varint(&mut seg_bytes, segments.len() as u64);
-        let mut prev_end = 0i64;
-        for s in &segments {
-            write_varint(&mut seg_bytes, zigzag(i64::from(s.seq) - prev_end));
-            prev_end = i64::from(s.seq + s.len);
-        }
         for s in &segments {
             write_varint(
                 &mut seg_bytes,
                 (u64::from(s.len) << 1) | u64::from(s.deleted),
             );
         }
+        let mut ends = RecentEnds::default();
+        for s in &segments {
+            write_varint(&mut seg_bytes, ends.encode(s.seq));
+            ends.push(s.seq + s.len);
+        }
         metas.push(TextMeta {
             name: state.name().into(),
             counts,
         });
-        states.push((compress(&seg_bytes), compress(text.as_bytes())));
+        states.push((stored(&seg_bytes), compress(text.as_bytes())));
     }
 
     // Meta.
-    let version = log.version();
     let frontiers = log.frontiers();
-    let mut peers: Vec<PeerId> = version.iter().map(|(p, _)| p).collect();
-    peers.sort_unstable();
-    let peer_index = |p: PeerId| peers.binary_search(&p).unwrap_or(0) as u64;
     let mut meta = Vec::new();
     write_varint(&mut meta, u64::from(log.next_seq()));
     write_varint(&mut meta, peers.len() as u64);
@@ -329,6 +357,7 @@ fn decode_meta(bytes: &[u8]) -> Result<Meta> {
     }
     Ok(Meta {
         ops,
+        peers,
         texts,
         version,
         frontiers,
@@ -340,30 +369,60 @@ fn decode_segments(value: &[u8]) -> Result<Vec<Segment>> {
     let mut r = Reader::new(&raw, 0);
     // Every segment takes at least two bytes.
     let n = r.count("segment count")?;
-    let mut deltas = Vec::with_capacity(n);
-    for _ in 0..n {
-        deltas.push(unzigzag(r.varint()?));
-    }
     let mut segments = Vec::with_capacity(n);
-    // Each start is written relative to the previous segment's end.
-    let mut prev_end = 0i64;
-    for delta in deltas {
+    for _ in 0..n {
         let v = r.varint()?;
-        let seq = u32::try_from(prev_end + delta).map_err(|_| r.malformed("segment start"))?;
-        let len = u32::try_from(v >> 1).map_err(|_| r.malformed("segment length"))?;
-        let end = seq.checked_add(len).filter(|_| len > 0);
-        let end = end.ok_or_else(|| r.malformed("segment length"))?;
+        let len = u32::try_from(v >> 1)
+            .ok()
+            .filter(|&l| l > 0)
+            .ok_or_else(|| r.malformed("segment length"))?;
         segments.push(Segment {
-            seq,
+            seq: 0,
             len,
             deleted: v & 1 == 1,
         });
-        prev_end = i64::from(end);
+    }
+    let mut ends = RecentEnds::default();
+    for s in &mut segments {
+        let v = r.varint()?;
+        s.seq = ends.decode(v).ok_or_else(|| r.malformed("segment start"))?;
+        let end = s.seq.checked_add(s.len);
+        ends.push(end.ok_or_else(|| r.malformed("segment length"))?);
     }
     if !r.is_empty() {
         return Err(r.malformed("trailing segment bytes"));
     }
     Ok(segments)
+}
+
+/// The ends of the last four segments, newest first: a segment usually
+/// starts where one of them ended (text typed inside earlier text ends
+/// and the earlier text resumes), so its start is written as (which
+/// end, difference): `zigzag(start - end) << 2 | which`.
+#[derive(Default)]
+struct RecentEnds([Seq; 4]);
+
+impl RecentEnds {
+    fn encode(&self, start: Seq) -> u64 {
+        let mut best = u64::MAX;
+        for (k, &end) in self.0.iter().enumerate() {
+            let v = (zigzag(i64::from(start) - i64::from(end)) << 2) | k as u64;
+            best = best.min(v);
+        }
+        best
+    }
+
+    fn decode(&self, v: u64) -> Option<Seq> {
+        let end = *self.0.get((v & 3) as usize)?;
+        u32::try_from(i64::from(end) + unzigzag(v >> 2)).ok()
+    }
+
+    fn push(&mut self, end: Seq) {
+        self.0.rotate_right(1);
+        if let Some(first) = self.0.first_mut() {
+            *first = end;
+        }
+    }
 }
 
 /// Byte length of the first `chars` chars of `text`, if it has that many.
@@ -375,6 +434,37 @@ fn bytes_of_chars(text: &str, chars: u32) -> Option<(usize, u32)> {
     let (bytes, utf16) = prefix_units(b, chars);
     let got = crate::text::char_len(text.get(..bytes as usize)?);
     (got == chars).then_some((bytes as usize, utf16))
+}
+
+/// Sorts `keys` by their high 32 bits (LSD radix sort, three passes of
+/// 11 bits: linear, where a comparison sort of segments cost more than
+/// the rest of loading).
+fn radix_sort_high(keys: &mut Vec<u64>) {
+    let mut buf = vec![0u64; keys.len()];
+    for pass in 0..3u32 {
+        let shift = 32 + pass * 11;
+        let mut counts = [0usize; 2048];
+        for k in keys.iter() {
+            if let Some(c) = counts.get_mut(((k >> shift) & 2047) as usize) {
+                *c += 1;
+            }
+        }
+        let mut at = 0;
+        for c in counts.iter_mut() {
+            let n = *c;
+            *c = at;
+            at += n;
+        }
+        for &k in keys.iter() {
+            if let Some(c) = counts.get_mut(((k >> shift) & 2047) as usize) {
+                if let Some(slot) = buf.get_mut(*c) {
+                    *slot = k;
+                }
+                *c += 1;
+            }
+        }
+        std::mem::swap(keys, &mut buf);
+    }
 }
 
 /// Whether two of `segs` (all below `limit`) share a seq. O(limit / 64 +
@@ -461,7 +551,7 @@ impl LazyDoc {
         cell.get_or_init(|| {
             let value = self.snap.store.get(&key(KEY_TEXT, i)).unwrap_or(&[]);
             let raw = decompress(value, "snapshot text")?;
-            let text = String::from_utf8(raw).map_err(|_| Error::Malformed {
+            let text = String::from_utf8(raw.into_owned()).map_err(|_| Error::Malformed {
                 offset: 0,
                 what: "snapshot text UTF-8",
             })?;
@@ -483,125 +573,111 @@ impl LazyDoc {
         if self.loaded.is_some() {
             return Ok(());
         }
+        let bad = |what| Error::Malformed { offset: 0, what };
         let n = self.snap.meta.texts.len();
         let mut texts = Vec::with_capacity(n);
         let mut segments = Vec::with_capacity(n);
-        // Visible segments: (seq, text, byte range in the text).
-        let mut visible: Vec<(Seq, u32, Range<usize>)> = Vec::new();
+        // Every segment: (seq, len, deleted, text, byte range if visible).
+        let mut all: Vec<(Segment, u32, Range<usize>)> = Vec::new();
         for i in 0..n as u32 {
             let text = self.text(i)?;
             let segs = decode_segments(self.snap.store.get(&key(KEY_SEGMENTS, i)).unwrap_or(&[]))?;
+            all.reserve(segs.len());
             let mut at = 0usize;
             for s in &segs {
+                let mut range = at..at;
                 if !s.deleted {
                     let rest = text.get(at..).unwrap_or("");
-                    let (bytes, _) = bytes_of_chars(rest, s.len).ok_or(Error::Malformed {
-                        offset: 0,
-                        what: "segment text",
-                    })?;
-                    visible.push((s.seq, i, at..at + bytes));
+                    let (bytes, _) = bytes_of_chars(rest, s.len).ok_or(bad("segment text"))?;
+                    range = at..at + bytes;
                     at += bytes;
                 }
+                all.push((*s, i, range));
             }
             if at != text.len() {
-                return Err(Error::Malformed {
-                    offset: 0,
-                    what: "unused snapshot text",
-                });
+                return Err(bad("unused snapshot text"));
             }
             texts.push(text);
             segments.push(segs);
         }
-        // The text of the inserts with content, in op order, is the
-        // visible text ordered by seq (sorted as packed integers: much
-        // cheaper than sorting the entries).
-        let mut order: Vec<u64> = visible
+        // In seq order (sorted as packed integers: much cheaper than
+        // sorting the entries). The text of the visible chars in this
+        // order is the content of the history's inserts.
+        let mut order: Vec<u64> = all
             .iter()
             .enumerate()
-            .map(|(k, v)| (u64::from(v.0) << 32) | k as u64)
+            .map(|(k, v)| (u64::from(v.0.seq) << 32) | k as u64)
             .collect();
-        order.sort_unstable();
-        let total: usize = visible.iter().map(|v| v.2.len()).sum();
-        let mut log_new = OpLog::default();
-        log_new
-            .content
+        radix_sort_high(&mut order);
+        let by_seq: Vec<&(Segment, u32, Range<usize>)> = order
+            .iter()
+            .filter_map(|k| all.get((*k & 0xFFFF_FFFF) as usize))
+            .collect();
+        let total: usize = all.iter().map(|v| v.2.len()).sum();
+        let mut new = OpLog::default();
+        // Op runs: about one per segment (inserts split by visibility)
+        // plus the deletes; a guess that saves most regrowth.
+        new.ops.reserve(all.len() + all.len() / 2);
+        new.content
             .reserve(total + texts.iter().map(|t| t.len()).sum::<usize>());
-        for k in &order {
-            let Some((_, i, range)) = visible.get((*k & 0xFFFF_FFFF) as usize) else {
-                continue;
-            };
+        for (_, i, range) in &by_seq {
             let text = texts.get(*i as usize).copied().unwrap_or("");
-            log_new
-                .content
-                .push_str(text.get(range.clone()).unwrap_or(""));
+            new.content.push_str(text.get(range.clone()).unwrap_or(""));
         }
 
-        let by_name: HashMap<&str, u32> = self
+        let meta = &self.snap.meta;
+        let changes = self
             .snap
-            .meta
-            .texts
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (&*t.name, self.doc_index.get(i).copied().unwrap_or(0)))
-            .collect();
-        let mut used = 0usize;
-        let mut expect = 0u32;
-        while expect < self.snap.meta.ops {
+            .store
+            .get(KEY_CHANGES)
+            .ok_or(bad("change table"))?;
+        history::decode_changes(&decompress(changes, "change table")?, &meta.peers, &mut new)?;
+        if new.next_seq() != meta.ops {
+            return Err(bad("change table"));
+        }
+        let mut cursor = SegmentCursor {
+            segs: &by_seq,
+            i: 0,
+            content_at: 0,
+        };
+        let mut seq = 0;
+        while seq < meta.ops {
             let value = self
                 .snap
                 .store
-                .get(&key(KEY_HISTORY, expect))
-                .ok_or(Error::Malformed {
-                    offset: 0,
-                    what: "history block",
+                .get(&key(KEY_HISTORY, seq))
+                .ok_or(bad("history block"))?;
+            let block = decompress(value, "history block")?;
+            let end =
+                history::decode_block(&block, seq, meta.ops, n as u32, |seq, len, t, kind| {
+                    let text = self
+                        .doc_index
+                        .get(t as usize)
+                        .copied()
+                        .ok_or(bad("text index"))?;
+                    push_run(&mut new, &mut cursor, seq, len, text, kind)
                 })?;
-            let body = decompress(value, "history block")?;
-            let rest = log_new.content.get(used..).ok_or(Error::Malformed {
-                offset: 0,
-                what: "content",
-            })?;
-            let (update, n) = updates::decode_body_with(&body, Some(rest))?;
-            let map: Vec<u32> = update
-                .texts
-                .iter()
-                .map(|name| by_name.get(&**name).copied())
-                .collect::<Option<_>>()
-                .ok_or(Error::Malformed {
-                    offset: 0,
-                    what: "history text name",
-                })?;
-            log_new.ops.reserve(update.runs.len());
-            push_block(&mut log_new, &update, used, &map)?;
-            used += n;
-            if log_new.next_seq() == expect {
-                return Err(Error::Malformed {
-                    offset: 0,
-                    what: "empty history block",
-                });
+            if end == seq || (end < meta.ops && end % history::BLOCK_OPS != 0) {
+                return Err(bad("history block"));
             }
-            expect = log_new.next_seq();
+            seq = end;
         }
-        let meta = &self.snap.meta;
-        if expect != meta.ops
-            || used != total
-            || log_new.version() != meta.version
-            || log_new.frontiers() != meta.frontiers
+        if cursor.content_at != total
+            || new.version() != meta.version
+            || new.frontiers() != meta.frontiers
         {
-            return Err(Error::Malformed {
-                offset: 0,
-                what: "snapshot history",
-            });
+            return Err(bad("snapshot history"));
         }
         let mut text_ranges = Vec::with_capacity(n);
         for text in &texts {
-            let start = log_new.content.len();
-            log_new.content.push_str(text);
-            text_ranges.push(start..log_new.content.len());
+            let start = new.content.len();
+            new.content.push_str(text);
+            text_ranges.push(start..new.content.len());
         }
-        if log_new.content.len() >= NO_CONTENT as usize {
+        if new.content.len() >= NO_CONTENT as usize {
             return Err(Error::HistoryFull);
         }
-        *log = log_new;
+        *log = new;
         self.loaded = Some(Loaded {
             text_ranges,
             segments,
@@ -733,136 +809,174 @@ impl LazyDoc {
     }
 }
 
-/// Appends the changes of one history block to `log`, checking every
-/// reference. `base` is where the block's content starts in the log's
-/// content; `texts` maps the block's text indexes to the document's.
-fn push_block(log: &mut OpLog, update: &Update, base: usize, texts: &[u32]) -> Result<()> {
+/// Walks the segments of all texts in seq order beside the history's
+/// inserts, handing out their content.
+struct SegmentCursor<'a> {
+    segs: &'a [&'a (Segment, u32, Range<usize>)],
+    i: usize,
+    /// Bytes of the op-order content handed out so far.
+    content_at: usize,
+}
+
+/// Checks one op run read from a block against the log built so far and
+/// appends it (inserts split where their chars' visibility changes).
+fn push_run(
+    log: &mut OpLog,
+    cursor: &mut SegmentCursor<'_>,
+    seq: Seq,
+    len: u32,
+    text: u32,
+    kind: ReadKind,
+) -> Result<()> {
     let bad = |what| Error::Malformed { offset: 0, what };
-    for change in &update.changes {
-        let known = log.known_end(change.peer);
-        let fits = log
-            .next_seq()
-            .checked_add(change.len)
-            .is_some_and(|e| e < NO_SEQ);
-        if known != change.counter || !fits {
-            return Err(bad("history change"));
+    // An origin: a char of the same text, or none. Most refer to the
+    // last run, so look there before searching.
+    let char_of_text = |log: &OpLog, s: Seq| -> bool {
+        if s == NO_SEQ {
+            return true;
         }
-        let mut deps: SmallVec<[Seq; 2]> = SmallVec::new();
-        for d in &change.deps {
-            deps.push(log.id_to_seq(*d).ok_or(Error::UnknownId(*d))?);
-        }
-        let mut seq = log.push_remote_change(change.peer, change.counter, change.len, deps);
-        let runs = update
-            .runs
-            .get(change.runs.clone())
-            .ok_or(bad("history runs"))?;
-        for run in runs {
-            let text = texts
-                .get(run.text as usize)
-                .copied()
-                .ok_or(bad("text index"))?;
-            // An origin: a char of the same text, or none.
-            let origin = |log: &OpLog, id: Option<OpId>| -> Result<Seq> {
-                let Some(id) = id else { return Ok(NO_SEQ) };
-                let s = log.id_to_seq(id).ok_or(Error::UnknownId(id))?;
-                match log.ops.get(log.op_index(s)) {
-                    Some(r) if r.text == text && matches!(r.kind, OpKind::Insert { .. }) => Ok(s),
-                    _ => Err(bad("origin")),
-                }
-            };
-            let kind = match &run.kind {
-                UpdateKind::Insert {
-                    left,
-                    right,
-                    content,
-                } => {
-                    let (byte_start, bytes) = match content {
-                        Some(r) => (base + r.start, r.len()),
-                        None => (NO_CONTENT as usize, 0),
-                    };
-                    OpKind::Insert {
-                        origin_left: origin(log, *left)?,
-                        origin_right: origin(log, *right)?,
-                        byte_start: u32::try_from(byte_start).map_err(|_| Error::HistoryFull)?,
-                        bytes: bytes as u32,
-                    }
-                }
-                UpdateKind::MarkStart {
-                    left,
-                    right,
-                    key,
-                    value,
-                    expand,
-                } => {
-                    let (origin_left, origin_right) = (origin(log, *left)?, origin(log, *right)?);
-                    let mark = log.marks.len() as u32;
-                    let key = log.keys.intern(key);
-                    log.marks.push(Mark {
-                        key,
-                        value: value.clone(),
-                        expand: *expand,
-                        lamport: log.lamport_of(seq),
-                        peer: change.peer,
-                        start: seq,
-                        end: NO_SEQ,
-                    });
-                    OpKind::MarkStart {
-                        origin_left,
-                        origin_right,
-                        mark,
-                    }
-                }
-                UpdateKind::MarkEnd { left, right, start } => {
-                    let (origin_left, origin_right) = (origin(log, *left)?, origin(log, *right)?);
-                    let s = log.id_to_seq(*start).ok_or(Error::UnknownId(*start))?;
-                    let mark = match log.ops.get(log.op_index(s)).map(|r| (r.text, r.kind)) {
-                        Some((rt, OpKind::MarkStart { mark, .. })) if rt == text => mark,
-                        _ => return Err(bad("mark start")),
-                    };
-                    let m = log.marks.get_mut(mark as usize).ok_or(bad("mark"))?;
-                    if m.end != NO_SEQ {
-                        return Err(bad("mark end"));
-                    }
-                    m.end = seq;
-                    OpKind::MarkEnd {
-                        origin_left,
-                        origin_right,
-                        mark,
-                    }
-                }
-                UpdateKind::Delete { target, reversed } => {
-                    let first = log.id_to_seq(*target).ok_or(Error::UnknownId(*target))?;
-                    let last_id = run.delete_target(run.len - 1).ok_or(bad("delete"))?;
-                    let last = log.id_to_seq(last_id).ok_or(Error::UnknownId(last_id))?;
-                    let (lo, hi) = if *reversed {
-                        (last, first)
-                    } else {
-                        (first, last)
-                    };
-                    if hi.checked_sub(lo) != Some(run.len - 1) {
-                        return Err(bad("delete targets"));
-                    }
-                    // The targets are chars of this text.
-                    let mut i = log.op_index(lo);
-                    while let Some(r) = log.ops.get(i).filter(|r| r.seq <= hi) {
-                        if r.text != text || !matches!(r.kind, OpKind::Insert { .. }) {
-                            return Err(bad("delete targets"));
-                        }
-                        i += 1;
-                    }
-                    OpKind::Delete {
-                        target: first,
-                        reversed: *reversed,
-                    }
-                }
-            };
-            log.ops.push(OpRun {
+        let run = match log.ops.last() {
+            Some(last) if last.seq <= s => Some(last),
+            _ => log.ops.get(log.op_index(s)),
+        };
+        run.is_some_and(|r| r.text == text && matches!(r.kind, OpKind::Insert { .. }))
+    };
+    let push = |log: &mut OpLog, kind: OpKind| {
+        log.ops.push(OpRun {
+            seq,
+            len,
+            text,
+            kind,
+        });
+    };
+    match kind {
+        ReadKind::Insert { left, right } => {
+            if !char_of_text(log, left) || !char_of_text(log, right) {
+                return Err(bad("origin"));
+            }
+            let run = OpRun {
                 seq,
-                len: run.len,
+                len,
                 text,
-                kind,
+                kind: OpKind::Insert {
+                    origin_left: left,
+                    origin_right: right,
+                    byte_start: NO_CONTENT,
+                    bytes: 0,
+                },
+            };
+            let end = seq + len;
+            let mut at = seq;
+            while at < end {
+                // The segment holding `at`.
+                while cursor
+                    .segs
+                    .get(cursor.i)
+                    .is_some_and(|s| s.0.seq + s.0.len <= at)
+                {
+                    cursor.i += 1;
+                }
+                let (seg, _, _) = cursor
+                    .segs
+                    .get(cursor.i)
+                    .ok_or(bad("insert without segment"))?;
+                if seg.seq > at {
+                    return Err(bad("insert without segment"));
+                }
+                let upto = (seg.seq + seg.len).min(end);
+                let (origin_left, origin_right) = origins_at(&run, at - seq);
+                let (byte_start, bytes) = if seg.deleted {
+                    (NO_CONTENT, 0)
+                } else {
+                    let rest = log.content.get(cursor.content_at..).unwrap_or("");
+                    let (bytes, _) = bytes_of_chars(rest, upto - at).ok_or(bad("content"))?;
+                    let start = cursor.content_at;
+                    cursor.content_at += bytes;
+                    (start as u32, bytes as u32)
+                };
+                log.ops.push(OpRun {
+                    seq: at,
+                    len: upto - at,
+                    text,
+                    kind: OpKind::Insert {
+                        origin_left,
+                        origin_right,
+                        byte_start,
+                        bytes,
+                    },
+                });
+                at = upto;
+            }
+        }
+        ReadKind::Delete { target, reversed } => {
+            let (lo, hi) = if reversed {
+                (target + 1 - len, target)
+            } else {
+                (target, target + len - 1)
+            };
+            // The targets are chars of this text.
+            let mut i = log.op_index(lo);
+            while let Some(r) = log.ops.get(i).filter(|r| r.seq <= hi) {
+                if r.text != text || !matches!(r.kind, OpKind::Insert { .. }) {
+                    return Err(bad("delete targets"));
+                }
+                i += 1;
+            }
+            push(log, OpKind::Delete { target, reversed });
+        }
+        ReadKind::MarkStart {
+            left,
+            right,
+            key,
+            value,
+            expand,
+        } => {
+            if !char_of_text(log, left) || !char_of_text(log, right) {
+                return Err(bad("origin"));
+            }
+            let mark = log.marks.len() as u32;
+            let key = log.keys.intern(&key);
+            let change = log.changes.get(log.change_index(seq)).ok_or(bad("mark"))?;
+            let peer = log.peers.get(change.peer);
+            log.marks.push(Mark {
+                key,
+                value,
+                expand,
+                lamport: log.lamport_of(seq),
+                peer,
+                start: seq,
+                end: NO_SEQ,
             });
-            seq += run.len;
+            push(
+                log,
+                OpKind::MarkStart {
+                    origin_left: left,
+                    origin_right: right,
+                    mark,
+                },
+            );
+        }
+        ReadKind::MarkEnd { left, right, start } => {
+            if !char_of_text(log, left) || !char_of_text(log, right) {
+                return Err(bad("origin"));
+            }
+            let mark = match log.ops.get(log.op_index(start)).map(|r| (r.text, r.kind)) {
+                Some((rt, OpKind::MarkStart { mark, .. })) if rt == text => mark,
+                _ => return Err(bad("mark start")),
+            };
+            let m = log.marks.get_mut(mark as usize).ok_or(bad("mark"))?;
+            if m.end != NO_SEQ {
+                return Err(bad("mark end"));
+            }
+            m.end = seq;
+            push(
+                log,
+                OpKind::MarkEnd {
+                    origin_left: left,
+                    origin_right: right,
+                    mark,
+                },
+            );
         }
     }
     Ok(())

@@ -167,7 +167,7 @@ fn write_kind(out: &mut Vec<u8>, kind: u8, len: u32) {
 }
 
 /// Seq ranges (sorted, merged) deleted by the ops in `pieces`.
-pub(crate) fn deleted_in_export(log: &OpLog, pieces: &[Range<Seq>]) -> Vec<Range<Seq>> {
+fn deleted_in_export(log: &OpLog, pieces: &[Range<Seq>]) -> Vec<Range<Seq>> {
     let mut ranges = Vec::new();
     for piece in pieces {
         let mut i = log.op_index(piece.start);
@@ -228,21 +228,7 @@ pub(crate) fn encode_body(log: &OpLog, texts: &TextTable, from: &VersionVector) 
     let pieces = log.changes_missing_from(from);
     let seq_pieces: Vec<Range<Seq>> = pieces.iter().map(|p| p.1.clone()).collect();
     let deleted = deleted_in_export(log, &seq_pieces);
-    encode_pieces(log, texts, &pieces, &deleted, true)
-}
 
-/// Encodes the ops of `pieces` (change index, seq range; in seq order, each
-/// piece's ops after the ops they depend on). Inserts whose chars are in
-/// `deleted` are written without content. With `with_content` false the
-/// content section is left empty: the reader supplies the text of the
-/// inserts with content from elsewhere (a snapshot's document text).
-pub(crate) fn encode_pieces(
-    log: &OpLog,
-    texts: &TextTable,
-    pieces: &[(usize, Range<Seq>)],
-    deleted: &[Range<Seq>],
-    with_content: bool,
-) -> Vec<u8> {
     let mut t = Tables::default();
     let mut changes = Vec::new();
     let mut ops = Vec::new();
@@ -255,7 +241,7 @@ pub(crate) fn encode_pieces(
     let mut last_ref: Option<OpId> = None;
     let mut run_buf: SmallVec<[OpRun; 4]> = SmallVec::new();
 
-    for (ci, range) in pieces {
+    for (ci, range) in &pieces {
         let Some(change) = log.changes.get(*ci) else {
             continue;
         };
@@ -304,7 +290,7 @@ pub(crate) fn encode_pieces(
             let from_seq = range.start.max(run.seq);
             let to_seq = range.end.min(run.end());
             run_buf.clear();
-            clip_run(log, run, from_seq..to_seq, deleted, &mut run_buf);
+            clip_run(log, run, from_seq..to_seq, &deleted, &mut run_buf);
             for piece in &run_buf {
                 let text_idx = t.text(piece.text);
                 let mut kind;
@@ -343,7 +329,7 @@ pub(crate) fn encode_pieces(
                             t.id(&mut ops, id(origin_right), left.unwrap_or(own));
                         }
                         last_ref = Some(log.seq_to_id(piece.end() - 1));
-                        if byte_start != NO_CONTENT && with_content {
+                        if byte_start != NO_CONTENT {
                             let s = byte_start as usize;
                             content.extend_from_slice(
                                 log.content
@@ -549,14 +535,6 @@ fn read_id(r: &mut Reader<'_>, peers: &[PeerId], base: OpId) -> Result<Option<Op
 
 /// Decodes and structurally validates an update body.
 pub(crate) fn decode_body(body: &[u8]) -> Result<Update> {
-    decode_body_with(body, None).map(|(update, _)| update)
-}
-
-/// As [`decode_body`]; with `external` the body's content section must be
-/// empty and the inserts with content take their text from the start of
-/// `external` instead ([`Update::content`] stays empty and the runs' byte
-/// ranges index `external`). Returns the update and the content bytes used.
-pub(crate) fn decode_body_with(body: &[u8], external: Option<&str>) -> Result<(Update, usize)> {
     let mut r = Reader::new(body, 0);
 
     let mut s = r.section()?;
@@ -584,25 +562,14 @@ pub(crate) fn decode_body_with(body: &[u8], external: Option<&str>) -> Result<(U
     let content_offset = content_section.offset();
     let mut content_reader = content_section;
     let content_bytes = content_reader.take(content_reader.remaining())?;
-    let content = match external {
-        Some(text) if content_bytes.is_empty() => text,
-        Some(_) => {
-            return Err(Error::Malformed {
-                offset: content_offset,
-                what: "content section",
-            })
-        }
-        None => std::str::from_utf8(content_bytes).map_err(|e| Error::Malformed {
-            offset: content_offset + e.valid_up_to(),
-            what: "UTF-8 content",
-        })?,
-    };
+    let content = std::str::from_utf8(content_bytes).map_err(|e| Error::Malformed {
+        offset: content_offset + e.valid_up_to(),
+        what: "UTF-8 content",
+    })?;
     if !r.is_empty() {
         return Err(r.malformed("trailing bytes"));
     }
-    // External content is the rest of a whole document's text: checked
-    // per run instead (scanning it all for every block would be quadratic).
-    let ascii = external.is_none() && content.is_ascii();
+    let ascii = content.is_ascii();
 
     let n = cs.count("change count")?;
     let mut changes = Vec::with_capacity(n);
@@ -720,12 +687,7 @@ pub(crate) fn decode_body_with(body: &[u8], external: Option<&str>) -> Result<(U
                 } else {
                     // Take `run_len` chars from the content.
                     let rest = content.get(content_at..).unwrap_or("");
-                    let bytes = if ascii
-                        || rest
-                            .as_bytes()
-                            .get(..run_len as usize)
-                            .is_some_and(<[u8]>::is_ascii)
-                    {
+                    let bytes = if ascii {
                         run_len as usize
                     } else {
                         crate::text::prefix_units(rest.as_bytes(), run_len).0 as usize
@@ -799,23 +761,18 @@ pub(crate) fn decode_body_with(body: &[u8], external: Option<&str>) -> Result<(U
     if !os.is_empty() {
         return Err(os.malformed("trailing op bytes"));
     }
-    if external.is_none() && content_at != content.len() {
+    if content_at != content.len() {
         return Err(Error::Malformed {
             offset: content_offset + content_at,
             what: "unused content",
         });
     }
-    let update = Update {
+    Ok(Update {
         texts,
         changes,
         runs,
-        content: if external.is_some() {
-            String::new()
-        } else {
-            content.to_owned()
-        },
-    };
-    Ok((update, content_at))
+        content: content.to_owned(),
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,582 @@
+//! A snapshot's history: the change table and the op runs, written with
+//! seqs (a snapshot numbers ops in the order it lists them, which is the
+//! order a loading document gives them) and without text.
+//!
+//! Op runs are written in a canonical form: maximal runs of inserts whose
+//! chars chain, and of deletes whose targets go one way, merged op by op
+//! whatever runs the log happens to hold. A document that loads a snapshot
+//! splits runs differently (by visibility, at block boundaries), so the
+//! canonical form is what makes export -> import -> export byte-identical.
+//!
+//! ```text
+//! changes "c": varint n, then per change: varint peer index (meta's
+//!     table), varint counter, varint length, varint number of deps, then
+//!     each dep as varint (first seq of the change - dep seq)
+//! block "h" + u32 BE s, the op runs with seqs s.. (up to BLOCK_OPS):
+//!     varint number of runs, then per run:
+//!     u8 kind: bits 0-2 0 insert, 1 delete forward, 2 delete backward
+//!                       (op i deletes target - i), 3 mark start,
+//!                       4 mark end
+//!              bit 3    a text index follows (else as before, from 0)
+//!              bits 4-7 the length if 1..=15, else 0 and a varint
+//!     [varint length] [varint text index]
+//!     insert, mark: varint left origin as seq - origin (0 none), varint
+//!         right origin as zigzag(origin - base) + 1 (0 none), base =
+//!         the left origin, or the run's seq without one
+//!     delete: varint zigzag(first target - R), R = the last target of
+//!         the block's previous delete run (the run's own seq at first)
+//!     mark start: u8 expand rule, varint length + UTF-8 key, the value
+//!     mark end: varint seq - the seq of its mark's start
+//! ```
+
+use crate::error::Result;
+use crate::id::{PeerId, Seq, NO_SEQ};
+use crate::oplog::{OpKind, OpLog, OpRun};
+use crate::style::{ExpandType, Value};
+
+use super::bytes::{write_bytes, write_varint, Reader};
+use super::value::{read_string, read_value, write_value};
+
+/// Ops per history block.
+pub(crate) const BLOCK_OPS: u32 = 1 << 15;
+
+const INSERT: u8 = 0;
+const DELETE: u8 = 1;
+const DELETE_BACKWARDS: u8 = 2;
+const MARK_START: u8 = 3;
+const MARK_END: u8 = 4;
+const FLAG_TEXT: u8 = 1 << 3;
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// Writes the change table.
+pub(crate) fn encode_changes(log: &OpLog, peer_index: impl Fn(PeerId) -> u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(log.changes.len() * 6 + 4);
+    write_varint(&mut out, log.changes.len() as u64);
+    for c in &log.changes {
+        write_varint(&mut out, peer_index(log.peers.get(c.peer)));
+        write_varint(&mut out, u64::from(c.counter));
+        write_varint(&mut out, u64::from(c.len));
+        let deps = log.deps(c);
+        write_varint(&mut out, deps.len() as u64);
+        for &d in deps {
+            write_varint(&mut out, u64::from(c.seq - d));
+        }
+    }
+    out
+}
+
+/// Reads the change table into `log` (empty), checking counters and deps.
+pub(crate) fn decode_changes(bytes: &[u8], peers: &[PeerId], log: &mut OpLog) -> Result<()> {
+    let mut r = Reader::new(bytes, 0);
+    let n = r.count("change count")?;
+    for _ in 0..n {
+        let p = r.varint()?;
+        let peer = usize::try_from(p)
+            .ok()
+            .and_then(|i| peers.get(i))
+            .copied()
+            .ok_or_else(|| r.malformed("peer index"))?;
+        let counter = r.u32("change counter")?;
+        let len = r.u32("change length")?;
+        let seq = log.next_seq();
+        let fits =
+            seq.checked_add(len).is_some_and(|e| e < NO_SEQ) && counter.checked_add(len).is_some();
+        if len == 0 || !fits || log.known_end(peer) != counter {
+            return Err(r.malformed("change"));
+        }
+        let k = r.count("dependency count")?;
+        let mut deps = smallvec::SmallVec::with_capacity(k);
+        for _ in 0..k {
+            let back = r.u32("dependency")?;
+            if back == 0 || back > seq {
+                return Err(r.malformed("dependency"));
+            }
+            deps.push(seq - back);
+        }
+        log.push_remote_change(peer, counter, len, deps);
+    }
+    if !r.is_empty() {
+        return Err(r.malformed("trailing change bytes"));
+    }
+    Ok(())
+}
+
+/// Op runs of the log in canonical form, cut at block boundaries.
+pub(crate) struct CanonicalRuns<'a> {
+    log: &'a OpLog,
+    /// Index of the next log run to take in.
+    next: usize,
+    /// Ops of the current delete log run already taken in.
+    taken: u32,
+    pending: Option<OpRun>,
+}
+
+impl<'a> CanonicalRuns<'a> {
+    pub fn new(log: &'a OpLog) -> Self {
+        CanonicalRuns {
+            log,
+            next: 0,
+            taken: 0,
+            pending: None,
+        }
+    }
+
+    /// The next canonical run (before cutting at blocks).
+    fn next_run(&mut self) -> Option<OpRun> {
+        loop {
+            let Some(run) = self.log.ops.get(self.next).copied() else {
+                return self.pending.take();
+            };
+            let Some(mut p) = self.pending.take() else {
+                self.pending = Some(self.take_first(run));
+                continue;
+            };
+            let joined = run.text == p.text
+                && match (p.kind, run.kind) {
+                    (
+                        OpKind::Insert { origin_right, .. },
+                        OpKind::Insert {
+                            origin_left: l,
+                            origin_right: r,
+                            ..
+                        },
+                    ) => {
+                        let chained = l == p.seq + p.len - 1 && r == origin_right;
+                        if chained {
+                            p.len += run.len;
+                            self.next += 1;
+                        }
+                        chained
+                    }
+                    (
+                        OpKind::Delete {
+                            target: pt,
+                            reversed: pr,
+                        },
+                        OpKind::Delete { reversed: rr, .. },
+                    ) => {
+                        // As `OpRun::try_append` op by op, a whole run at a
+                        // time: a run joins in part when only its first op
+                        // continues the pending run.
+                        let rest = run.len - self.taken;
+                        let t0 = run.delete_targets(self.taken, 1).map_or(0, |t| t.start);
+                        let last = if pr {
+                            pt - (p.len - 1)
+                        } else {
+                            pt + (p.len - 1)
+                        };
+                        let forward = (!pr || p.len == 1) && last.checked_add(1) == Some(t0);
+                        let backward = (pr || p.len == 1) && last.checked_sub(1) == Some(t0);
+                        let run_back = rr && rest > 1;
+                        let n = if (forward && !run_back) || (backward && (run_back || rest == 1)) {
+                            rest
+                        } else if forward || backward {
+                            1
+                        } else {
+                            0
+                        };
+                        if n > 0 {
+                            p.kind = OpKind::Delete {
+                                target: pt,
+                                reversed: backward,
+                            };
+                            p.len += n;
+                            self.taken += n;
+                            if self.taken == run.len {
+                                self.next += 1;
+                                self.taken = 0;
+                            }
+                        }
+                        n > 0
+                    }
+                    _ => false,
+                };
+            if joined {
+                self.pending = Some(p);
+            } else {
+                self.pending = Some(self.take_first(run));
+                return Some(p);
+            }
+        }
+    }
+
+    /// Starts a pending run with the untaken part of `run` (a delete run
+    /// whose first ops joined the previous one starts later).
+    fn take_first(&mut self, run: OpRun) -> OpRun {
+        let mut first = run;
+        if let OpKind::Delete { reversed, .. } = run.kind {
+            let rest = run.len - self.taken;
+            let target = run.delete_targets(self.taken, 1).map_or(0, |t| t.start);
+            first = OpRun {
+                seq: run.seq + self.taken,
+                len: rest,
+                text: run.text,
+                kind: OpKind::Delete {
+                    target,
+                    reversed: reversed && rest > 1,
+                },
+            };
+            if rest == 1 {
+                first.kind = OpKind::Delete {
+                    target,
+                    reversed: false,
+                };
+            }
+        }
+        self.next += 1;
+        self.taken = 0;
+        first
+    }
+}
+
+impl Iterator for CanonicalRuns<'_> {
+    type Item = OpRun;
+
+    fn next(&mut self) -> Option<OpRun> {
+        self.next_run()
+    }
+}
+
+/// Splits `run` at block boundaries, calling `f` with each part.
+pub(crate) fn cut_at_blocks(run: OpRun, mut f: impl FnMut(OpRun)) {
+    let mut run = run;
+    loop {
+        let room = BLOCK_OPS - run.seq % BLOCK_OPS;
+        if run.len <= room {
+            f(run);
+            return;
+        }
+        let (head, tail) = split_run(&run, room);
+        f(head);
+        run = tail;
+    }
+}
+
+/// `run` split after `n` ops (0 < n < len).
+fn split_run(run: &OpRun, n: u32) -> (OpRun, OpRun) {
+    let mut head = *run;
+    let mut tail = *run;
+    head.len = n;
+    tail.seq = run.seq + n;
+    tail.len = run.len - n;
+    match run.kind {
+        OpKind::Insert {
+            origin_right,
+            byte_start,
+            bytes,
+            ..
+        } => {
+            tail.kind = OpKind::Insert {
+                origin_left: tail.seq - 1,
+                origin_right,
+                byte_start,
+                bytes,
+            };
+        }
+        OpKind::Delete { target, reversed } => {
+            tail.kind = OpKind::Delete {
+                target: if reversed { target - n } else { target + n },
+                reversed: reversed && tail.len > 1,
+            };
+            if let OpKind::Delete { reversed: r, .. } = &mut head.kind {
+                *r = reversed && n > 1;
+            }
+        }
+        OpKind::MarkStart { .. } | OpKind::MarkEnd { .. } => {}
+    }
+    (head, tail)
+}
+
+/// Writes one block's runs.
+pub(crate) struct BlockWriter {
+    out: Vec<u8>,
+    runs: u64,
+    text: u32,
+    last_target: Option<Seq>,
+}
+
+impl BlockWriter {
+    pub fn new() -> Self {
+        BlockWriter {
+            out: Vec::with_capacity(4096),
+            runs: 0,
+            text: 0,
+            last_target: None,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.runs == 0
+    }
+
+    fn origins(&mut self, seq: Seq, left: Seq, right: Seq) {
+        write_varint(
+            &mut self.out,
+            if left == NO_SEQ {
+                0
+            } else {
+                u64::from(seq - left)
+            },
+        );
+        let base = if left == NO_SEQ { seq } else { left };
+        write_varint(
+            &mut self.out,
+            if right == NO_SEQ {
+                0
+            } else {
+                zigzag(i64::from(right) - i64::from(base)) + 1
+            },
+        );
+    }
+
+    pub fn push(&mut self, log: &OpLog, run: &OpRun) {
+        let kind = match run.kind {
+            OpKind::Insert { .. } => INSERT,
+            OpKind::Delete {
+                reversed: false, ..
+            } => DELETE,
+            OpKind::Delete { reversed: true, .. } => DELETE_BACKWARDS,
+            OpKind::MarkStart { .. } => MARK_START,
+            OpKind::MarkEnd { .. } => MARK_END,
+        };
+        let flag = if run.text != self.text {
+            self.text = run.text;
+            FLAG_TEXT
+        } else {
+            0
+        };
+        if (1..16).contains(&run.len) {
+            self.out.push(kind | flag | (run.len as u8) << 4);
+        } else {
+            self.out.push(kind | flag);
+            write_varint(&mut self.out, u64::from(run.len));
+        }
+        if flag != 0 {
+            write_varint(&mut self.out, u64::from(run.text));
+        }
+        match run.kind {
+            OpKind::Insert {
+                origin_left,
+                origin_right,
+                ..
+            } => self.origins(run.seq, origin_left, origin_right),
+            OpKind::Delete { target, reversed } => {
+                let base = self.last_target.unwrap_or(run.seq);
+                write_varint(&mut self.out, zigzag(i64::from(target) - i64::from(base)));
+                self.last_target = Some(if reversed {
+                    target - (run.len - 1)
+                } else {
+                    target + (run.len - 1)
+                });
+            }
+            OpKind::MarkStart {
+                origin_left,
+                origin_right,
+                mark,
+            } => {
+                self.origins(run.seq, origin_left, origin_right);
+                let m = log.marks.get(mark as usize);
+                self.out.push(m.map_or(0, |m| m.expand.to_byte()));
+                let key = m.map_or("", |m| log.keys.name(m.key));
+                write_bytes(&mut self.out, key.as_bytes());
+                write_value(&mut self.out, m.map_or(&Value::Null, |m| &m.value));
+            }
+            OpKind::MarkEnd {
+                origin_left,
+                origin_right,
+                mark,
+            } => {
+                self.origins(run.seq, origin_left, origin_right);
+                let start = log.marks.get(mark as usize).map_or(run.seq, |m| m.start);
+                write_varint(&mut self.out, u64::from(run.seq - start));
+            }
+        }
+        self.runs += 1;
+    }
+
+    /// The block's bytes; the writer starts over.
+    pub fn finish(&mut self) -> Vec<u8> {
+        let mut block = Vec::with_capacity(self.out.len() + 5);
+        write_varint(&mut block, self.runs);
+        block.extend_from_slice(&self.out);
+        self.out.clear();
+        self.runs = 0;
+        self.text = 0;
+        self.last_target = None;
+        block
+    }
+}
+
+/// One op run as read from a block (seqs checked to be earlier ops, not
+/// yet what they refer to).
+#[derive(Debug, Clone)]
+pub(crate) enum ReadKind {
+    Insert {
+        left: Seq,
+        right: Seq,
+    },
+    Delete {
+        target: Seq,
+        reversed: bool,
+    },
+    MarkStart {
+        left: Seq,
+        right: Seq,
+        key: String,
+        value: Value,
+        expand: ExpandType,
+    },
+    MarkEnd {
+        left: Seq,
+        right: Seq,
+        start: Seq,
+    },
+}
+
+/// Reads the runs of one block starting at seq `seq`; `limit` is the
+/// number of ops of the whole history, `texts` the number of texts.
+pub(crate) fn decode_block(
+    bytes: &[u8],
+    mut seq: Seq,
+    limit: Seq,
+    texts: u32,
+    mut f: impl FnMut(Seq, u32, u32, ReadKind) -> Result<()>,
+) -> Result<Seq> {
+    let mut r = Reader::new(bytes, 0);
+    let n = r.count("run count")?;
+    let mut text = 0u32;
+    let mut last_target: Option<Seq> = None;
+    for _ in 0..n {
+        let byte = r.u8()?;
+        let kind = byte & 0b111;
+        let len = match u32::from(byte >> 4) {
+            0 => r.u32("run length")?,
+            l => l,
+        };
+        if byte & FLAG_TEXT != 0 {
+            text = r.u32("text index")?;
+        }
+        let end = seq.checked_add(len).filter(|&e| e <= limit && len > 0);
+        if text >= texts || end.is_none() {
+            return Err(r.malformed("op run"));
+        }
+        // An origin: an earlier op, or none.
+        let origins = |r: &mut Reader<'_>| -> Result<(Seq, Seq)> {
+            let l = r.u32("left origin")?;
+            let left = if l == 0 {
+                NO_SEQ
+            } else {
+                seq.checked_sub(l)
+                    .ok_or_else(|| r.malformed("left origin"))?
+            };
+            let v = r.varint()?;
+            let right = if v == 0 {
+                NO_SEQ
+            } else {
+                let base = if left == NO_SEQ { seq } else { left };
+                let s = i64::from(base) + unzigzag(v - 1);
+                u32::try_from(s)
+                    .ok()
+                    .filter(|&s| s < seq)
+                    .ok_or_else(|| r.malformed("right origin"))?
+            };
+            Ok((left, right))
+        };
+        let read = match kind {
+            INSERT => {
+                let (left, right) = origins(&mut r)?;
+                ReadKind::Insert { left, right }
+            }
+            DELETE | DELETE_BACKWARDS => {
+                let base = last_target.unwrap_or(seq);
+                let t = i64::from(base) + unzigzag(r.varint()?);
+                let reversed = kind == DELETE_BACKWARDS;
+                let span = i64::from(len - 1);
+                let last = if reversed { t - span } else { t + span };
+                if t < 0 || last < 0 || t >= i64::from(seq) || last >= i64::from(seq) {
+                    return Err(r.malformed("delete target"));
+                }
+                last_target = Some(last as Seq);
+                ReadKind::Delete {
+                    target: t as Seq,
+                    reversed,
+                }
+            }
+            MARK_START | MARK_END => {
+                if len != 1 {
+                    return Err(r.malformed("mark op length"));
+                }
+                let (left, right) = origins(&mut r)?;
+                if kind == MARK_START {
+                    let expand =
+                        ExpandType::from_byte(r.u8()?).ok_or_else(|| r.malformed("expand rule"))?;
+                    let key = read_string(&mut r)?;
+                    let value = read_value(&mut r, 0)?;
+                    ReadKind::MarkStart {
+                        left,
+                        right,
+                        key,
+                        value,
+                        expand,
+                    }
+                } else {
+                    let back = r.u32("mark start")?;
+                    let start = seq
+                        .checked_sub(back)
+                        .filter(|_| back > 0)
+                        .ok_or_else(|| r.malformed("mark start"))?;
+                    ReadKind::MarkEnd { left, right, start }
+                }
+            }
+            _ => return Err(r.malformed("op kind")),
+        };
+        f(seq, len, text, read)?;
+        seq += len;
+    }
+    if !r.is_empty() {
+        return Err(r.malformed("trailing block bytes"));
+    }
+    Ok(seq)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zigzag_round_trips() {
+        for v in [0i64, 1, -1, 1 << 40, -(1 << 40)] {
+            assert_eq!(unzigzag(zigzag(v)), v);
+        }
+    }
+
+    #[test]
+    fn split_run_keeps_delete_targets() {
+        let run = OpRun {
+            seq: 10,
+            len: 5,
+            text: 0,
+            kind: OpKind::Delete {
+                target: 9,
+                reversed: true,
+            },
+        };
+        let (a, b) = split_run(&run, 4);
+        assert_eq!(a.delete_targets(0, 4), Some(6..10));
+        assert_eq!(b.delete_targets(0, 1), Some(5..6));
+        assert_eq!(
+            b.kind,
+            OpKind::Delete {
+                target: 5,
+                reversed: false
+            }
+        );
+    }
+}
