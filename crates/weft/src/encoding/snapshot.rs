@@ -500,6 +500,9 @@ struct Loaded {
     /// Byte range of each text's document-order text in the log's content.
     text_ranges: Vec<Range<usize>>,
     segments: Vec<Vec<Segment>>,
+    /// Per text and segment, the index of the op run holding its first
+    /// seq (found in one pass in seq order instead of a search each).
+    first_runs: Vec<Vec<u32>>,
 }
 
 /// A document's view of a snapshot it imported lazily.
@@ -668,6 +671,25 @@ impl LazyDoc {
         {
             return Err(bad("snapshot history"));
         }
+        // Each segment's first op run, walking both in seq order.
+        let mut run_of = vec![0u32; all.len()];
+        let mut ri = 0usize;
+        for key in &order {
+            let seq = (key >> 32) as Seq;
+            while new.ops.get(ri).is_some_and(|r| r.end() <= seq) {
+                ri += 1;
+            }
+            if let Some(slot) = run_of.get_mut((key & 0xFFFF_FFFF) as usize) {
+                *slot = ri as u32;
+            }
+        }
+        let mut first_runs = Vec::with_capacity(n);
+        let mut rest = run_of.as_slice();
+        for segs in &segments {
+            let (head, tail) = rest.split_at(segs.len().min(rest.len()));
+            first_runs.push(head.to_vec());
+            rest = tail;
+        }
         let mut text_ranges = Vec::with_capacity(n);
         for text in &texts {
             let start = new.content.len();
@@ -681,6 +703,7 @@ impl LazyDoc {
         self.loaded = Some(Loaded {
             text_ranges,
             segments,
+            first_runs,
         });
         Ok(())
     }
@@ -695,6 +718,7 @@ impl LazyDoc {
         let loaded = self.loaded.as_ref().ok_or(bad("snapshot state"))?;
         let i = unloaded.index as usize;
         let segs = loaded.segments.get(i).ok_or(bad("snapshot text index"))?;
+        let first_runs = loaded.first_runs.get(i).ok_or(bad("snapshot text index"))?;
         let range = loaded
             .text_ranges
             .get(i)
@@ -710,14 +734,17 @@ impl LazyDoc {
         let mut anchors = Vec::new();
         let mut at = range.start;
         let mut covered = 0u64;
-        for seg in segs {
+        for (j, seg) in segs.iter().enumerate() {
             let end = seg
                 .seq
                 .checked_add(seg.len)
                 .filter(|&e| e <= log.next_seq());
             let end = end.ok_or(bad("segment"))?;
             let mut s = seg.seq;
-            let mut ri = log.op_index(s);
+            let mut ri = match first_runs.get(j).map(|&r| r as usize) {
+                Some(r) if log.ops.get(r).is_some_and(|run| run.seq <= s && s < run.end()) => r,
+                _ => log.op_index(s),
+            };
             while s < end {
                 let run = log.ops.get(ri).filter(|r| r.text == t && r.seq <= s);
                 let run = run.ok_or(bad("segment op"))?;

@@ -143,7 +143,11 @@ impl TextState {
     pub fn install(&mut self, items: Vec<Item>, anchors: Vec<AnchorRef>) {
         let chunks: Vec<Chunk> = items
             .chunks(BULK_FILL)
-            .map(|c| Chunk::new(c.to_vec()))
+            .map(|c| {
+                let mut items = Vec::with_capacity(CHUNK_CAP);
+                items.extend_from_slice(c);
+                Chunk::new(items)
+            })
             .collect();
         self.tree = chunks.into_iter().collect();
         self.index = None;
