@@ -299,7 +299,7 @@ impl Doc {
         self.texts
             .find(name)
             .and_then(|i| self.texts.get(i))
-            .map_or(0, |t| t.len(unit) as usize)
+            .map_or(0, |t| t.visible_len(unit) as usize)
     }
 
     /// Encodes part of the document (commits the open change first).

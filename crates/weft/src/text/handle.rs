@@ -117,7 +117,7 @@ impl<'a> Text<'a> {
     /// Length in chars. O(1).
     #[inline]
     pub fn len(&self) -> usize {
-        self.state.len(Unit::Char) as usize
+        self.state.visible_len(Unit::Char) as usize
     }
 
     /// Whether the text is empty.
@@ -127,12 +127,12 @@ impl<'a> Text<'a> {
 
     /// Length in UTF-8 bytes. O(1).
     pub fn len_utf8(&self) -> usize {
-        self.state.len(Unit::Utf8) as usize
+        self.state.visible_len(Unit::Utf8) as usize
     }
 
     /// Length in UTF-16 code units. O(1).
     pub fn len_utf16(&self) -> usize {
-        self.state.len(Unit::Utf16) as usize
+        self.state.visible_len(Unit::Utf16) as usize
     }
 
     /// Converts a position from one unit to another, e.g. a JavaScript
@@ -168,7 +168,8 @@ impl<'a> Text<'a> {
     #[inline(always)]
     pub fn insert(&mut self, pos: usize, s: &str) -> Result<()> {
         self.ensure_loaded()?;
-        let len = self.len();
+        // Loaded now: the tree's count is the length.
+        let len = self.state.len(Unit::Char) as usize;
         if pos > len {
             return Err(Error::OutOfBounds {
                 pos,
@@ -241,7 +242,7 @@ impl<'a> Text<'a> {
     #[inline(always)]
     pub fn delete(&mut self, pos: usize, len: usize) -> Result<()> {
         self.ensure_loaded()?;
-        let total = self.len();
+        let total = self.state.len(Unit::Char) as usize;
         let end = pos.saturating_add(len);
         if end > total {
             return Err(Error::OutOfBounds {

@@ -210,12 +210,19 @@ impl TextState {
         self.index = Some(index);
     }
 
-    /// Visible length in `unit`.
+    /// Visible length in `unit`, also while the text is unloaded (see
+    /// [`Unloaded`]).
+    #[inline]
+    pub fn visible_len(&self, unit: Unit) -> u32 {
+        match &self.unloaded {
+            Some(u) => u.counts.get(unit),
+            None => self.len(unit),
+        }
+    }
+
+    /// Visible length in `unit` of the tree (0 while unloaded).
     #[inline]
     pub fn len(&self, unit: Unit) -> u32 {
-        if let Some(u) = &self.unloaded {
-            return u.counts.get(unit);
-        }
         let mut total = *self.tree.root_cache();
         if let Some(f) = &self.focus {
             total.sub(f.flushed);
