@@ -3,8 +3,8 @@
 //! `cargo test` checks them on every change.
 //!
 //! `WEFT_FUZZ_SEED=1 cargo test -p weft --test fuzz_corpus` (re)writes the
-//! hand-made seeds of the `import` corpus: real updates, with marks, a
-//! pending one, from a document with two texts.
+//! hand-made seeds of the `import` corpus: real updates and snapshots,
+//! with marks, a pending update, from a document with two texts.
 
 use std::path::{Path, PathBuf};
 
@@ -86,8 +86,8 @@ fn import_corpus() {
     }
 }
 
-/// Real updates for the import corpus, so the fuzzer mutates valid
-/// structure, not only noise.
+/// Real updates and snapshots for the import corpus, so the fuzzer
+/// mutates valid structure, not only noise.
 fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     let all = |d: &mut Doc| {
         d.export(ExportMode::Updates {
@@ -111,10 +111,13 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     let incremental = marked
         .export(ExportMode::Updates { from: &base })
         .expect("exports do not fail");
+    let snapshot = |d: &mut Doc| d.export(ExportMode::Snapshot).expect("exports do not fail");
     vec![
         ("seed-target-history", all(&mut target)),
         ("seed-marked-history", all(&mut marked)),
         ("seed-incremental", incremental),
+        ("seed-target-snapshot", snapshot(&mut target)),
+        ("seed-marked-snapshot", snapshot(&mut marked)),
     ]
 }
 
