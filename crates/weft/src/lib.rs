@@ -64,7 +64,11 @@
 //!
 //! Every function that takes a position, range or bytes returns
 //! [`Result`]; nothing a caller or a remote peer sends makes Weft panic, and
-//! a failed import leaves the document as it was.
+//! a failed import leaves the document as it was. A snapshot is imported
+//! lazily once its document checksum holds; a body forged with a
+//! recomputed checksum can only be found out when it loads (see
+//! [`Doc::load`]), and then the operation that loads it returns the error
+//! and changes nothing.
 //!
 //! # Features
 //!
@@ -93,6 +97,9 @@ pub use id::{Counter, IdSpan, Lamport, OpId, PeerId};
 pub use style::{Attributes, Delta, ExpandType, StyleConfig, Value};
 pub use text::Text;
 pub use version::{Frontiers, VersionVector};
+/// The key-value table snapshots are stored in (its error type appears in
+/// [`Error::Storage`]).
+pub use weft_kv;
 
 /// The README's example runs as a doctest.
 #[cfg(doctest)]

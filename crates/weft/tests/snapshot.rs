@@ -460,3 +460,44 @@ fn forged_bodies_never_panic_and_fail_cleanly_when_they_load() {
         outcomes[0], outcomes[1], outcomes[2]
     );
 }
+
+/// `bytes` with entry `key` of its table replaced by `value` (a forged
+/// but well-formed snapshot: its checksum is recomputed).
+fn with_entry(bytes: &[u8], key: &[u8], value: &[u8]) -> Vec<u8> {
+    let mut kv = weft_kv::MemKvStore::new();
+    kv.import_all(&bytes[16..]).unwrap();
+    assert!(kv.get(key).is_some(), "the snapshot has entry {key:?}");
+    kv.set(key, value);
+    let mut out = bytes[..16].to_vec();
+    out.extend_from_slice(&kv.export_all());
+    with_checksum(out)
+}
+
+#[test]
+fn huge_declared_lengths_are_refused_without_allocating() {
+    let (_, bytes) = small();
+    let text_key = [b't', 0, 0, 0, 0];
+    for len in [u64::from(u32::MAX), 1 << 60, u64::MAX] {
+        let mut value = Vec::new();
+        let mut v = len;
+        while v >= 0x80 {
+            value.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        value.push(v as u8);
+        value.extend_from_slice(&[0x10, b'x']);
+        let forged = with_entry(&bytes, &text_key, &value);
+        let mut doc = Doc::new();
+        doc.import(&forged).unwrap(); // lazy: the text is not read yet
+        let names: Vec<String> = doc.text_names().map(str::to_owned).collect();
+        // The damaged text reads as empty; loading reports the error.
+        assert_eq!(doc.text(&names[0]).to_string(), "");
+        assert!(doc.load().is_err());
+        assert!(doc.is_lazy());
+    }
+    // A change table claiming 2^32 - 1 changes.
+    let forged = with_entry(&bytes, b"c", &[0, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F]);
+    let mut doc = Doc::new();
+    doc.import(&forged).unwrap();
+    assert!(doc.load().is_err());
+}

@@ -742,7 +742,14 @@ impl LazyDoc {
             let end = end.ok_or(bad("segment"))?;
             let mut s = seg.seq;
             let mut ri = match first_runs.get(j).map(|&r| r as usize) {
-                Some(r) if log.ops.get(r).is_some_and(|run| run.seq <= s && s < run.end()) => r,
+                Some(r)
+                    if log
+                        .ops
+                        .get(r)
+                        .is_some_and(|run| run.seq <= s && s < run.end()) =>
+                {
+                    r
+                }
                 _ => log.op_index(s),
             };
             while s < end {
