@@ -594,7 +594,15 @@ fn import_into_both(data: &[u8]) {
                 let mut copy = new_doc(10);
                 copy.import(&bytes)
                     .expect("a document's own export imports");
-                assert_eq!(copy.text("t").to_delta(), doc.text("t").to_delta());
+                // A snapshot's state is taken as stored: one forged with a
+                // recomputed checksum can hold an order of chars that its
+                // history does not produce (checking would mean replaying
+                // it), so only updates must rebuild the same text.
+                let snapshot = data.get(5) == Some(&2);
+                if !snapshot {
+                    assert_eq!(copy.text("t").to_delta(), doc.text("t").to_delta());
+                }
+                copy.assert_invariants();
                 let mut text = doc.text("t");
                 let len = text.len();
                 text.insert(len / 2, "z").expect("in bounds");
