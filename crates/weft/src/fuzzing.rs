@@ -610,6 +610,27 @@ fn import_into_both(data: &[u8]) {
                     text.mark(0..len, "bold", true).expect("in bounds");
                 }
                 doc.assert_invariants();
+                // Remote ops integrate into whatever state was imported:
+                // a peer forks it, edits at both ends and the middle, and
+                // its update merges back.
+                let mut other = doc.fork();
+                other.set_peer_id(11).expect("valid id");
+                let mut t = other.text("t");
+                let len = t.len();
+                t.insert(len, "e").expect("in bounds");
+                t.insert(len / 2, "m").expect("in bounds");
+                t.insert(0, "s").expect("in bounds");
+                if len > 1 {
+                    t.delete(1, 1).expect("in bounds");
+                }
+                let update = other
+                    .export(ExportMode::Updates {
+                        from: &doc.version(),
+                    })
+                    .expect("exports do not fail");
+                doc.text("t").insert(0, "c").expect("in bounds");
+                doc.import(&update).expect("a peer's update imports");
+                doc.assert_invariants();
             }
         }
     }
