@@ -852,6 +852,24 @@ struct SegmentCursor<'a> {
     content_at: usize,
 }
 
+/// Index of the op run holding `seq` (an earlier op): most references
+/// are to the last few runs, so those are tried before a search.
+fn run_index_at(log: &OpLog, seq: Seq) -> usize {
+    let n = log.ops.len();
+    for back in 1..=4 {
+        let Some(i) = n.checked_sub(back) else { break };
+        match log.ops.get(i) {
+            Some(r) if r.seq <= seq => return i,
+            _ => {}
+        }
+    }
+    log.op_index(seq)
+}
+
+fn run_at(log: &OpLog, seq: Seq) -> Option<&OpRun> {
+    log.ops.get(run_index_at(log, seq))
+}
+
 /// Checks one op run read from a block against the log built so far and
 /// appends it (inserts split where their chars' visibility changes).
 fn push_run(
@@ -869,11 +887,7 @@ fn push_run(
         if s == NO_SEQ {
             return true;
         }
-        let run = match log.ops.last() {
-            Some(last) if last.seq <= s => Some(last),
-            _ => log.ops.get(log.op_index(s)),
-        };
-        run.is_some_and(|r| r.text == text && matches!(r.kind, OpKind::Insert { .. }))
+        run_at(log, s).is_some_and(|r| r.text == text && matches!(r.kind, OpKind::Insert { .. }))
     };
     let push = |log: &mut OpLog, kind: OpKind| {
         log.ops.push(OpRun {
@@ -949,7 +963,7 @@ fn push_run(
                 (target, target + len - 1)
             };
             // The targets are chars of this text.
-            let mut i = log.op_index(lo);
+            let mut i = run_index_at(log, lo);
             while let Some(r) = log.ops.get(i).filter(|r| r.seq <= hi) {
                 if r.text != text || !matches!(r.kind, OpKind::Insert { .. }) {
                     return Err(bad("delete targets"));
