@@ -979,8 +979,14 @@ fn push_run(
             value,
             expand,
         } => {
-            if !char_of_text(log, left) || !char_of_text(log, right) {
-                return Err(bad("origin"));
+            // Glued to one side only, as the rule says (see `import.rs`).
+            let glue_ok = if expand.expands_before() {
+                right == NO_SEQ
+            } else {
+                left == NO_SEQ
+            };
+            if !glue_ok || !char_of_text(log, left) || !char_of_text(log, right) {
+                return Err(bad("mark glue"));
             }
             let mark = log.marks.len() as u32;
             let key = log.keys.intern(&key);
@@ -1013,7 +1019,12 @@ fn push_run(
                 _ => return Err(bad("mark start")),
             };
             let m = log.marks.get_mut(mark as usize).ok_or(bad("mark"))?;
-            if m.end != NO_SEQ {
+            let glue_ok = if m.expand.expands_after() {
+                left == NO_SEQ
+            } else {
+                right == NO_SEQ
+            };
+            if m.end != NO_SEQ || !glue_ok {
                 return Err(bad("mark end"));
             }
             m.end = seq;
