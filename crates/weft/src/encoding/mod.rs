@@ -78,31 +78,42 @@
 //! header (16 bytes): as above, mode 2; the checksum (xxh3-64 of the body)
 //!                    is the document-level checksum
 //! body: a weft-kv table (see the weft-kv crate), entries in key order:
-//!   "h" + u32 BE s   history block: the changes (or parts of changes) of
-//!                    ops s.. (up to 32,768 ops), encoded as an updates
-//!                    body whose content section is empty; the blocks
-//!                    follow each other without gaps from seq 0
+//!   "c"              the change table (layout in `history.rs`): per change
+//!                    its peer, counters, length and deps
+//!   "h" + u32 BE s   history block: the op runs with seqs s..s + 32,768
+//!                    (layout in `history.rs`); blocks follow each other
+//!                    without gaps from seq 0
 //!   "m"              meta: varint op count; varint n + n x u64 LE peer
-//!                    ids; varint n texts x (name, varint chars, UTF-8
-//!                    bytes, UTF-16 units, anchors); varint n x (peer
+//!                    ids (sorted); varint n texts x (name, varint chars,
+//!                    UTF-8 bytes, UTF-16 units, anchors); varint n x (peer
 //!                    index, counter end) = the version; varint n x (peer
 //!                    index, counter) = the frontiers
 //!   "s" + u32 BE i   segments of text i: its items in document order as
-//!                    maximal runs of consecutive seqs (all visible or all
-//!                    deleted): varint n; n x varint zigzag(start - end of
-//!                    the previous run); n x varint (length << 1 | deleted)
+//!                    maximal runs of consecutive seqs, all visible or all
+//!                    deleted (tombstones and style anchors): varint n;
+//!                    n x varint (length << 1 | deleted); n x varint start,
+//!                    written as zigzag(start - e) << 2 | k where e is the
+//!                    end of the k-th latest segment (k < 4; the encoder
+//!                    takes the smallest value)
 //!   "t" + u32 BE i   the visible text of text i in document order (UTF-8)
+//! every value but the meta: a 0 byte then the bytes as they are (history,
+//! changes, segments), or varint length + one LZ4 block (the texts, when
+//! that is smaller)
 //! ```
 //!
-//! Seqs are the positions of ops in the order the history blocks list
-//! them. Every value except the meta is compressed: varint raw length,
-//! then one LZ4 block. The text of the inserts is stored once, in the
-//! texts: the history's inserts with content take theirs from the visible
-//! text ordered by seq (exactly the chars no op deleted).
+//! Seqs number the ops in history order (the order the blocks list them,
+//! which a loading document keeps). The text of the inserts is stored once,
+//! in the texts: the history's visible chars take theirs from the text of
+//! the visible segments ordered by seq. The change table maps a version to
+//! seq ranges, so the blocks holding a range of versions can be read alone.
 //!
-//! Import checks the header and the document checksum once, then reads
-//! the table with `import_all_unchecked` (the checksum covered it); the
-//! texts, the history and the trees are decoded when first needed.
+//! Import checks the header and the document checksum once, then reads the
+//! table with `import_all_unchecked` (the checksum covered it) and the meta;
+//! the texts, the history and the trees are decoded when first needed.
+//! A body forged with a recomputed checksum is taken as stored: the loader
+//! checks every reference (an error then comes from the operation that
+//! loads, and changes nothing) but not that the stored order of chars is
+//! the one the history produces, which only a replay could tell.
 //!
 //! Decoding never panics and never allocates more than the input justifies:
 //! every count is checked against the bytes left, every index and id is
