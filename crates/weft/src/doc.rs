@@ -57,7 +57,8 @@ pub enum ExportMode<'a> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ImportStatus {
     /// Ops this import added to the document (including earlier pending
-    /// updates that it unblocked), one span per change.
+    /// updates that it unblocked), one span per change (per peer for a
+    /// snapshot imported lazily into an empty document).
     pub applied: Vec<IdSpan>,
     /// Ops the document holds back because ops they build on are missing;
     /// they are applied by the import that brings the missing ops.
