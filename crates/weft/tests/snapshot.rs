@@ -501,3 +501,50 @@ fn huge_declared_lengths_are_refused_without_allocating() {
     doc.import(&forged).unwrap();
     assert!(doc.load().is_err());
 }
+
+/// The fuzz model on fixed seeds: random edits, marks and syncs with
+/// snapshot round trips and snapshot merges among them; all peers must
+/// converge (`run_converge` checks text, deltas, versions, frontiers and
+/// invariants, and every snapshot's lazy reads and byte-identical
+/// re-export).
+#[test]
+fn random_actions_with_snapshots_converge() {
+    use weft::fuzzing::{run_converge, Action};
+    let seeds: u64 = std::env::var("WEFT_STRESS_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
+    let (mut snapshots, mut total) = (0, 0);
+    for seed in 0..seeds {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let bytes: Vec<u8> = (0..3000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 24) as u8
+            })
+            .collect();
+        // One action after another until the bytes run out (a `Vec`'s own
+        // `Arbitrary` stops early on random bytes).
+        let mut u = arbitrary::Unstructured::new(&bytes);
+        let mut actions = Vec::new();
+        while !u.is_empty() {
+            match <Action as arbitrary::Arbitrary>::arbitrary(&mut u) {
+                Ok(a) => actions.push(a),
+                Err(_) => break,
+            }
+        }
+        total += actions.len();
+        snapshots += actions
+            .iter()
+            .filter(|a| matches!(a, Action::Snapshot { .. } | Action::SyncSnapshot { .. }))
+            .count();
+        run_converge(seed as u8, &actions);
+    }
+    assert!(
+        snapshots > seeds as usize,
+        "the seeds exercise snapshots ({snapshots})"
+    );
+    eprintln!("{seeds} seeds, {total} actions, {snapshots} snapshot round trips or merges");
+}
