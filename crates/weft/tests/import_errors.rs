@@ -419,3 +419,40 @@ fn forged_marks_are_rejected() {
         Err(Error::Malformed { .. })
     ));
 }
+
+/// A 50-byte update naming 2^31 ops (2^30 inserts without content and
+/// the 2^30 deletes of them): it imports as one tombstone item, and
+/// nothing sized by the op count is allocated. The importer's one-bit-
+/// per-op table was 128 MiB here (320 ms) before it fell back to its run
+/// list for such updates; the snapshot's history blocks were cut every
+/// 32,768 seqs, which made this doc's snapshot 988 KB, before blocks were
+/// sized by the bytes of their runs.
+#[test]
+fn an_update_naming_billions_of_ops_stays_small() {
+    let n: u64 = 1 << 30;
+    let mut changes = Vec::new();
+    for v in [1, 0, 1, 2 * n, 0] {
+        varint(&mut changes, v);
+    }
+    let mut ops = vec![4u8]; // insert without content, length follows
+    varint(&mut ops, n);
+    ops.extend_from_slice(&[0, 0]); // no origins
+    ops.push(2); // delete, length follows
+    varint(&mut ops, n);
+    // The first insert, relative to the insert run's last op.
+    varint(&mut ops, (((n - 1) << 1) << 1) | 1);
+    let bytes = wrap(&body(&[5], &["t"], &changes, &ops, ""));
+    assert!(bytes.len() < 64);
+    let mut doc = Doc::new();
+    doc.import(&bytes).unwrap();
+    assert_eq!(doc.version().get(5), 2 * n as u32);
+    let (ops, runs, changes, items) = doc.debug_sizes();
+    assert_eq!((ops as u64, runs, changes, items), (2 * n, 2, 1, 1));
+    doc.text("t").insert(0, "x").unwrap();
+    let snapshot = doc.export(ExportMode::Snapshot).unwrap();
+    assert!(snapshot.len() < 400, "{} bytes", snapshot.len());
+    let mut copy = Doc::new();
+    copy.import(&snapshot).unwrap();
+    copy.load().unwrap();
+    assert_eq!(copy.text("t").to_string(), "x");
+}

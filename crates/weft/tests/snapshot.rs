@@ -548,3 +548,64 @@ fn random_actions_with_snapshots_converge() {
     );
     eprintln!("{seeds} seeds, {total} actions, {snapshots} snapshot round trips or merges");
 }
+
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A hand-made snapshot (valid checksum) whose history is one insert run
+/// of 2^31 chars, all deleted: a few dozen bytes that name billions of
+/// ops. It must load without memory that grows with the op count.
+#[test]
+fn a_tiny_snapshot_naming_billions_of_ops_loads_in_bounded_memory() {
+    let ops: u64 = 1 << 31;
+    let peer: u64 = 5;
+    let mut meta = Vec::new();
+    varint(&mut meta, ops);
+    varint(&mut meta, 1);
+    meta.extend_from_slice(&peer.to_le_bytes());
+    varint(&mut meta, 1);
+    varint(&mut meta, 1);
+    meta.push(b't');
+    for _ in 0..4 {
+        varint(&mut meta, 0);
+    }
+    varint(&mut meta, 1);
+    varint(&mut meta, 0);
+    varint(&mut meta, ops);
+    varint(&mut meta, 1);
+    varint(&mut meta, 0);
+    varint(&mut meta, ops - 1);
+    let mut changes = vec![0];
+    for v in [1, 0, 0, ops, 0] {
+        varint(&mut changes, v);
+    }
+    let mut block = vec![0, 1, 0];
+    varint(&mut block, ops);
+    block.extend_from_slice(&[0, 0]);
+    let mut segments = vec![0, 1];
+    varint(&mut segments, (ops << 1) | 1);
+    segments.push(0);
+    let mut w = weft_kv::TableWriter::new();
+    w.add(b"c", &changes).unwrap();
+    w.add(b"h\0\0\0\0", &block).unwrap();
+    w.add(b"m", &meta).unwrap();
+    w.add(b"s\0\0\0\0", &segments).unwrap();
+    w.add(b"t\0\0\0\0", &[0]).unwrap();
+    let mut bytes = b"weft\x01\x02\0\0".to_vec();
+    bytes.extend_from_slice(&[0; 8]);
+    bytes.extend_from_slice(&w.finish());
+    let bytes = with_checksum(bytes);
+
+    let mut doc = Doc::new();
+    doc.import(&bytes).unwrap();
+    assert_eq!(doc.text("t").to_string(), "");
+    doc.load().unwrap();
+    doc.text("t").insert(0, "still works").unwrap();
+    assert_eq!(doc.text("t").to_string(), "still works");
+    doc.assert_invariants();
+}

@@ -5,14 +5,16 @@
 //! Op runs are written in a canonical form: maximal runs of inserts whose
 //! chars chain, and of deletes whose targets go one way, merged op by op
 //! whatever runs the log happens to hold. A document that loads a snapshot
-//! splits runs differently (by visibility, at block boundaries), so the
+//! splits runs differently (by visibility), so the
 //! canonical form is what makes export -> import -> export byte-identical.
 //!
 //! ```text
 //! changes "c": varint n, then per change: varint peer index (meta's
 //!     table), varint counter, varint length, varint number of deps, then
 //!     each dep as varint (first seq of the change - dep seq)
-//! block "h" + u32 BE s, the op runs with seqs s.. (up to BLOCK_OPS):
+//! block "h" + u32 BE s, the op runs from seq s on, about BLOCK_BYTES of
+//!     them (a block ends after the run that reaches that size; the next
+//!     block's key is the seq after its last run):
 //!     varint number of runs, then per run:
 //!     u8 kind: bits 0-2 0 insert, 1 delete forward, 2 delete backward
 //!                       (op i deletes target - i), 3 mark start,
@@ -37,8 +39,9 @@ use crate::style::{ExpandType, Value};
 use super::bytes::{write_bytes, write_varint, Reader};
 use super::value::{read_string, read_value, write_value};
 
-/// Ops per history block.
-pub(crate) const BLOCK_OPS: u32 = 1 << 15;
+/// Encoded bytes after which a history block ends (blocks end between
+/// runs: their size follows the runs written, never the ops a run names).
+pub(crate) const BLOCK_BYTES: usize = 4096;
 
 const INSERT: u8 = 0;
 const DELETE: u8 = 1;
@@ -244,56 +247,6 @@ impl Iterator for CanonicalRuns<'_> {
     }
 }
 
-/// Splits `run` at block boundaries, calling `f` with each part.
-pub(crate) fn cut_at_blocks(run: OpRun, mut f: impl FnMut(OpRun)) {
-    let mut run = run;
-    loop {
-        let room = BLOCK_OPS - run.seq % BLOCK_OPS;
-        if run.len <= room {
-            f(run);
-            return;
-        }
-        let (head, tail) = split_run(&run, room);
-        f(head);
-        run = tail;
-    }
-}
-
-/// `run` split after `n` ops (0 < n < len).
-fn split_run(run: &OpRun, n: u32) -> (OpRun, OpRun) {
-    let mut head = *run;
-    let mut tail = *run;
-    head.len = n;
-    tail.seq = run.seq + n;
-    tail.len = run.len - n;
-    match run.kind {
-        OpKind::Insert {
-            origin_right,
-            byte_start,
-            bytes,
-            ..
-        } => {
-            tail.kind = OpKind::Insert {
-                origin_left: tail.seq - 1,
-                origin_right,
-                byte_start,
-                bytes,
-            };
-        }
-        OpKind::Delete { target, reversed } => {
-            tail.kind = OpKind::Delete {
-                target: if reversed { target - n } else { target + n },
-                reversed: reversed && tail.len > 1,
-            };
-            if let OpKind::Delete { reversed: r, .. } = &mut head.kind {
-                *r = reversed && n > 1;
-            }
-        }
-        OpKind::MarkStart { .. } | OpKind::MarkEnd { .. } => {}
-    }
-    (head, tail)
-}
-
 /// Writes one block's runs.
 pub(crate) struct BlockWriter {
     out: Vec<u8>,
@@ -314,6 +267,11 @@ impl BlockWriter {
 
     pub fn is_empty(&self) -> bool {
         self.runs == 0
+    }
+
+    /// Whether the block has reached [`BLOCK_BYTES`].
+    pub fn is_full(&self) -> bool {
+        self.out.len() >= BLOCK_BYTES
     }
 
     fn origins(&mut self, seq: Seq, left: Seq, right: Seq) {
@@ -555,28 +513,5 @@ mod tests {
         for v in [0i64, 1, -1, 1 << 40, -(1 << 40)] {
             assert_eq!(unzigzag(zigzag(v)), v);
         }
-    }
-
-    #[test]
-    fn split_run_keeps_delete_targets() {
-        let run = OpRun {
-            seq: 10,
-            len: 5,
-            text: 0,
-            kind: OpKind::Delete {
-                target: 9,
-                reversed: true,
-            },
-        };
-        let (a, b) = split_run(&run, 4);
-        assert_eq!(a.delete_targets(0, 4), Some(6..10));
-        assert_eq!(b.delete_targets(0, 1), Some(5..6));
-        assert_eq!(
-            b.kind,
-            OpKind::Delete {
-                target: 5,
-                reversed: false
-            }
-        );
     }
 }

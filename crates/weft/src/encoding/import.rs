@@ -399,8 +399,12 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
         inserts: Vec::new(),
         insert_bits: Vec::new(),
         base: log.next_seq(),
+        // The bit per op only while that is about the size of the update
+        // (a few bytes can name billions of ops: then the run list).
         single_text: match text_map.as_slice() {
-            [only] => Some(*only),
+            [only] if total / 64 <= (update.runs.len() as u64).saturating_mul(8).max(1024) => {
+                Some(*only)
+            }
             _ => None,
         },
         hint: std::cell::Cell::new(0),

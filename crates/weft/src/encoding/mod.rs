@@ -80,9 +80,9 @@
 //! body: a weft-kv table (see the weft-kv crate), entries in key order:
 //!   "c"              the change table (layout in `history.rs`): per change
 //!                    its peer, counters, length and deps
-//!   "h" + u32 BE s   history block: the op runs with seqs s..s + 32,768
-//!                    (layout in `history.rs`); blocks follow each other
-//!                    without gaps from seq 0
+//!   "h" + u32 BE s   history block: op runs from seq s on, about 4 KiB of
+//!                    them (layout in `history.rs`); blocks follow each
+//!                    other without gaps from seq 0
 //!   "m"              meta: varint op count; varint n + n x u64 LE peer
 //!                    ids (sorted); varint n texts x (name, varint chars,
 //!                    UTF-8 bytes, UTF-16 units, anchors); varint n x (peer

@@ -147,8 +147,8 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable) -> Vec<u8> {
         debug_assert!(added.is_ok(), "snapshot keys are written in order");
     };
 
-    // History: the change table, then the op runs in blocks of
-    // BLOCK_OPS seqs, keyed by their first seq.
+    // History: the change table, then the op runs in blocks of about
+    // BLOCK_BYTES, keyed by their first seq.
     let version = log.version();
     let mut peers: Vec<PeerId> = version.iter().map(|(p, _)| p).collect();
     peers.sort_unstable();
@@ -161,17 +161,15 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable) -> Vec<u8> {
     let mut block = history::BlockWriter::new();
     let mut block_start = 0u32;
     for run in history::CanonicalRuns::new(log) {
-        history::cut_at_blocks(run, |part| {
-            if part.seq >= block_start + history::BLOCK_OPS {
-                add(
-                    &mut w,
-                    &key(KEY_HISTORY, block_start),
-                    &stored(&block.finish()),
-                );
-                block_start = part.seq - part.seq % history::BLOCK_OPS;
-            }
-            block.push(log, &part);
-        });
+        block.push(log, &run);
+        if block.is_full() {
+            add(
+                &mut w,
+                &key(KEY_HISTORY, block_start),
+                &stored(&block.finish()),
+            );
+            block_start = run.end();
+        }
     }
     if !block.is_empty() {
         add(
@@ -470,7 +468,15 @@ fn radix_sort_high(keys: &mut Vec<u64>) {
 /// Whether two of `segs` (all below `limit`) share a seq. O(limit / 64 +
 /// segments) with a bitset, no sorting.
 fn overlapping(segs: &[Segment], limit: Seq) -> bool {
-    let mut seen = vec![0u64; (limit as usize).div_ceil(64)];
+    let words = (limit as usize).div_ceil(64);
+    if words > segs.len().saturating_mul(8).max(1024) {
+        // Few segments over a huge seq range (only a forged snapshot has
+        // that): sort them instead, so memory follows the input's size.
+        let mut ranges: Vec<(Seq, Seq)> = segs.iter().map(|s| (s.seq, s.seq + s.len)).collect();
+        ranges.sort_unstable();
+        return ranges.windows(2).any(|w| matches!(w, [a, b] if a.1 > b.0));
+    }
+    let mut seen = vec![0u64; words];
     for s in segs {
         let (mut at, end) = (s.seq as usize, (s.seq + s.len) as usize);
         while at < end {
@@ -660,7 +666,7 @@ impl LazyDoc {
                         .ok_or(bad("text index"))?;
                     push_run(&mut new, &mut cursor, seq, len, text, kind)
                 })?;
-            if end == seq || (end < meta.ops && end % history::BLOCK_OPS != 0) {
+            if end == seq {
                 return Err(bad("history block"));
             }
             seq = end;
