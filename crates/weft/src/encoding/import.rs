@@ -501,8 +501,12 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
                     expand,
                     ..
                 } => {
-                    let (left, right) =
-                        resolver.glue((*left, *right), expand.expands_before(), text, seq)?;
+                    let (left, right) = resolver.glue(
+                        (*left, *right),
+                        expand.anchor_sticks_left(false),
+                        text,
+                        seq,
+                    )?;
                     resolver.anchors.push((seq, text, *expand));
                     ops.push(PlannedOp::MarkStart {
                         id: OpId::new(change.peer, op_counter),
@@ -515,8 +519,12 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
                 }
                 UpdateKind::MarkEnd { left, right, start } => {
                     let (start, expand) = resolver.mark_start(*start, text, seq)?;
-                    let (left, right) =
-                        resolver.glue((*left, *right), !expand.expands_after(), text, seq)?;
+                    let (left, right) = resolver.glue(
+                        (*left, *right),
+                        expand.anchor_sticks_left(true),
+                        text,
+                        seq,
+                    )?;
                     ops.push(PlannedOp::MarkEnd {
                         seq,
                         text,
@@ -666,7 +674,7 @@ pub(crate) fn apply(
                         start: *seq,
                         end: NO_SEQ,
                     });
-                    let flags = if expand.expands_before() {
+                    let flags = if expand.anchor_sticks_left(false) {
                         STICKS_LEFT
                     } else {
                         0
@@ -700,10 +708,10 @@ pub(crate) fn apply(
                         continue;
                     };
                     m.end = *seq;
-                    let flags = if m.expand.expands_after() {
-                        ANCHOR_END
-                    } else {
+                    let flags = if m.expand.anchor_sticks_left(true) {
                         ANCHOR_END | STICKS_LEFT
+                    } else {
+                        ANCHOR_END
                     };
                     add_anchor(log, texts, *seq, *text, (*left, *right), mark, flags);
                     log.push_op(OpRun {

@@ -803,11 +803,7 @@ impl LazyDoc {
                             return Err(bad("visible anchor"));
                         }
                         let end = matches!(run.kind, OpKind::MarkEnd { .. });
-                        let sticks_left = if end {
-                            !m.expand.expands_after()
-                        } else {
-                            m.expand.expands_before()
-                        };
+                        let sticks_left = m.expand.anchor_sticks_left(end);
                         let flags = if sticks_left { STICKS_LEFT } else { 0 }
                             | if end { ANCHOR_END } else { 0 };
                         let mut item = Item::anchor(s, mark, flags);
@@ -986,7 +982,7 @@ fn push_run(
             expand,
         } => {
             // Glued to one side only, as the rule says (see `import.rs`).
-            let glue_ok = if expand.expands_before() {
+            let glue_ok = if expand.anchor_sticks_left(false) {
                 right == NO_SEQ
             } else {
                 left == NO_SEQ
@@ -1025,10 +1021,10 @@ fn push_run(
                 _ => return Err(bad("mark start")),
             };
             let m = log.marks.get_mut(mark as usize).ok_or(bad("mark"))?;
-            let glue_ok = if m.expand.expands_after() {
-                left == NO_SEQ
-            } else {
+            let glue_ok = if m.expand.anchor_sticks_left(true) {
                 right == NO_SEQ
+            } else {
+                left == NO_SEQ
             };
             if m.end != NO_SEQ || !glue_ok {
                 return Err(bad("mark end"));

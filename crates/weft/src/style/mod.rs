@@ -60,6 +60,18 @@ impl ExpandType {
         matches!(self, ExpandType::After | ExpandType::Both)
     }
 
+    /// Whether a mark's start (`end` false) or end anchor under this rule
+    /// is glued to the char before it (else to the char after it): a
+    /// start sticks left when the mark expands before, an end when it
+    /// does not expand after. The one place that rule is written.
+    pub(crate) fn anchor_sticks_left(self, end: bool) -> bool {
+        if end {
+            !self.expands_after()
+        } else {
+            self.expands_before()
+        }
+    }
+
     pub(crate) fn to_byte(self) -> u8 {
         match self {
             ExpandType::After => 0,

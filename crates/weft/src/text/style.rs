@@ -435,11 +435,7 @@ impl TextState {
         let mut out = [(NO_SEQ, NO_SEQ); 2];
         let len = self.len(Unit::Char);
         for (k, end) in [(0, false), (1, true)] {
-            let sticks_left = if end {
-                !expand.expands_after()
-            } else {
-                expand.expands_before()
-            };
+            let sticks_left = expand.anchor_sticks_left(end);
             let pos = if end { range.end } else { range.start };
             let origins = if sticks_left {
                 let glue = if pos == 0 {
