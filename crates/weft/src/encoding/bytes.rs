@@ -2,6 +2,30 @@
 
 use crate::error::{Error, Result};
 
+/// Maps a signed value to an unsigned one, small magnitudes to small
+/// numbers (0, -1, 1, -2 ... -> 0, 1, 2, 3 ...), for varints.
+pub(crate) fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+/// Reverses [`zigzag`].
+pub(crate) fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// The peer at `index` of a peer table read from the input.
+pub(crate) fn peer_at(
+    r: &Reader<'_>,
+    peers: &[crate::id::PeerId],
+    index: u64,
+) -> Result<crate::id::PeerId> {
+    usize::try_from(index)
+        .ok()
+        .and_then(|i| peers.get(i))
+        .copied()
+        .ok_or_else(|| r.malformed("peer index"))
+}
+
 /// Appends `v` as an unsigned LEB128 varint.
 pub(crate) fn write_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
@@ -127,6 +151,13 @@ impl<'a> Reader<'a> {
 #[expect(clippy::unwrap_used, reason = "tests unwrap what must succeed")]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zigzag_round_trips() {
+        for v in [0i64, 1, -1, 1 << 40, -(1 << 40), i64::MAX, i64::MIN] {
+            assert_eq!(unzigzag(zigzag(v)), v);
+        }
+    }
 
     #[test]
     fn varints_round_trip() {

@@ -36,7 +36,7 @@ use crate::id::{PeerId, Seq, NO_SEQ};
 use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{ExpandType, Value};
 
-use super::bytes::{write_bytes, write_varint, Reader};
+use super::bytes::{peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader};
 use super::value::{read_string, read_value, write_value};
 
 /// Encoded bytes after which a history block ends (blocks end between
@@ -49,14 +49,6 @@ const DELETE_BACKWARDS: u8 = 2;
 const MARK_START: u8 = 3;
 const MARK_END: u8 = 4;
 const FLAG_TEXT: u8 = 1 << 3;
-
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-
-fn unzigzag(v: u64) -> i64 {
-    ((v >> 1) as i64) ^ -((v & 1) as i64)
-}
 
 /// Writes the change table.
 pub(crate) fn encode_changes(log: &OpLog, peer_index: impl Fn(PeerId) -> u64) -> Vec<u8> {
@@ -81,11 +73,7 @@ pub(crate) fn decode_changes(bytes: &[u8], peers: &[PeerId], log: &mut OpLog) ->
     let n = r.count("change count")?;
     for _ in 0..n {
         let p = r.varint()?;
-        let peer = usize::try_from(p)
-            .ok()
-            .and_then(|i| peers.get(i))
-            .copied()
-            .ok_or_else(|| r.malformed("peer index"))?;
+        let peer = peer_at(&r, peers, p)?;
         let counter = r.u32("change counter")?;
         let len = r.u32("change length")?;
         let seq = log.next_seq();
@@ -502,16 +490,4 @@ pub(crate) fn decode_block(
         return Err(r.malformed("trailing block bytes"));
     }
     Ok(seq)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn zigzag_round_trips() {
-        for v in [0i64, 1, -1, 1 << 40, -(1 << 40)] {
-            assert_eq!(unzigzag(zigzag(v)), v);
-        }
-    }
 }

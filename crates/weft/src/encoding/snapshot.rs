@@ -23,7 +23,7 @@ use crate::text::{
 };
 use crate::version::{Frontiers, VersionVector};
 
-use super::bytes::{write_bytes, write_varint, Reader};
+use super::bytes::{peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader};
 use super::history::{self, ReadKind};
 
 const KEY_CHANGES: &[u8] = b"c";
@@ -265,14 +265,6 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable) -> Vec<u8> {
     w.finish()
 }
 
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-
-fn unzigzag(v: u64) -> i64 {
-    ((v >> 1) as i64) ^ -((v & 1) as i64)
-}
-
 impl Snapshot {
     /// Reads the table of a snapshot body (whose checksum the caller
     /// verified) and its meta entry.
@@ -332,11 +324,7 @@ fn decode_meta(bytes: &[u8]) -> Result<Meta> {
     }
     let peer = |r: &mut Reader<'_>| -> Result<PeerId> {
         let i = r.varint()?;
-        usize::try_from(i)
-            .ok()
-            .and_then(|i| peers.get(i))
-            .copied()
-            .ok_or_else(|| r.malformed("peer index"))
+        peer_at(r, &peers, i)
     };
     let n = r.count("version length")?;
     let mut version = VersionVector::new();

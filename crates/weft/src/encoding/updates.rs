@@ -13,7 +13,7 @@ use crate::style::{ExpandType, Value};
 use crate::text::{char_len, TextTable};
 use crate::version::VersionVector;
 
-use super::bytes::{write_bytes, write_varint, Reader};
+use super::bytes::{peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader};
 use super::value::{read_string, read_value, write_value};
 
 const KIND_INSERT: u8 = 0;
@@ -146,14 +146,6 @@ impl Tables {
             }
         }
     }
-}
-
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-
-fn unzigzag(v: u64) -> i64 {
-    ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
 /// Writes the kind byte of a run, with its length packed in when it fits.
@@ -506,15 +498,6 @@ fn clip_run(
             }
         }
     }
-}
-
-/// The peer at `index` of the update's peer table.
-fn peer_at(r: &Reader<'_>, peers: &[PeerId], index: u64) -> Result<PeerId> {
-    usize::try_from(index)
-        .ok()
-        .and_then(|i| peers.get(i))
-        .copied()
-        .ok_or_else(|| r.malformed("peer index"))
 }
 
 /// Reads an id written by [`Tables::id`] relative to `base`.

@@ -11,18 +11,10 @@ use std::collections::BTreeMap;
 use crate::error::Result;
 use crate::style::Value;
 
-use super::bytes::{write_bytes, write_varint, Reader};
+use super::bytes::{unzigzag, write_bytes, write_varint, zigzag, Reader};
 
 /// Deepest nesting of lists and maps a decoder accepts.
 pub(crate) const MAX_DEPTH: u32 = 32;
-
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-
-fn unzigzag(v: u64) -> i64 {
-    ((v >> 1) as i64) ^ -((v & 1) as i64)
-}
 
 /// Appends `value` to `out`.
 pub(crate) fn write_value(out: &mut Vec<u8>, value: &Value) {
