@@ -298,18 +298,11 @@ impl Doc {
     /// styles, and its first edit reports the error.
     #[cold]
     fn build_styled(&mut self, index: usize) {
-        let Some(lazy) = self.lazy.as_deref_mut() else {
-            return;
-        };
-        let Some(state) = self.texts.get_mut(index) else {
-            return;
-        };
-        if state.unloaded().is_some_and(|u| u.counts.anchors > 0)
-            && lazy.load_history(&mut self.log).is_ok()
-            && lazy.build_text(&self.log, state).is_ok()
-            && lazy.is_done()
-        {
-            self.lazy = None;
+        if let Some(state) = self.texts.get_mut(index) {
+            if state.unloaded().is_some_and(|u| u.counts.anchors > 0) {
+                // An error is reported by the text's first edit.
+                let _ = encoding::load_text(&mut self.lazy, &mut self.log, state);
+            }
         }
     }
 
@@ -394,13 +387,8 @@ impl Doc {
             side.import_snapshot(snapshot)?;
             side.load()?;
             self.load()?;
-            for name in side
-                .texts
-                .iter()
-                .map(|t| t.name().to_owned())
-                .collect::<Vec<_>>()
-            {
-                self.texts.find_or_create(&name);
+            for t in side.texts.iter() {
+                self.texts.find_or_create(t.name());
             }
             let update = side.export(ExportMode::Updates {
                 from: &self.version(),

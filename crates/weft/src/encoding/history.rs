@@ -119,8 +119,33 @@ impl<'a> CanonicalRuns<'a> {
         }
     }
 
-    /// The next canonical run (before cutting at blocks).
-    fn next_run(&mut self) -> Option<OpRun> {
+    /// Starts a pending run with the untaken part of `run` (a delete run
+    /// whose first ops joined the previous one starts later).
+    fn take_first(&mut self, run: OpRun) -> OpRun {
+        let mut first = run;
+        if let OpKind::Delete { reversed, .. } = run.kind {
+            let rest = run.len - self.taken;
+            let target = run.delete_targets(self.taken, 1).map_or(0, |t| t.start);
+            first = OpRun {
+                seq: run.seq + self.taken,
+                len: rest,
+                text: run.text,
+                kind: OpKind::Delete {
+                    target,
+                    reversed: reversed && rest > 1,
+                },
+            };
+        }
+        self.next += 1;
+        self.taken = 0;
+        first
+    }
+}
+
+impl Iterator for CanonicalRuns<'_> {
+    type Item = OpRun;
+
+    fn next(&mut self) -> Option<OpRun> {
         loop {
             let Some(run) = self.log.ops.get(self.next).copied() else {
                 return self.pending.take();
@@ -196,42 +221,6 @@ impl<'a> CanonicalRuns<'a> {
                 return Some(p);
             }
         }
-    }
-
-    /// Starts a pending run with the untaken part of `run` (a delete run
-    /// whose first ops joined the previous one starts later).
-    fn take_first(&mut self, run: OpRun) -> OpRun {
-        let mut first = run;
-        if let OpKind::Delete { reversed, .. } = run.kind {
-            let rest = run.len - self.taken;
-            let target = run.delete_targets(self.taken, 1).map_or(0, |t| t.start);
-            first = OpRun {
-                seq: run.seq + self.taken,
-                len: rest,
-                text: run.text,
-                kind: OpKind::Delete {
-                    target,
-                    reversed: reversed && rest > 1,
-                },
-            };
-            if rest == 1 {
-                first.kind = OpKind::Delete {
-                    target,
-                    reversed: false,
-                };
-            }
-        }
-        self.next += 1;
-        self.taken = 0;
-        first
-    }
-}
-
-impl Iterator for CanonicalRuns<'_> {
-    type Item = OpRun;
-
-    fn next(&mut self) -> Option<OpRun> {
-        self.next_run()
     }
 }
 

@@ -134,7 +134,7 @@ mod updates;
 mod value;
 
 pub(crate) use import::{apply, plan, Readiness};
-pub(crate) use snapshot::{LazyDoc, Snapshot};
+pub(crate) use snapshot::{load_text, LazyDoc, Snapshot};
 pub(crate) use updates::Update;
 
 use xxhash_rust::xxh3::xxh3_64;

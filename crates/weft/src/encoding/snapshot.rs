@@ -833,6 +833,24 @@ impl LazyDoc {
     }
 }
 
+/// Loads the history and `state`'s tree from the lazily imported
+/// snapshot in `slot` (if any), and drops the snapshot once nothing is
+/// left to load. On error nothing changed.
+pub(crate) fn load_text(
+    slot: &mut Option<Box<LazyDoc>>,
+    log: &mut OpLog,
+    state: &mut TextState,
+) -> Result<()> {
+    if let Some(lazy) = slot.as_deref_mut() {
+        lazy.load_history(log)?;
+        lazy.build_text(log, state)?;
+        if lazy.is_done() {
+            *slot = None;
+        }
+    }
+    Ok(())
+}
+
 /// Walks the segments of all texts in seq order beside the history's
 /// inserts, handing out their content.
 struct SegmentCursor<'a> {

@@ -87,14 +87,7 @@ impl<'a> Text<'a> {
     #[cold]
     #[inline(never)]
     fn load(&mut self) -> Result<()> {
-        if let Some(lazy) = self.lazy.as_deref_mut() {
-            lazy.load_history(self.log)?;
-            lazy.build_text(self.log, self.state)?;
-            if lazy.is_done() {
-                *self.lazy = None;
-            }
-        }
-        Ok(())
+        crate::encoding::load_text(self.lazy, self.log, self.state)
     }
 
     /// The text, while it still lives in a lazily imported snapshot (""
