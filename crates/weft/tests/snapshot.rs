@@ -609,3 +609,29 @@ fn a_tiny_snapshot_naming_billions_of_ops_loads_in_bounded_memory() {
     assert_eq!(doc.text("t").to_string(), "still works");
     doc.assert_invariants();
 }
+
+/// Positions on a lazily read text convert (and fail) exactly as on the
+/// loaded tree, in every unit, past the end and inside chars.
+#[test]
+fn lazy_position_conversion_matches_the_tree() {
+    use weft::Unit;
+    let mut doc = Doc::new();
+    doc.text("t").insert(0, "aé😀文b🇫🇷").unwrap();
+    let bytes = snapshot(&mut doc);
+    let mut lazy = Doc::new();
+    lazy.import(&bytes).unwrap();
+    let units = [Unit::Char, Unit::Utf8, Unit::Utf16];
+    for pos in (0..24).chain([usize::MAX, 1 << 32]) {
+        for from in units {
+            for to in units {
+                let want = doc.text("t").convert_pos(pos, from, to);
+                assert_eq!(
+                    lazy.text("t").convert_pos(pos, from, to),
+                    want,
+                    "{pos} {from:?} {to:?}"
+                );
+                assert!(lazy.is_lazy());
+            }
+        }
+    }
+}

@@ -850,27 +850,21 @@ pub(crate) fn char_slice(text: &str, range: Range<usize>) -> &str {
 /// Converts `pos` from `from` to `to` units in a plain string (as
 /// [`TextState::convert`] does in a tree).
 pub(crate) fn convert_in_str(text: &str, pos: usize, from: Unit, to: Unit) -> Result<usize> {
-    let Ok(rel) = u32::try_from(pos) else {
+    let total = units_within(text, Unit::Utf8, text.len() as u32).unwrap_or_default();
+    let len = total.get(from) as usize;
+    if pos > len {
         return Err(Error::OutOfBounds {
             pos,
-            len: text.len(),
+            len,
             unit: from,
         });
-    };
-    match units_within(text, from, rel) {
+    }
+    if from == to {
+        return Ok(pos); // as the tree answers it
+    }
+    match units_within(text, from, pos as u32) {
         Some(c) => Ok(c.get(to) as usize),
-        None => {
-            let total = units_within(text, Unit::Utf8, text.len() as u32).unwrap_or_default();
-            if rel > total.get(from) {
-                Err(Error::OutOfBounds {
-                    pos,
-                    len: total.get(from) as usize,
-                    unit: from,
-                })
-            } else {
-                Err(Error::NotCharBoundary { pos, unit: from })
-            }
-        }
+        None => Err(Error::NotCharBoundary { pos, unit: from }),
     }
 }
 
