@@ -634,4 +634,17 @@ fn lazy_position_conversion_matches_the_tree() {
             }
         }
     }
+    for start in 0..9 {
+        for end in 0..9 {
+            let want = doc.text("t").slice(start..end);
+            assert_eq!(lazy.text("t").slice(start..end), want, "{start}..{end}");
+            let want = doc.text("t").slice_delta(start..end);
+            assert_eq!(
+                lazy.text("t").slice_delta(start..end),
+                want,
+                "{start}..{end}"
+            );
+        }
+    }
+    assert!(lazy.is_lazy());
 }
