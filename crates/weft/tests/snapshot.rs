@@ -2,20 +2,11 @@
 //! peers that never saw the snapshot, byte-identical re-export, and
 //! damaged or forged snapshots.
 
+mod common;
+
+use common::{replay, Replica, Rng};
 use traces::Trace;
 use weft::{Delta, Doc, ExportMode, VersionVector};
-
-fn replay(doc: &mut Doc, trace: &Trace) {
-    let mut text = doc.text("t");
-    for p in trace.patches() {
-        if p.del > 0 {
-            text.delete(p.pos, p.del).unwrap();
-        }
-        if !p.ins.is_empty() {
-            text.insert(p.pos, &p.ins).unwrap();
-        }
-    }
-}
 
 fn snapshot(doc: &mut Doc) -> Vec<u8> {
     doc.export(ExportMode::Snapshot).unwrap()
@@ -92,38 +83,6 @@ fn every_sequential_trace_round_trips() {
         let mut copy = Doc::new();
         copy.import(&bytes).unwrap();
         assert_eq!(copy.text("t").to_string(), trace.end_content, "{name}");
-    }
-}
-
-/// A document that merges through exported updates.
-struct Replica(Doc);
-
-impl traces::Replica for Replica {
-    type Error = weft::Error;
-
-    fn empty() -> Self {
-        Replica(Doc::new())
-    }
-
-    fn fork(&self) -> Self {
-        Replica(self.0.fork())
-    }
-
-    fn merge_from(&mut self, other: &mut Self) -> Result<(), weft::Error> {
-        let bytes = other.0.export(ExportMode::Updates {
-            from: &self.0.version(),
-        })?;
-        self.0.import(&bytes).map(|_| ())
-    }
-
-    fn apply(&mut self, txn: &traces::Txn) -> Result<(), weft::Error> {
-        self.0.set_peer_id(u64::from(txn.agent) + 1)?;
-        let mut text = self.0.text("t");
-        for p in &txn.patches {
-            text.delete(p.pos, p.del)?;
-            text.insert(p.pos, &p.ins)?;
-        }
-        Ok(())
     }
 }
 
@@ -516,15 +475,8 @@ fn random_actions_with_snapshots_converge() {
         .unwrap_or(60);
     let (mut snapshots, mut total) = (0, 0);
     for seed in 0..seeds {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        let bytes: Vec<u8> = (0..3000)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 24) as u8
-            })
-            .collect();
+        let mut rng = Rng::new(seed);
+        let bytes: Vec<u8> = (0..3000).map(|_| rng.next_u64() as u8).collect();
         // One action after another until the bytes run out (a `Vec`'s own
         // `Arbitrary` stops early on random bytes).
         let mut u = arbitrary::Unstructured::new(&bytes);

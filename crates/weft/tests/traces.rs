@@ -1,21 +1,11 @@
 //! Replays every stored editing trace and checks the final text, then
 //! round-trips the history through an update into a fresh document.
 
+mod common;
+
+use common::{replay, Replica};
 use traces::Trace;
 use weft::{Doc, ExportMode, VersionVector};
-
-/// Applies every patch of a sequential trace to text `"t"` of `doc`.
-fn replay(doc: &mut Doc, trace: &Trace) {
-    let mut text = doc.text("t");
-    for p in trace.patches() {
-        if p.del > 0 {
-            text.delete(p.pos, p.del).unwrap();
-        }
-        if !p.ins.is_empty() {
-            text.insert(p.pos, &p.ins).unwrap();
-        }
-    }
-}
 
 fn check_sequential(name: &str) {
     let trace = Trace::sequential(name);
@@ -57,40 +47,6 @@ fn every_sequential_trace_reproduces_end_content() {
         if name != "automerge-paper" {
             check_sequential(&name);
         }
-    }
-}
-
-/// A document that merges through exported updates.
-struct Replica(Doc);
-
-impl traces::Replica for Replica {
-    type Error = weft::Error;
-
-    fn empty() -> Self {
-        Replica(Doc::new())
-    }
-
-    fn fork(&self) -> Self {
-        Replica(self.0.fork())
-    }
-
-    fn merge_from(&mut self, other: &mut Self) -> Result<(), weft::Error> {
-        let bytes = other.0.export(ExportMode::Updates {
-            from: &self.0.version(),
-        })?;
-        let status = self.0.import(&bytes)?;
-        assert!(status.pending.is_empty(), "parents are merged in order");
-        Ok(())
-    }
-
-    fn apply(&mut self, txn: &traces::Txn) -> Result<(), weft::Error> {
-        self.0.set_peer_id(u64::from(txn.agent) + 1)?;
-        let mut text = self.0.text("t");
-        for p in &txn.patches {
-            text.delete(p.pos, p.del)?;
-            text.insert(p.pos, &p.ins)?;
-        }
-        Ok(())
     }
 }
 

@@ -1,9 +1,12 @@
-//! Test helpers: a seeded RNG and a tiny, obviously-correct reference CRDT.
+//! Test helpers: a seeded RNG, a tiny, obviously-correct reference CRDT,
+//! and trace replay into a document (sequential, and concurrent through
+//! forks and updates).
 #![allow(dead_code, reason = "each test file uses a different subset")]
 
 use std::collections::HashMap;
 
-use weft::{Attributes, Delta, ExpandType, Value};
+use traces::Trace;
+use weft::{Attributes, Delta, Doc, ExpandType, ExportMode, Value};
 
 /// SplitMix64: small, seeded, good enough for test inputs.
 pub struct Rng(u64);
@@ -609,5 +612,52 @@ impl RefDoc {
                 self.apply_with(op.clone(), *lamport);
             }
         }
+    }
+}
+
+/// Applies every patch of a sequential trace to text `"t"` of `doc`.
+pub fn replay(doc: &mut Doc, trace: &Trace) {
+    let mut text = doc.text("t");
+    for p in trace.patches() {
+        if p.del > 0 {
+            text.delete(p.pos, p.del).unwrap();
+        }
+        if !p.ins.is_empty() {
+            text.insert(p.pos, &p.ins).unwrap();
+        }
+    }
+}
+
+/// A document that merges through exported updates.
+pub struct Replica(pub Doc);
+
+impl traces::Replica for Replica {
+    type Error = weft::Error;
+
+    fn empty() -> Self {
+        Replica(Doc::new())
+    }
+
+    fn fork(&self) -> Self {
+        Replica(self.0.fork())
+    }
+
+    fn merge_from(&mut self, other: &mut Self) -> Result<(), weft::Error> {
+        let bytes = other.0.export(ExportMode::Updates {
+            from: &self.0.version(),
+        })?;
+        let status = self.0.import(&bytes)?;
+        assert!(status.pending.is_empty(), "parents are merged in order");
+        Ok(())
+    }
+
+    fn apply(&mut self, txn: &traces::Txn) -> Result<(), weft::Error> {
+        self.0.set_peer_id(u64::from(txn.agent) + 1)?;
+        let mut text = self.0.text("t");
+        for p in &txn.patches {
+            text.delete(p.pos, p.del)?;
+            text.insert(p.pos, &p.ins)?;
+        }
+        Ok(())
     }
 }
