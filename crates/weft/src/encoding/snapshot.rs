@@ -243,12 +243,11 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable) -> Vec<u8> {
             write_varint(&mut meta, u64::from(n));
         }
     }
-    let mut entries: Vec<(PeerId, u32)> = version.iter().collect();
-    entries.sort_unstable();
-    write_varint(&mut meta, entries.len() as u64);
-    for (p, c) in entries {
-        write_varint(&mut meta, peer_index(p));
-        write_varint(&mut meta, u64::from(c));
+    // The version: `peers` holds exactly its peers, in order.
+    write_varint(&mut meta, peers.len() as u64);
+    for (i, &p) in peers.iter().enumerate() {
+        write_varint(&mut meta, i as u64);
+        write_varint(&mut meta, u64::from(version.get(p)));
     }
     write_varint(&mut meta, frontiers.len() as u64);
     for id in frontiers.iter() {
