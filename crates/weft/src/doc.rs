@@ -481,6 +481,22 @@ impl Doc {
         }
     }
 
+    /// The history as canonical runs (for tests that compare replicas):
+    /// per run of a peer's consecutive ops where each op after the first
+    /// depends only on the previous one, its ids, the first op's Lamport
+    /// timestamp and its deps. Replicas that hold the same history return
+    /// the same list whatever order, overlap or duplication delivered it.
+    /// Loads a lazily imported snapshot first.
+    ///
+    /// # Errors
+    ///
+    /// As [`Doc::load`].
+    #[doc(hidden)]
+    pub fn history_runs(&mut self) -> Result<Vec<(IdSpan, crate::Lamport, Vec<crate::OpId>)>> {
+        self.load()?;
+        Ok(self.log.canonical_runs())
+    }
+
     /// The changes of the history, one per line (for debugging tests).
     #[doc(hidden)]
     pub fn debug_changes(&self) -> String {

@@ -26,7 +26,7 @@ use std::ops::Range;
 use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
-use crate::id::{Counter, Lamport, OpId, PeerId, Seq, NO_SEQ};
+use crate::id::{Counter, IdSpan, Lamport, OpId, PeerId, Seq, NO_SEQ};
 use crate::version::{Frontiers, VersionVector};
 
 /// Peer ids in order of first appearance, with a reverse index.
@@ -120,7 +120,8 @@ impl OpLog {
                     return Err(Error::CounterOverflow { peer });
                 }
                 let peer_idx = self.peers.intern(peer);
-                let deps: SmallVec<[Seq; 2]> = self.heads.iter().copied().collect();
+                let mut deps: SmallVec<[Seq; 2]> = self.heads.iter().copied().collect();
+                self.add_own_previous(peer, counter, &mut deps);
                 self.push_change(peer_idx, counter, n, self.next_lamport, &deps);
             }
             _ => {
@@ -146,6 +147,26 @@ impl OpLog {
                 && self.heads.len() == 1
                 && self.heads.first() == Some(&(last.seq_end() - 1))
         })
+    }
+
+    /// Makes `deps` (of a change starting at `peer`'s op `counter`) the
+    /// canonical dependency set: sorted, without duplicates, and holding
+    /// the peer's previous op whenever `counter > 0`. Every path that adds a
+    /// change (local ops, updates, snapshots, a change that arrives with
+    /// its first ops already known) goes through here, so every replica
+    /// stores the same deps and derives the same Lamport timestamps. For
+    /// a history Weft wrote the previous op is already in the deps' causal
+    /// past; naming it changes no timestamp.
+    fn add_own_previous(&self, peer: PeerId, counter: Counter, deps: &mut SmallVec<[Seq; 2]>) {
+        if counter > 0 {
+            let prev = self.id_to_seq(OpId::new(peer, counter - 1));
+            debug_assert!(prev.is_some(), "a change continues its peer's known ops");
+            if let Some(prev) = prev {
+                deps.push(prev);
+            }
+        }
+        deps.sort_unstable();
+        deps.dedup();
     }
 
     fn push_change(
@@ -224,17 +245,7 @@ impl OpLog {
         debug_assert!(!self.open);
         debug_assert_eq!(self.version.get(peer), counter);
         let seq = self.next_seq;
-        // A peer's previous op always precedes its next one; make that
-        // explicit so the heads stay right even if the sender omitted it.
-        if counter > 0 {
-            if let Some(prev) = self.id_to_seq(OpId::new(peer, counter - 1)) {
-                if self.heads.contains(&prev) && !deps.contains(&prev) {
-                    deps.push(prev);
-                }
-            }
-        }
-        deps.sort_unstable();
-        deps.dedup();
+        self.add_own_previous(peer, counter, &mut deps);
         if self.continues_last(peer, counter) && deps.iter().eq(self.heads.iter()) {
             let change = self.changes.last_mut().expect("there is a last change");
             change.len += len;
@@ -396,15 +407,62 @@ impl OpLog {
         self.heads.iter().map(|&s| self.seq_to_id(s)).collect()
     }
 
+    /// The history as canonical runs, sorted by peer and counter: each run
+    /// is a peer's consecutive ops where every op after the first depends
+    /// only on the previous one, with the first op's Lamport timestamp and
+    /// deps (sorted ids). Two replicas that hold the same history give the
+    /// same runs, however their changes were split on arrival. O(changes).
+    pub fn canonical_runs(&self) -> Vec<(IdSpan, Lamport, Vec<OpId>)> {
+        let mut out: Vec<(IdSpan, Lamport, Vec<OpId>)> = Vec::new();
+        let mut order: Vec<u32> = (0..self.by_peer.len() as u32).collect();
+        order.sort_unstable_by_key(|&p| self.peers.get(p));
+        for p in order {
+            let peer = self.peers.get(p);
+            let first = out.len();
+            for &c in &self.by_peer[p as usize] {
+                let c = &self.changes[c as usize];
+                let mut deps: Vec<OpId> = self.deps(c).iter().map(|&d| self.seq_to_id(d)).collect();
+                deps.sort_unstable();
+                if let Some(last) = out[first..].last_mut() {
+                    if last.0.counters.end == c.counter
+                        && last.1 + last.0.len() == c.lamport
+                        && deps == [OpId::new(peer, c.counter - 1)]
+                    {
+                        last.0.counters.end = c.counter_end();
+                        continue;
+                    }
+                }
+                out.push((
+                    IdSpan::new(peer, c.counter..c.counter_end()),
+                    c.lamport,
+                    deps,
+                ));
+            }
+        }
+        out
+    }
+
     /// Checks the log's structural invariants; panics on a broken one.
     pub fn assert_invariants(&self) {
         let mut seq = 0;
         for c in &self.changes {
             assert_eq!(c.seq, seq, "changes are contiguous");
             assert!(c.len > 0, "changes are not empty");
-            assert!(
-                self.deps(c).iter().all(|&d| d < c.seq),
-                "deps precede the change"
+            let deps = self.deps(c);
+            assert!(deps.iter().all(|&d| d < c.seq), "deps precede the change");
+            assert!(deps.windows(2).all(|w| w[0] < w[1]), "deps are sorted");
+            if c.counter > 0 {
+                let prev = self.id_to_seq(OpId::new(self.peers.get(c.peer), c.counter - 1));
+                assert!(
+                    prev.is_some_and(|p| deps.contains(&p)),
+                    "a change depends on its peer's previous op"
+                );
+            }
+            let lamport = deps.iter().map(|&d| self.lamport_of(d) + 1).max();
+            assert_eq!(
+                c.lamport,
+                lamport.unwrap_or(0),
+                "a Lamport timestamp follows from the deps"
             );
             seq = c.seq_end();
         }
@@ -451,7 +509,8 @@ mod tests {
         log.reserve_local(7, 1).unwrap();
         log.commit();
         assert_eq!(log.changes.len(), 3);
-        assert_eq!(log.deps(&log.changes[2]), &[6]);
+        // The heads, plus the peer's own previous op (named explicitly).
+        assert_eq!(log.deps(&log.changes[2]), &[5, 6]);
         assert_eq!(log.changes[2].lamport, 7);
         assert_eq!(log.seq_to_id(5), OpId::new(7, 5));
         assert_eq!(log.id_to_seq(OpId::new(7, 4)), Some(4));
