@@ -387,13 +387,16 @@ impl Doc {
             side.import_snapshot(snapshot)?;
             side.load()?;
             self.load()?;
-            for t in side.texts.iter() {
-                self.texts.find_or_create(t.name());
-            }
             let update = side.export(ExportMode::Updates {
                 from: &self.version(),
             })?;
-            return self.import(&update);
+            let status = self.import(&update)?;
+            // Texts the snapshot names but no op of its touches; only once
+            // the import succeeded (a failed one changes nothing).
+            for t in side.texts.iter() {
+                self.texts.find_or_create(t.name());
+            }
+            return Ok(status);
         }
         let mut doc_index = Vec::with_capacity(snapshot.meta.texts.len());
         for (i, t) in snapshot.meta.texts.iter().enumerate() {

@@ -56,3 +56,66 @@ fn regression_a_change_arriving_partly_known_keeps_its_lamport() {
         }
     }
 }
+
+/// Everything a caller can observe of a document, to show an import that
+/// failed changed nothing.
+fn observe(
+    d: &mut Doc,
+) -> (
+    Vec<String>,
+    Vec<Vec<weft::Delta>>,
+    VersionVector,
+    weft::Frontiers,
+    Vec<weft::IdSpan>,
+    Vec<u8>,
+    Vec<u8>,
+) {
+    let names: Vec<String> = d.text_names().map(str::to_owned).collect();
+    let deltas = names.iter().map(|n| d.text(n).to_delta()).collect();
+    let version = d.version();
+    let frontiers = d.frontiers();
+    let pending = d.pending_spans();
+    let updates = all(d);
+    let snapshot = d.export(ExportMode::Snapshot).unwrap();
+    (
+        names, deltas, version, frontiers, pending, updates, snapshot,
+    )
+}
+
+/// A snapshot with a valid checksum whose history conflicts with the
+/// receiver (a peer id reused for different ops) is refused, and the
+/// receiver is exactly as before: no new text names, same exports.
+#[test]
+fn regression_a_failed_snapshot_merge_changes_nothing() {
+    let mut x = doc(1);
+    x.text("t").insert(0, "hello").unwrap();
+    x.text("t").mark(0..2, "bold", true).unwrap();
+    let mut parked = doc(3);
+    parked.import(&all(&mut x)).unwrap();
+    parked.text("t").insert(0, "later ").unwrap();
+    let mut y = doc(1); // the same peer id, different ops
+    y.text("t")
+        .insert(0, "a much longer text than x has")
+        .unwrap();
+    y.text("other").insert(0, "y's own text").unwrap();
+    y.text("t").delete(0, 10).unwrap();
+    let snapshot = y.export(ExportMode::Snapshot).unwrap();
+    // A pending update in x too: the later part of `parked`'s history.
+    let mut early = doc(4);
+    early.import(&all(&mut parked)).unwrap();
+    early.text("t").insert(0, "!").unwrap();
+    let v = parked.version();
+    x.import(&early.export(ExportMode::Updates { from: &v }).unwrap())
+        .unwrap();
+    assert!(!x.pending_spans().is_empty());
+
+    let before = observe(&mut x);
+    assert!(x.import(&snapshot).is_err());
+    assert_eq!(observe(&mut x), before);
+    x.assert_invariants();
+    // And the document keeps working.
+    x.text("t").insert(0, ">").unwrap();
+    x.import(&all(&mut parked)).unwrap();
+    assert!(x.pending_spans().is_empty());
+    assert_eq!(x.text("t").to_string(), ">!later hello");
+}
