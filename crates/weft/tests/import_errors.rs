@@ -4,42 +4,9 @@
 
 mod common;
 
-use common::Rng;
+use common::{body, observe as state, section, varint, wrap, Observed as State, Rng};
 use weft::{Doc, Error, ExportMode, Frontiers, IdSpan, VersionVector};
 use xxhash_rust::xxh3::xxh3_64;
-
-/// Everything observable about a document.
-#[derive(Debug, PartialEq)]
-struct State {
-    /// Name, text and its delta (styles).
-    texts: Vec<(String, String, String)>,
-    version: VersionVector,
-    frontiers: Frontiers,
-    pending: Vec<IdSpan>,
-    history: Vec<u8>,
-}
-
-fn state(doc: &mut Doc) -> State {
-    let names: Vec<String> = doc.text_names().map(str::to_owned).collect();
-    State {
-        texts: names
-            .into_iter()
-            .map(|n| {
-                let t = doc.text(&n).to_string();
-                let d = format!("{:?}", doc.text(&n).to_delta());
-                (n, t, d)
-            })
-            .collect(),
-        version: doc.version(),
-        frontiers: doc.frontiers(),
-        pending: doc.pending_spans(),
-        history: doc
-            .export(ExportMode::Updates {
-                from: &VersionVector::new(),
-            })
-            .unwrap(),
-    }
-}
 
 /// A document with two peers' concurrent edits and marks in two texts.
 fn source() -> Doc {
@@ -111,47 +78,6 @@ fn import_checked(doc: &Doc, before: &State, bytes: &[u8]) -> Result<(), Error> 
 fn rehash(bytes: &mut [u8]) {
     let sum = xxh3_64(&bytes[16..]);
     bytes[8..16].copy_from_slice(&sum.to_le_bytes());
-}
-
-fn wrap(body: &[u8]) -> Vec<u8> {
-    let mut out = b"weft\x01\x01\x00\x00".to_vec();
-    out.extend_from_slice(&xxh3_64(body).to_le_bytes());
-    out.extend_from_slice(body);
-    out
-}
-
-fn varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn section(out: &mut Vec<u8>, bytes: &[u8]) {
-    varint(out, bytes.len() as u64);
-    out.extend_from_slice(bytes);
-}
-
-/// An update body from raw sections.
-fn body(peers: &[u64], texts: &[&str], changes: &[u8], ops: &[u8], content: &str) -> Vec<u8> {
-    let mut p = Vec::new();
-    varint(&mut p, peers.len() as u64);
-    for x in peers {
-        p.extend_from_slice(&x.to_le_bytes());
-    }
-    let mut t = Vec::new();
-    varint(&mut t, texts.len() as u64);
-    for x in texts {
-        section(&mut t, x.as_bytes());
-    }
-    let mut b = Vec::new();
-    section(&mut b, &p);
-    section(&mut b, &t);
-    section(&mut b, changes);
-    section(&mut b, ops);
-    section(&mut b, content.as_bytes());
-    b
 }
 
 #[test]

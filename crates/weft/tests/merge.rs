@@ -4,7 +4,8 @@
 
 mod common;
 
-use weft::{Doc, ExportMode, VersionVector};
+use common::{body, observe, varint, wrap};
+use weft::{Delta, Doc, Error, ExportMode, VersionVector};
 
 fn doc(peer: u64) -> Doc {
     let mut d = Doc::new();
@@ -57,31 +58,6 @@ fn regression_a_change_arriving_partly_known_keeps_its_lamport() {
     }
 }
 
-/// Everything a caller can observe of a document, to show an import that
-/// failed changed nothing.
-fn observe(
-    d: &mut Doc,
-) -> (
-    Vec<String>,
-    Vec<Vec<weft::Delta>>,
-    VersionVector,
-    weft::Frontiers,
-    Vec<weft::IdSpan>,
-    Vec<u8>,
-    Vec<u8>,
-) {
-    let names: Vec<String> = d.text_names().map(str::to_owned).collect();
-    let deltas = names.iter().map(|n| d.text(n).to_delta()).collect();
-    let version = d.version();
-    let frontiers = d.frontiers();
-    let pending = d.pending_spans();
-    let updates = all(d);
-    let snapshot = d.export(ExportMode::Snapshot).unwrap();
-    (
-        names, deltas, version, frontiers, pending, updates, snapshot,
-    )
-}
-
 /// A snapshot with a valid checksum whose history conflicts with the
 /// receiver (a peer id reused for different ops) is refused, and the
 /// receiver is exactly as before: no new text names, same exports.
@@ -118,4 +94,57 @@ fn regression_a_failed_snapshot_merge_changes_nothing() {
     x.import(&all(&mut parked)).unwrap();
     assert!(x.pending_spans().is_empty());
     assert_eq!(x.text("t").to_string(), ">!later hello");
+}
+
+/// A document whose history has room for only `room` more ops: peer 5
+/// owns all but a few of the 2^32 ids (as tombstones of one forged run),
+/// then "hello" is typed by peer 6, and the document edits as peer 5.
+fn nearly_full(room: u32) -> Doc {
+    let n = u64::from(u32::MAX - 5 - room);
+    let mut changes = Vec::new();
+    for v in [1, 0, 1, n, 0] {
+        varint(&mut changes, v);
+    }
+    let mut ops = vec![4u8]; // insert without content, length follows
+    varint(&mut ops, n);
+    ops.extend_from_slice(&[0, 0]);
+    let mut d = doc(6);
+    d.import(&wrap(&body(&[5], &["t"], &changes, &ops, "")))
+        .unwrap();
+    d.text("t").insert(0, "hello").unwrap();
+    d.set_peer_id(5).unwrap();
+    d
+}
+
+/// `apply_delta` and `splice` say nothing changes on error: an error at
+/// their last step (no ids left) must leave the document as it was, not
+/// with the earlier steps applied.
+#[test]
+fn regression_multi_step_edits_are_atomic() {
+    let mut d = nearly_full(10);
+    let before = observe(&mut d);
+    let delta = [
+        Delta::retain_with(2, [("bold", true)]),
+        Delta::insert("0123456789"),
+    ];
+    assert!(matches!(
+        d.text("t").apply_delta(&delta),
+        Err(Error::HistoryFull | Error::CounterOverflow { .. })
+    ));
+    assert_eq!(observe(&mut d), before);
+    assert!(d.text("t").splice(1, 3, "0123456789").is_err());
+    assert_eq!(observe(&mut d), before);
+    d.assert_invariants();
+    // What fits still works.
+    d.text("t").splice(1, 3, "a").unwrap();
+    d.text("t")
+        .apply_delta(&[Delta::retain_with(1, [("bold", true)])])
+        .unwrap();
+    assert_eq!(
+        d.text("t").to_delta(),
+        vec![
+            Delta::insert_with("h", [("bold", true)]),
+            Delta::insert("ao")
+        ]
+    );
 }

@@ -48,6 +48,11 @@ impl KeyTable {
         i
     }
 
+    /// Number of keys interned.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
     pub fn find(&self, key: &str) -> Option<u32> {
         self.index.get(key).copied()
     }

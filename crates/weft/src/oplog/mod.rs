@@ -137,6 +137,30 @@ impl OpLog {
         Ok(seq)
     }
 
+    /// Checks that `ops` more local ops of `peer` and `bytes` more bytes
+    /// of text would fit the id spaces, so that an edit made of several
+    /// steps can refuse before its first step instead of failing midway.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::HistoryFull`] or [`Error::CounterOverflow`], as
+    /// [`OpLog::reserve_local`] would.
+    pub fn check_room(&self, peer: PeerId, ops: u64, bytes: u64) -> Result<()> {
+        if u64::from(self.next_seq) + ops >= u64::from(NO_SEQ)
+            || self.content.len() as u64 + bytes >= u64::from(u32::MAX)
+        {
+            return Err(Error::HistoryFull);
+        }
+        let counter = match self.changes.last() {
+            Some(c) if self.open => c.counter_end(),
+            _ => self.version.get(peer),
+        };
+        if u64::from(counter) + ops > u64::from(Counter::MAX) {
+            return Err(Error::CounterOverflow { peer });
+        }
+        Ok(())
+    }
+
     /// Whether new ops `(peer, counter..)` on top of the current heads just
     /// continue the last change (same peer, nothing else seen since): then
     /// they join it instead of starting a change.

@@ -273,13 +273,23 @@ impl<'a> Text<'a> {
     ///
     /// # Errors
     ///
-    /// As [`Text::delete`] and [`Text::insert`]; nothing changes on error.
+    /// As [`Text::delete`] and [`Text::insert`]. Atomic: room for both
+    /// steps is checked first, so nothing changes on error.
     pub fn splice(&mut self, pos: usize, del: usize, s: &str) -> Result<()> {
         if pos.checked_add(del).is_none_or(|end| end > self.len()) {
             return self.delete(pos, del);
         }
+        self.ensure_loaded()?;
+        let ops = del as u64 + u64::from(char_len(s)) + self.unmark_bound();
+        self.log.check_room(self.peer, ops, s.len() as u64)?;
         self.delete(pos, del)?;
         self.insert(pos, s)
+    }
+
+    /// Most ops the unmarks of one insert can add (see
+    /// [`Text::unmark_resurrected`]): two per style key.
+    fn unmark_bound(&self) -> u64 {
+        2 * self.log.keys.len() as u64
     }
 
     fn to_chars(&self, pos: usize, unit: Unit) -> Result<usize> {
@@ -621,8 +631,10 @@ impl Text<'_> {
     /// add text with exactly their attributes (styles it would inherit and
     /// does not list are removed from it), deletes remove chars.
     ///
-    /// The delta is checked against the text's length first; nothing
-    /// changes when it does not fit.
+    /// Atomic: the delta is checked against the text's length, and the
+    /// history for room for every op it may make (counting, for each
+    /// insert, an unmark of every style key), before anything changes;
+    /// on error nothing has.
     ///
     /// # Errors
     ///
@@ -649,9 +661,31 @@ impl Text<'_> {
     /// # Ok::<(), weft::Error>(())
     /// ```
     pub fn apply_delta(&mut self, delta: &[Delta]) -> Result<()> {
-        // Check that it fits before changing anything.
+        // Check that it fits before changing anything: positions, and room
+        // for every op it can make (a bound: inserts may unmark inherited
+        // keys, at most one mark per key).
+        self.ensure_loaded()?;
+        let keys = self.log.keys.len() as u64
+            + delta
+                .iter()
+                .map(|d| match d {
+                    Delta::Insert { attributes, .. } | Delta::Retain { attributes, .. } => {
+                        attributes.len() as u64
+                    }
+                    Delta::Delete { .. } => 0,
+                })
+                .sum::<u64>();
+        let (mut ops, mut bytes) = (0u64, 0u64);
         let (mut pos, mut len) = (0usize, self.len());
         for d in delta {
+            match d {
+                Delta::Retain { attributes, .. } => ops += 2 * attributes.len() as u64,
+                Delta::Delete { delete } => ops += *delete as u64,
+                Delta::Insert { insert, .. } => {
+                    ops += u64::from(char_len(insert)) + 4 * keys;
+                    bytes += insert.len() as u64;
+                }
+            }
             match d {
                 Delta::Retain { retain: n, .. } | Delta::Delete { delete: n } => {
                     let end = pos.saturating_add(*n);
@@ -675,6 +709,7 @@ impl Text<'_> {
                 }
             }
         }
+        self.log.check_room(self.peer, ops, bytes)?;
         let mut pos = 0usize;
         for d in delta {
             match d {

@@ -6,7 +6,10 @@
 use std::collections::HashMap;
 
 use traces::Trace;
-use weft::{Attributes, Delta, Doc, ExpandType, ExportMode, Value};
+use weft::{
+    Attributes, Delta, Doc, ExpandType, ExportMode, Frontiers, IdSpan, Value, VersionVector,
+};
+use xxhash_rust::xxh3::xxh3_64;
 
 /// SplitMix64: small, seeded, good enough for test inputs.
 pub struct Rng(u64);
@@ -660,4 +663,86 @@ impl traces::Replica for Replica {
         }
         Ok(())
     }
+}
+
+/// Everything observable about a document.
+#[derive(Debug, PartialEq)]
+pub struct Observed {
+    /// Name, text and its delta (styles).
+    texts: Vec<(String, String, String)>,
+    version: VersionVector,
+    frontiers: Frontiers,
+    pending: Vec<IdSpan>,
+    history: Vec<u8>,
+    /// Its snapshot, which also carries the pending updates.
+    snapshot: Vec<u8>,
+}
+
+/// What a caller can observe of `doc`: texts, deltas, version, frontiers,
+/// pending set and both exports.
+pub fn observe(doc: &mut Doc) -> Observed {
+    let names: Vec<String> = doc.text_names().map(str::to_owned).collect();
+    Observed {
+        texts: names
+            .into_iter()
+            .map(|n| {
+                let t = doc.text(&n).to_string();
+                let d = format!("{:?}", doc.text(&n).to_delta());
+                (n, t, d)
+            })
+            .collect(),
+        version: doc.version(),
+        frontiers: doc.frontiers(),
+        pending: doc.pending_spans(),
+        history: doc
+            .export(ExportMode::Updates {
+                from: &VersionVector::new(),
+            })
+            .unwrap(),
+        snapshot: doc.export(ExportMode::Snapshot).unwrap(),
+    }
+}
+
+/// `body` behind an update header with its checksum.
+pub fn wrap(body: &[u8]) -> Vec<u8> {
+    let mut out = b"weft\x01\x01\x00\x00".to_vec();
+    out.extend_from_slice(&xxh3_64(body).to_le_bytes());
+    out.extend_from_slice(body);
+    out
+}
+
+/// Appends `v` as a LEB128 varint.
+pub fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Appends `bytes` with a varint length prefix.
+pub fn section(out: &mut Vec<u8>, bytes: &[u8]) {
+    varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+/// An update body from raw sections.
+pub fn body(peers: &[u64], texts: &[&str], changes: &[u8], ops: &[u8], content: &str) -> Vec<u8> {
+    let mut p = Vec::new();
+    varint(&mut p, peers.len() as u64);
+    for x in peers {
+        p.extend_from_slice(&x.to_le_bytes());
+    }
+    let mut t = Vec::new();
+    varint(&mut t, texts.len() as u64);
+    for x in texts {
+        section(&mut t, x.as_bytes());
+    }
+    let mut b = Vec::new();
+    section(&mut b, &p);
+    section(&mut b, &t);
+    section(&mut b, changes);
+    section(&mut b, ops);
+    section(&mut b, content.as_bytes());
+    b
 }
