@@ -5,9 +5,10 @@ use std::hash::{BuildHasher, Hasher};
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::encoding::{self, Decoded, LazyDoc, Readiness, Snapshot, Update};
+use crate::encoding::{self, Decoded, LazyDoc, Snapshot};
 use crate::error::{Error, Result, Unit};
-use crate::id::{IdSpan, PeerId, Seq};
+use crate::id::{Counter, IdSpan, PeerId, Seq};
+use crate::merge::{self, Parked, Pending, Readiness};
 use crate::oplog::OpLog;
 use crate::style::StyleConfig;
 use crate::text::{Text, TextState, TextTable, Unloaded};
@@ -60,8 +61,9 @@ pub struct ImportStatus {
     /// updates that it unblocked), one span per change (per peer for a
     /// snapshot imported lazily into an empty document).
     pub applied: Vec<IdSpan>,
-    /// Ops the document holds back because ops they build on are missing;
-    /// they are applied by the import that brings the missing ops.
+    /// Ops of this import that the document holds back because ops they
+    /// build on are missing; they are applied by the import that brings
+    /// the missing ops. [`Doc::pending_spans`] lists every held-back op.
     pub pending: Vec<IdSpan>,
 }
 
@@ -107,7 +109,8 @@ pub struct Doc {
     peer: PeerId,
     log: OpLog,
     texts: TextTable,
-    pending: Vec<Update>,
+    /// Updates waiting for ops they build on.
+    pending: Pending,
     /// Reused by deletes (see [`Text`]).
     scratch: Vec<Range<Seq>>,
     style: StyleConfig,
@@ -147,7 +150,7 @@ impl Doc {
             peer: random_peer_id(),
             log: OpLog::default(),
             texts: TextTable::default(),
-            pending: Vec::new(),
+            pending: Pending::default(),
             scratch: Vec::new(),
             style: StyleConfig::default(),
             lazy: None,
@@ -333,7 +336,10 @@ impl Doc {
             ExportMode::Updates { from } => {
                 Ok(encoding::encode_updates(&self.log, &self.texts, from))
             }
-            ExportMode::Snapshot => Ok(encoding::encode_snapshot(&self.log, &self.texts)),
+            ExportMode::Snapshot => {
+                let pending: Vec<&[u8]> = self.pending.iter().map(|p| &*p.bytes).collect();
+                Ok(encoding::encode_snapshot(&self.log, &self.texts, &pending))
+            }
         }
     }
 
@@ -361,16 +367,60 @@ impl Doc {
         };
         self.load()?;
         self.commit();
+        self.import_update(Parked {
+            update,
+            bytes: bytes.into(),
+        })
+    }
+
+    /// Applies a decoded update (and the pending updates it releases), or
+    /// parks it when ops it builds on are missing. The document must be
+    /// loaded and committed.
+    fn import_update(&mut self, parked: Parked) -> Result<ImportStatus> {
         let mut status = ImportStatus::default();
-        match encoding::plan(&self.log, &self.texts, &update)? {
-            Readiness::Missing => self.pending.push(update),
+        match merge::plan(&self.log, &self.texts, &parked.update)? {
+            Readiness::Missing(blocker) => {
+                status.pending = merge::missing_spans(&parked.update, &|p| self.known_end(p));
+                self.pending.park(parked, blocker);
+            }
             Readiness::Ready(plan) => {
-                status.applied = encoding::apply(&mut self.log, &mut self.texts, &update, plan);
-                self.apply_pending(&mut status.applied);
+                status.applied = merge::apply(&mut self.log, &mut self.texts, &parked.update, plan);
+                self.release(&mut status.applied);
             }
         }
-        status.pending = self.pending_spans();
         Ok(status)
+    }
+
+    /// Applies the pending updates that the ops in `applied` (and those
+    /// they release in turn) unblock, appending their spans. One that
+    /// turns out to be invalid once its dependencies are known is dropped.
+    /// O(k log P) for k updates woken among P parked.
+    fn release(&mut self, applied: &mut Vec<IdSpan>) {
+        let mut i = 0;
+        while let Some(span) = applied.get(i).cloned() {
+            i += 1;
+            for parked in self.pending.wake(span.peer, span.counters.end) {
+                match merge::plan(&self.log, &self.texts, &parked.update) {
+                    Ok(Readiness::Missing(blocker)) => self.pending.park(parked, blocker),
+                    Ok(Readiness::Ready(plan)) => applied.extend(merge::apply(
+                        &mut self.log,
+                        &mut self.texts,
+                        &parked.update,
+                        plan,
+                    )),
+                    Err(_) => {}
+                }
+            }
+        }
+    }
+
+    /// One past the last counter of `peer` this document knows
+    /// (committed ops; from the snapshot's meta while lazy).
+    fn known_end(&self, peer: PeerId) -> Counter {
+        match &self.lazy {
+            Some(lazy) if !lazy.history_loaded() => lazy.meta().version.get(peer),
+            _ => self.log.known_end(peer),
+        }
     }
 
     /// Imports a checked snapshot: lazily into an empty document, else
@@ -390,13 +440,42 @@ impl Doc {
             let update = side.export(ExportMode::Updates {
                 from: &self.version(),
             })?;
-            let status = self.import(&update)?;
-            // Texts the snapshot names but no op of its touches; only once
-            // the import succeeded (a failed one changes nothing).
+            let mut status = self.import(&update)?;
+            // Texts the snapshot names but no op of its touches, and its
+            // pending updates; only once the import succeeded (a failed
+            // one changes nothing).
             for t in side.texts.iter() {
                 self.texts.find_or_create(t.name());
             }
+            let side_pending: Vec<Parked> = side.pending.iter().cloned().collect();
+            for parked in side_pending {
+                // An invalid one is dropped, as when it is released.
+                if let Ok(more) = self.import_update(parked) {
+                    status.applied.extend(more.applied);
+                    status.pending.extend(more.pending);
+                }
+            }
             return Ok(status);
+        }
+        // Every pending update still waits at the snapshot's version (no
+        // parked update is ready); one that does not was forged.
+        let version = &snapshot.meta.version;
+        let mut parked = Vec::with_capacity(snapshot.pending.len());
+        for p in &snapshot.pending {
+            match merge::missing_parts(&p.update, |peer| version.get(peer)) {
+                Err(blocker) => parked.push(blocker),
+                Ok(_) => {
+                    return Err(Error::Malformed {
+                        offset: 0,
+                        what: "snapshot pending update that is ready",
+                    })
+                }
+            }
+        }
+        let mut pending_spans = Vec::new();
+        for (p, blocker) in snapshot.pending.iter().zip(parked) {
+            pending_spans.extend(merge::missing_spans(&p.update, &|peer| version.get(peer)));
+            self.pending.park(p.clone(), blocker);
         }
         let mut doc_index = Vec::with_capacity(snapshot.meta.texts.len());
         for (i, t) in snapshot.meta.texts.iter().enumerate() {
@@ -419,56 +498,14 @@ impl Doc {
         self.lazy = Some(Box::new(LazyDoc::new(snapshot, doc_index)));
         Ok(ImportStatus {
             applied,
-            pending: Vec::new(),
+            pending: pending_spans,
         })
     }
 
-    /// Applies pending updates until none is ready. One that turns out to
-    /// be invalid once its dependencies are known is dropped.
-    fn apply_pending(&mut self, applied: &mut Vec<IdSpan>) {
-        loop {
-            let mut progressed = false;
-            let mut i = 0;
-            while i < self.pending.len() {
-                match encoding::plan(&self.log, &self.texts, &self.pending[i]) {
-                    Ok(Readiness::Missing) => i += 1,
-                    Ok(Readiness::Ready(plan)) => {
-                        let update = self.pending.swap_remove(i);
-                        applied.extend(encoding::apply(
-                            &mut self.log,
-                            &mut self.texts,
-                            &update,
-                            plan,
-                        ));
-                        progressed = true;
-                    }
-                    Err(_) => {
-                        self.pending.swap_remove(i);
-                    }
-                }
-            }
-            if !progressed {
-                return;
-            }
-        }
-    }
-
     /// Spans of the ops held in pending updates that the document lacks.
+    /// O(size of the pending set).
     pub fn pending_spans(&self) -> Vec<IdSpan> {
-        let version = self.log.version();
-        let mut spans: Vec<IdSpan> = self
-            .pending
-            .iter()
-            .flat_map(|u| u.changes.iter())
-            .filter_map(|c| {
-                let start = c.counter.max(version.get(c.peer));
-                let end = c.counter + c.len;
-                (start < end).then(|| IdSpan::new(c.peer, start..end))
-            })
-            .collect();
-        spans.sort_by_key(|s| (s.peer, s.counters.start));
-        spans.dedup();
-        spans
+        self.pending.spans(|p| self.known_end(p))
     }
 
     /// Checks internal invariants of the history and every text; panics on

@@ -86,6 +86,7 @@ mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 mod id;
+mod merge;
 mod oplog;
 pub mod style;
 mod text;

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{body, observe as state, section, varint, wrap, Observed as State, Rng};
-use weft::{Doc, Error, ExportMode, Frontiers, IdSpan, VersionVector};
+use weft::{Doc, Error, ExportMode, VersionVector};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// A document with two peers' concurrent edits and marks in two texts.

@@ -148,3 +148,71 @@ fn regression_multi_step_edits_are_atomic() {
         ]
     );
 }
+
+/// A document holding a pending update exports a snapshot that carries
+/// it: reopened from the snapshot (lazily, or merged into a live
+/// document), the update is still pending and applies when its
+/// dependencies arrive.
+#[test]
+fn regression_snapshots_carry_pending_updates() {
+    let mut a = doc(1);
+    a.text("t").insert(0, "ab").unwrap();
+    let first = all(&mut a);
+    let v = a.version();
+    a.text("t").insert(2, "cd").unwrap();
+    a.text("t").mark(0..4, "bold", true).unwrap();
+    let second = a.export(ExportMode::Updates { from: &v }).unwrap();
+
+    let mut holder = doc(2);
+    holder.text("other").insert(0, "mine").unwrap();
+    let status = holder.import(&second).unwrap();
+    assert_eq!(status.pending, vec![weft::IdSpan::new(1, 2..6)]);
+    let snapshot = holder.export(ExportMode::Snapshot).unwrap();
+
+    let mut reopened = Doc::new();
+    let status = reopened.import(&snapshot).unwrap();
+    assert_eq!(status.pending, vec![weft::IdSpan::new(1, 2..6)]);
+    assert_eq!(reopened.pending_spans(), holder.pending_spans());
+    assert!(reopened.is_lazy());
+    // Export -> import -> export is byte-identical, pending set included.
+    assert_eq!(reopened.export(ExportMode::Snapshot).unwrap(), snapshot);
+
+    let mut live = doc(3);
+    live.text("t").insert(0, "x").unwrap();
+    live.import(&snapshot).unwrap();
+    assert_eq!(live.pending_spans(), holder.pending_spans());
+
+    for d in [&mut reopened, &mut live] {
+        let status = d.import(&first).unwrap();
+        assert!(status.applied.contains(&weft::IdSpan::new(1, 2..6)));
+        assert!(d.pending_spans().is_empty());
+        d.assert_invariants();
+    }
+    assert_eq!(reopened.text("t").to_delta(), a.text("t").to_delta());
+    assert_eq!(live.text("t").to_string().len(), 5);
+}
+
+/// 2,000 one-char updates, each exported from the previous version and
+/// delivered newest first: all wait, and the first releases the chain;
+/// duplicates of a parked update are kept once.
+#[test]
+fn a_chain_delivered_newest_first_applies_at_once() {
+    let mut a = doc(1);
+    let mut chain = Vec::new();
+    for i in 0..2000 {
+        let v = a.version();
+        a.text("t").insert(i % 7, "x").unwrap();
+        chain.push(a.export(ExportMode::Updates { from: &v }).unwrap());
+    }
+    let mut b = doc(2);
+    for bytes in chain.iter().skip(1).rev() {
+        assert!(b.import(bytes).unwrap().applied.is_empty());
+        assert!(b.import(bytes).unwrap().applied.is_empty());
+    }
+    assert_eq!(b.pending_spans(), vec![weft::IdSpan::new(1, 1..2000)]);
+    let status = b.import(&chain[0]).unwrap();
+    assert_eq!(status.applied.len(), 2000);
+    assert!(b.pending_spans().is_empty());
+    assert_eq!(b.text("t").to_string(), a.text("t").to_string());
+    assert_eq!(b.history_runs().unwrap(), a.history_runs().unwrap());
+}

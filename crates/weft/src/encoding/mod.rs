@@ -88,6 +88,11 @@
 //!                    UTF-8 bytes, UTF-16 units, anchors); varint n x (peer
 //!                    index, counter end) = the version; varint n x (peer
 //!                    index, counter) = the frontiers
+//!   "p"              (only when the document holds pending updates) the
+//!                    pending updates: varint n, then n x (varint length,
+//!                    the update as received, header included), sorted
+//!                    by their bytes, without duplicates; each still
+//!                    waits at the snapshot's version
 //!   "s" + u32 BE i   segments of text i: its items in document order as
 //!                    maximal runs of consecutive seqs, all visible or all
 //!                    deleted (tombstones and style anchors): varint n;
@@ -128,18 +133,16 @@
 
 mod bytes;
 mod history;
-mod import;
 mod snapshot;
 mod updates;
 mod value;
 
-pub(crate) use import::{apply, plan, Readiness};
 pub(crate) use snapshot::{load_text, LazyDoc, Snapshot};
-pub(crate) use updates::Update;
 
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::error::{Error, Result};
+use crate::merge::Update;
 use crate::oplog::OpLog;
 use crate::text::TextTable;
 use crate::version::VersionVector;
@@ -167,9 +170,10 @@ pub(crate) fn encode_updates(log: &OpLog, texts: &TextTable, from: &VersionVecto
     with_header(MODE_UPDATES, &updates::encode_body(log, texts, from))
 }
 
-/// Encodes the whole history and every text's state as a snapshot.
-pub(crate) fn encode_snapshot(log: &OpLog, texts: &TextTable) -> Vec<u8> {
-    with_header(MODE_SNAPSHOT, &snapshot::encode(log, texts))
+/// Encodes the whole history, every text's state and the pending
+/// updates (as received, header included) as a snapshot.
+pub(crate) fn encode_snapshot(log: &OpLog, texts: &TextTable, pending: &[&[u8]]) -> Vec<u8> {
+    with_header(MODE_SNAPSHOT, &snapshot::encode(log, texts, pending))
 }
 
 /// A decoded export.

@@ -17,6 +17,7 @@ use weft_kv::{MemKvStore, TableWriter};
 
 use crate::error::{Error, Result};
 use crate::id::{OpId, PeerId, Seq, NO_SEQ};
+use crate::merge::Parked;
 use crate::oplog::{origins_at, Mark, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::text::{
     prefix_units, AnchorRef, Cache, Item, TextState, TextTable, ANCHOR_END, STICKS_LEFT,
@@ -29,6 +30,7 @@ use super::history::{self, ReadKind};
 const KEY_CHANGES: &[u8] = b"c";
 const KEY_HISTORY: u8 = b'h';
 const KEY_META: &[u8] = b"m";
+const KEY_PENDING: &[u8] = b"p";
 const KEY_SEGMENTS: u8 = b's';
 const KEY_TEXT: u8 = b't';
 
@@ -128,6 +130,9 @@ pub(crate) struct Meta {
 pub(crate) struct Snapshot {
     store: MemKvStore,
     pub meta: Meta,
+    /// The updates that were pending in the document, decoded (with the
+    /// bytes they arrived as).
+    pub pending: Vec<Parked>,
 }
 
 impl fmt::Debug for Snapshot {
@@ -139,7 +144,7 @@ impl fmt::Debug for Snapshot {
 }
 
 /// Encodes `log` and the state of every text as a snapshot body.
-pub(crate) fn encode(log: &OpLog, texts: &TextTable) -> Vec<u8> {
+pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]]) -> Vec<u8> {
     let mut w = TableWriter::new();
     let add = |w: &mut TableWriter, k: &[u8], v: &[u8]| {
         // Keys are written in order, so the writer never refuses one.
@@ -255,6 +260,19 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable) -> Vec<u8> {
         write_varint(&mut meta, u64::from(id.counter));
     }
     add(&mut w, KEY_META, &meta);
+    if !pending.is_empty() {
+        // Sorted and deduplicated: the same pending set gives the same
+        // bytes whatever order it arrived in.
+        let mut sorted = pending.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut value = Vec::new();
+        write_varint(&mut value, sorted.len() as u64);
+        for bytes in sorted {
+            write_bytes(&mut value, bytes);
+        }
+        add(&mut w, KEY_PENDING, &stored(&value));
+    }
     for (i, (segments, _)) in states.iter().enumerate() {
         add(&mut w, &key(KEY_SEGMENTS, i as u32), segments);
     }
@@ -283,8 +301,40 @@ impl Snapshot {
                 });
             }
         }
-        Ok(Snapshot { store, meta })
+        let pending = match store.get(KEY_PENDING) {
+            Some(value) => decode_pending(&decompress(value, "pending updates")?)?,
+            None => Vec::new(),
+        };
+        Ok(Snapshot {
+            store,
+            meta,
+            pending,
+        })
     }
+}
+
+/// Reads the pending updates of a snapshot: each a whole update as it
+/// was received, checked like any import.
+fn decode_pending(value: &[u8]) -> Result<Vec<Parked>> {
+    let mut r = Reader::new(value, 0);
+    let n = r.count("pending update count")?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let bytes = r.bytes()?;
+        match super::decode(bytes)? {
+            super::Decoded::Update(update) => out.push(Parked {
+                update,
+                bytes: bytes.into(),
+            }),
+            super::Decoded::Snapshot(_) => {
+                return Err(Error::Malformed {
+                    offset: 0,
+                    what: "pending update",
+                })
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn decode_meta(bytes: &[u8]) -> Result<Meta> {

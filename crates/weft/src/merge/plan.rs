@@ -1,40 +1,40 @@
-//! Applying a decoded [`Update`] to a document, atomically.
+//! Checking an [`Update`] against a document without changing it.
 //!
 //! [`plan`] reads the document and the update without changing anything:
 //! it decides whether every dependency is known (else the update must wait),
 //! drops what the document already has, assigns the seqs the new ops will
 //! get and resolves every id an op refers to, checking that it names an
 //! insert of the same text made before the op. Only a plan that passed all
-//! checks reaches [`apply`], which cannot fail. So a rejected update leaves
+//! checks reaches [`super::apply`], which cannot fail. So a rejected update leaves
 //! the document exactly as it was.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
-use crate::id::{Counter, IdSpan, OpId, PeerId, Seq, NO_SEQ};
-use crate::oplog::{Mark, OpKind, OpLog, OpRun, NO_CONTENT};
+use crate::id::{Counter, OpId, PeerId, Seq, NO_SEQ};
+use crate::oplog::{OpKind, OpLog};
 use crate::style::ExpandType;
-use std::collections::HashMap;
+use crate::text::TextTable;
 
-use crate::text::{char_len, utf16_len, Item, TextTable, ANCHOR_END, STICKS_LEFT};
-
-use super::updates::{Update, UpdateKind};
+use super::update::{Update, UpdateKind};
 
 /// A change of the update that the document lacks (possibly only its
 /// suffix), with everything resolved.
 #[derive(Debug)]
-struct PlannedChange {
-    peer: PeerId,
-    counter: Counter,
-    len: u32,
-    deps: SmallVec<[Seq; 2]>,
-    ops: Range<usize>,
+pub(super) struct PlannedChange {
+    pub peer: PeerId,
+    pub counter: Counter,
+    pub len: u32,
+    pub deps: SmallVec<[Seq; 2]>,
+    pub ops: Range<usize>,
 }
 
+/// One op run of a planned change, every reference resolved to a seq.
 #[derive(Debug)]
-enum PlannedOp {
+pub(super) enum PlannedOp {
     Insert {
         id: OpId,
         seq: Seq,
@@ -74,11 +74,11 @@ enum PlannedOp {
 /// The checked, resolved form of an update. See the module doc.
 #[derive(Debug)]
 pub(crate) struct Plan {
-    new_texts: Vec<Box<str>>,
+    pub(super) new_texts: Vec<Box<str>>,
     /// Indexes of the texts the update edits.
-    touched: Vec<u32>,
-    changes: Vec<PlannedChange>,
-    ops: Vec<PlannedOp>,
+    pub(super) touched: Vec<u32>,
+    pub(super) changes: Vec<PlannedChange>,
+    pub(super) ops: Vec<PlannedOp>,
 }
 
 /// Whether an update can be applied now.
@@ -86,8 +86,9 @@ pub(crate) struct Plan {
 pub(crate) enum Readiness {
     /// Every dependency is known; here is what to do.
     Ready(Plan),
-    /// Some ops it builds on are missing; it must wait.
-    Missing,
+    /// Some ops it builds on are missing; it must wait at least until the
+    /// document knows this op.
+    Missing(OpId),
 }
 
 /// Looks up the seqs of ops, in the document or planned earlier in the
@@ -338,6 +339,44 @@ fn mask(from: usize, n: usize) -> u64 {
     ones << from
 }
 
+/// Which changes of `update` a document that knows `known(peer)` ops of
+/// each peer lacks, as (change index, ops of its start already known);
+/// or, when something they build on is missing, one op the document must
+/// learn first. Copies only the versions of the peers the update names.
+pub(crate) fn missing_parts(
+    update: &Update,
+    known: impl Fn(PeerId) -> Counter,
+) -> std::result::Result<Vec<(usize, u32)>, OpId> {
+    let mut seen: HashMap<PeerId, Counter> = HashMap::new();
+    let have = |seen: &HashMap<PeerId, Counter>, peer: PeerId| {
+        seen.get(&peer).copied().unwrap_or_else(|| known(peer))
+    };
+    let mut parts = Vec::new();
+    for (i, change) in update.changes.iter().enumerate() {
+        let start = have(&seen, change.peer);
+        let end = change.counter + change.len;
+        if start >= end {
+            continue;
+        }
+        if change.counter > start {
+            return Err(OpId::new(change.peer, start));
+        }
+        let skip = start - change.counter;
+        if skip == 0 {
+            if let Some(&d) = change
+                .deps
+                .iter()
+                .find(|d| have(&seen, d.peer) <= d.counter)
+            {
+                return Err(d);
+            }
+        }
+        seen.insert(change.peer, end);
+        parts.push((i, skip));
+    }
+    Ok(parts)
+}
+
 /// Checks `update` against the document (`log`, `texts`) and resolves it.
 ///
 /// # Errors
@@ -346,25 +385,10 @@ fn mask(from: usize, n: usize) -> u64 {
 /// nor in its causal past as declared; [`Error::HistoryFull`] when the
 /// document cannot number the new ops.
 pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Readiness> {
-    // Readiness: replay the version vector over the update's changes.
-    let mut version = log.version();
-    let mut parts: Vec<(usize, u32)> = Vec::new();
-    for (i, change) in update.changes.iter().enumerate() {
-        let known = version.get(change.peer);
-        let end = change.counter + change.len;
-        if known >= end {
-            continue;
-        }
-        if change.counter > known {
-            return Ok(Readiness::Missing);
-        }
-        let skip = known - change.counter;
-        if skip == 0 && !change.deps.iter().all(|&d| version.includes(d)) {
-            return Ok(Readiness::Missing);
-        }
-        version.set(change.peer, end);
-        parts.push((i, skip));
-    }
+    let parts = match missing_parts(update, |p| log.known_end(p)) {
+        Ok(parts) => parts,
+        Err(blocker) => return Ok(Readiness::Missing(blocker)),
+    };
 
     // Texts: the update's text indexes -> the document's (new ones appended).
     let mut new_texts: Vec<Box<str>> = Vec::new();
@@ -571,217 +595,4 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
         changes,
         ops,
     }))
-}
-
-/// Applies a plan made by [`plan`] for `update` on the same, unchanged
-/// document. Returns the spans of the ops it added.
-pub(crate) fn apply(
-    log: &mut OpLog,
-    texts: &mut TextTable,
-    update: &Update,
-    plan: Plan,
-) -> Vec<IdSpan> {
-    log.content.reserve(update.content.len());
-    log.ops.reserve(plan.ops.len());
-    for name in &plan.new_texts {
-        texts.find_or_create(name);
-    }
-    let touched = plan.touched;
-    let drop_focus = |texts: &mut TextTable| {
-        for &t in &touched {
-            if let Some(state) = texts.get_mut(t as usize) {
-                state.drop_focus();
-            }
-        }
-    };
-    drop_focus(texts);
-    let mut applied = Vec::with_capacity(plan.changes.len());
-    for change in plan.changes {
-        log.push_remote_change(change.peer, change.counter, change.len, change.deps);
-        applied.push(IdSpan::new(
-            change.peer,
-            change.counter..change.counter + change.len,
-        ));
-        for op in plan.ops.get(change.ops).unwrap_or(&[]) {
-            match op {
-                PlannedOp::Insert {
-                    id,
-                    seq,
-                    len,
-                    text,
-                    left,
-                    right,
-                    content,
-                } => {
-                    let (byte_start, bytes, utf16) =
-                        match content.as_ref().and_then(|r| update.content.get(r.clone())) {
-                            Some(s) => {
-                                let start = log.content.len() as u32;
-                                log.content.push_str(s);
-                                debug_assert_eq!(char_len(s), *len);
-                                (start, s.len() as u32, utf16_len(s))
-                            }
-                            None => (NO_CONTENT, 0, 0),
-                        };
-                    let item = Item {
-                        seq: *seq,
-                        len: *len,
-                        origin_left: *left,
-                        origin_right: *right,
-                        byte_start,
-                        bytes,
-                        utf16,
-                        deleted: byte_start == NO_CONTENT,
-                        anchor: 0,
-                    };
-                    if let Some(state) = texts.get_mut(*text as usize) {
-                        state.integrate(item, *id, log, &log.content);
-                    }
-                    log.push_op(OpRun {
-                        seq: *seq,
-                        len: *len,
-                        text: *text,
-                        kind: OpKind::Insert {
-                            origin_left: *left,
-                            origin_right: *right,
-                            byte_start,
-                            bytes,
-                        },
-                    });
-                }
-                PlannedOp::MarkStart {
-                    id,
-                    seq,
-                    text,
-                    left,
-                    right,
-                    run,
-                } => {
-                    let Some(UpdateKind::MarkStart {
-                        key, value, expand, ..
-                    }) = update.runs.get(*run).map(|r| &r.kind)
-                    else {
-                        continue;
-                    };
-                    let mark = log.marks.len() as u32;
-                    let key = log.keys.intern(key);
-                    log.marks.push(Mark {
-                        key,
-                        value: value.clone(),
-                        expand: *expand,
-                        lamport: log.lamport_of(*seq),
-                        peer: id.peer,
-                        start: *seq,
-                        end: NO_SEQ,
-                    });
-                    let flags = if expand.anchor_sticks_left(false) {
-                        STICKS_LEFT
-                    } else {
-                        0
-                    };
-                    let kind = OpKind::MarkStart {
-                        origin_left: *left,
-                        origin_right: *right,
-                        mark,
-                    };
-                    add_anchor(log, texts, *seq, *text, (*left, *right), mark, flags);
-                    log.push_op(OpRun {
-                        seq: *seq,
-                        len: 1,
-                        text: *text,
-                        kind,
-                    });
-                }
-                PlannedOp::MarkEnd {
-                    seq,
-                    text,
-                    left,
-                    right,
-                    start,
-                } => {
-                    let Some(OpKind::MarkStart { mark, .. }) =
-                        log.ops.get(log.op_index(*start)).map(|r| r.kind)
-                    else {
-                        continue;
-                    };
-                    let Some(m) = log.marks.get_mut(mark as usize) else {
-                        continue;
-                    };
-                    m.end = *seq;
-                    let flags = if m.expand.anchor_sticks_left(true) {
-                        ANCHOR_END | STICKS_LEFT
-                    } else {
-                        ANCHOR_END
-                    };
-                    add_anchor(log, texts, *seq, *text, (*left, *right), mark, flags);
-                    log.push_op(OpRun {
-                        seq: *seq,
-                        len: 1,
-                        text: *text,
-                        kind: OpKind::MarkEnd {
-                            origin_left: *left,
-                            origin_right: *right,
-                            mark,
-                        },
-                    });
-                }
-                PlannedOp::Delete {
-                    seq,
-                    text,
-                    pieces,
-                    reversed,
-                } => {
-                    let mut at = *seq;
-                    let mut record = |log: &mut OpLog, piece: &Range<Seq>| {
-                        let n = piece.end - piece.start;
-                        log.push_op(OpRun {
-                            seq: at,
-                            len: n,
-                            text: *text,
-                            kind: OpKind::Delete {
-                                target: if *reversed {
-                                    piece.end - 1
-                                } else {
-                                    piece.start
-                                },
-                                reversed: *reversed,
-                            },
-                        });
-                        at += n;
-                    };
-                    if *reversed {
-                        pieces.iter().rev().for_each(|p| record(log, p));
-                    } else {
-                        pieces.iter().for_each(|p| record(log, p));
-                    }
-                    if let Some(state) = texts.get_mut(*text as usize) {
-                        for piece in pieces {
-                            state.remote_delete(piece.clone(), &log.content);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    drop_focus(texts);
-    applied
-}
-
-/// Places a remote style anchor in its text and lists it there.
-fn add_anchor(
-    log: &OpLog,
-    texts: &mut TextTable,
-    seq: Seq,
-    text: u32,
-    (left, right): (Seq, Seq),
-    mark: u32,
-    flags: u8,
-) {
-    let mut item = Item::anchor(seq, mark, flags);
-    item.origin_left = left;
-    item.origin_right = right;
-    if let Some(state) = texts.get_mut(text as usize) {
-        let (leaf, at) = state.place_anchor(item, &log.content);
-        state.register_anchor(leaf, at);
-    }
 }
