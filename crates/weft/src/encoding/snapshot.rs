@@ -546,6 +546,9 @@ struct Loaded {
     /// Per text and segment, the index of the op run holding its first
     /// seq (found in one pass in seq order instead of a search each).
     first_runs: Vec<Vec<u32>>,
+    /// Per document text index, the inserts and anchors of the history
+    /// in that text (counted once, not per text built).
+    inserted: Vec<u64>,
 }
 
 /// A document's view of a snapshot it imported lazily.
@@ -742,11 +745,21 @@ impl LazyDoc {
         if new.content.len() >= NO_CONTENT as usize {
             return Err(Error::HistoryFull);
         }
+        let slots = self.doc_index.iter().max().map_or(0, |&m| m as usize + 1);
+        let mut inserted = vec![0u64; slots];
+        for r in &new.ops {
+            if !matches!(r.kind, OpKind::Delete { .. }) {
+                if let Some(n) = inserted.get_mut(r.text as usize) {
+                    *n += u64::from(r.len);
+                }
+            }
+        }
         *log = new;
         self.loaded = Some(Loaded {
             text_ranges,
             segments,
             first_runs,
+            inserted,
         });
         Ok(())
     }
@@ -860,12 +873,7 @@ impl LazyDoc {
             return Err(bad("unused snapshot text"));
         }
         // Every insert and anchor of the text, each exactly once.
-        let ops: u64 = log
-            .ops
-            .iter()
-            .filter(|r| r.text == t && !matches!(r.kind, OpKind::Delete { .. }))
-            .map(|r| u64::from(r.len))
-            .sum();
+        let ops = loaded.inserted.get(t as usize).copied().unwrap_or(0);
         if covered != ops || overlapping(segs, log.next_seq()) {
             return Err(bad("snapshot segments"));
         }

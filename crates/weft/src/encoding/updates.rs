@@ -34,6 +34,7 @@ struct Tables {
     peers: Vec<PeerId>,
     peer_index: HashMap<PeerId, u64>,
     texts: Vec<u32>,
+    text_index: HashMap<u32, u64>,
 }
 
 impl Tables {
@@ -47,13 +48,12 @@ impl Tables {
     }
 
     fn text(&mut self, text: u32) -> u64 {
-        match self.texts.iter().position(|&t| t == text) {
-            Some(i) => i as u64,
-            None => {
-                self.texts.push(text);
-                (self.texts.len() - 1) as u64
-            }
+        let next = self.texts.len() as u64;
+        let i = *self.text_index.entry(text).or_insert(next);
+        if i == next {
+            self.texts.push(text);
         }
+        i
     }
 
     /// Writes `id` relative to `base` (see the module doc).

@@ -359,7 +359,9 @@ pub(crate) fn missing_parts(
             continue;
         }
         if change.counter > start {
-            return Err(OpId::new(change.peer, start));
+            // The last op it lacks, not the first: until that one is
+            // known it cannot apply, and then all before it are.
+            return Err(OpId::new(change.peer, change.counter - 1));
         }
         let skip = start - change.counter;
         if skip == 0 {
