@@ -108,17 +108,37 @@ impl BlockBuilder {
     }
 }
 
+/// Entries between two [`Restart`]s a lookup may have to walk.
+pub(crate) const RESTART_EVERY: u32 = 16;
+
+/// A place a lookup can start walking a block from: the byte position of
+/// entry `k` (a multiple of [`RESTART_EVERY`], never 0) and the key of
+/// entry `k - 1`, which the prefix-compressed entry `k` needs.
+#[derive(Debug, Clone)]
+pub(crate) struct Restart {
+    pub pos: usize,
+    pub prev_key: Box<[u8]>,
+}
+
+/// What [`validate`] learned of a block.
+pub(crate) struct Validated {
+    pub last_key: Vec<u8>,
+    pub restarts: Vec<Restart>,
+}
+
 /// Checks data block `block` (which starts at byte `offset` of its table):
 /// its checksum (when `check`), its structure, that its first key is
 /// `first_key` and that its keys increase and follow `prev_last`. Returns
-/// its last key.
+/// its last key and restart points every [`RESTART_EVERY`] entries (the
+/// walk is done anyway; they make a lookup O(log n + RESTART_EVERY)
+/// instead of a scan of the block).
 pub(crate) fn validate(
     block: &[u8],
     offset: u64,
     check: bool,
     first_key: &[u8],
     prev_last: Option<&[u8]>,
-) -> Result<Vec<u8>> {
+) -> Result<Validated> {
     let invalid = Error::InvalidBlock { offset };
     let body_len = block.len().checked_sub(8).ok_or(invalid.clone())?;
     if check {
@@ -133,7 +153,14 @@ pub(crate) fn validate(
     let mut seen = 0u32;
     let mut key: Vec<u8> = Vec::new();
     let mut it = Entries::new(entries);
+    let mut restarts = Vec::new();
     while it.pos < entries.len() {
+        if seen > 0 && seen % RESTART_EVERY == 0 {
+            restarts.push(Restart {
+                pos: it.pos,
+                prev_key: key.as_slice().into(),
+            });
+        }
         let (_, order) = it.next_ordered(&mut key).ok_or(invalid.clone())?;
         let in_order = if seen == 0 {
             key == first_key && prev_last.is_none_or(|p| p < key.as_slice())
@@ -148,7 +175,10 @@ pub(crate) fn validate(
     if seen == 0 || seen != count {
         return Err(invalid);
     }
-    Ok(key)
+    Ok(Validated {
+        last_key: key,
+        restarts,
+    })
 }
 
 /// Walks the entries of a block's entry region (without its trailer).
@@ -164,6 +194,16 @@ impl<'a> Entries<'a> {
             bytes,
             pos: 0,
             first: true,
+        }
+    }
+
+    /// Entries from a [`Restart`] on: the caller's key buffer must hold
+    /// the restart's `prev_key`.
+    pub fn from_restart(bytes: &'a [u8], pos: usize) -> Self {
+        Entries {
+            bytes,
+            pos,
+            first: false,
         }
     }
 
@@ -217,7 +257,7 @@ mod tests {
             (&b"apple"[..], &b"banana"[..])
         );
         assert_eq!(
-            validate(&bytes, 0, true, b"apple", None).unwrap(),
+            validate(&bytes, 0, true, b"apple", None).unwrap().last_key,
             b"banana"
         );
         let mut it = Entries::new(&bytes[..bytes.len() - 8]);

@@ -3,7 +3,10 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::block::{checksum, read_varint, u32_at, validate, write_varint, BlockBuilder, Entries};
+use crate::block::{
+    checksum, read_varint, u32_at, validate, write_varint, BlockBuilder, Entries, Restart,
+    Validated,
+};
 use crate::error::{Error, Result};
 use crate::{BLOCK_SIZE, FORMAT_VERSION, MAGIC};
 
@@ -117,6 +120,8 @@ impl TableWriter {
 pub(crate) struct BlockMeta {
     pub first_key: Vec<u8>,
     pub last_key: Vec<u8>,
+    /// Where lookups may start walking (see [`Restart`]).
+    pub restarts: Vec<Restart>,
     /// Byte range in the table, trailer included.
     pub range: Range<usize>,
 }
@@ -200,10 +205,12 @@ impl Table {
                 .ok_or(bad_index.clone())?;
             let block = bytes.get(next_offset..end).ok_or(bad_index.clone())?;
             let prev_last = blocks.last().map(|b| b.last_key.as_slice());
-            let last_key = validate(block, offset, check, &first_key, prev_last)?;
+            let Validated { last_key, restarts } =
+                validate(block, offset, check, &first_key, prev_last)?;
             blocks.push(BlockMeta {
                 first_key,
                 last_key,
+                restarts,
                 range: next_offset..end,
             });
             next_offset = end;
@@ -252,13 +259,36 @@ impl Table {
             .checked_sub(1)
     }
 
-    /// The value of `key` in this table.
+    /// The value of `key` in this table. O(log n): a binary search over
+    /// the blocks and over the block's restart points, then a walk of at
+    /// most `RESTART_EVERY` (16) entries.
     pub fn get(&self, key: &[u8]) -> Option<&[u8]> {
         let i = self.block_for(key)?;
-        if self.blocks.get(i)?.last_key.as_slice() < key {
+        let meta = self.blocks.get(i)?;
+        if meta.last_key.as_slice() < key {
             return None;
         }
-        let mut it = self.block_entries(i);
+        let bytes = self
+            .bytes
+            .get(meta.range.start..meta.range.end.saturating_sub(8))
+            .unwrap_or(&[]);
+        // The last restart whose previous key is below `key`: the key, if
+        // present, is its entry or a later one.
+        let r = meta
+            .restarts
+            .partition_point(|r| &*r.prev_key < key)
+            .checked_sub(1)
+            .and_then(|r| meta.restarts.get(r));
+        let mut it = match r {
+            Some(r) => BlockIter {
+                entries: Entries::from_restart(bytes, r.pos),
+                key: r.prev_key.to_vec(),
+            },
+            None => BlockIter {
+                entries: Entries::new(bytes),
+                key: Vec::new(),
+            },
+        };
         while let Some((k, v)) = it.next_ref() {
             match k.cmp(key) {
                 std::cmp::Ordering::Less => {}

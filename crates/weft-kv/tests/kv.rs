@@ -323,3 +323,38 @@ fn kv_decode_corpus() {
     }
     assert!(seen >= 3, "the kv_decode corpus is committed");
 }
+
+/// Thousands of small entries with shared prefixes (as a snapshot's
+/// per-text keys): every key is found after a round trip through bytes,
+/// from any restart point of its block, and keys between them are not.
+#[test]
+fn lookups_in_blocks_of_many_small_entries() {
+    let key = |tag: u8, i: u32| {
+        // Big-endian, so keys sort by the number.
+        vec![tag, (i >> 24) as u8, (i >> 16) as u8, (i >> 8) as u8, i as u8]
+    };
+    let mut store = MemKvStore::new();
+    for i in 0..5000u32 {
+        for tag in [b's', b't'] {
+            store.set(&key(tag, i * 2), &i.to_le_bytes()[..(i % 4) as usize + 1]);
+        }
+    }
+    let bytes = store.export_all();
+    for checked in [true, false] {
+        let mut copy = MemKvStore::new();
+        if checked {
+            copy.import_all(&bytes).unwrap();
+        } else {
+            copy.import_all_unchecked(&bytes).unwrap();
+        }
+        for i in 0..5000u32 {
+            for tag in [b's', b't'] {
+                let want = &i.to_le_bytes()[..(i % 4) as usize + 1];
+                assert_eq!(copy.get(&key(tag, i * 2)), Some(want), "{tag} {i}");
+                assert_eq!(copy.get(&key(tag, i * 2 + 1)), None);
+            }
+        }
+        assert_eq!(copy.get(b"r"), None);
+        assert_eq!(copy.get(b"u"), None);
+    }
+}
