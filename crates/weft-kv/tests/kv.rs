@@ -331,7 +331,13 @@ fn kv_decode_corpus() {
 fn lookups_in_blocks_of_many_small_entries() {
     let key = |tag: u8, i: u32| {
         // Big-endian, so keys sort by the number.
-        vec![tag, (i >> 24) as u8, (i >> 16) as u8, (i >> 8) as u8, i as u8]
+        vec![
+            tag,
+            (i >> 24) as u8,
+            (i >> 16) as u8,
+            (i >> 8) as u8,
+            i as u8,
+        ]
     };
     let mut store = MemKvStore::new();
     for i in 0..5000u32 {

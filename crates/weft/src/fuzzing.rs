@@ -146,6 +146,57 @@ pub enum Action {
         /// Importing peer.
         to: u8,
     },
+    /// Peer `from` puts an export for peer `to` on the network, where it
+    /// waits until an [`Action::Deliver`] (or the end of the run).
+    Send {
+        /// Exporting peer.
+        from: u8,
+        /// Receiving peer.
+        to: u8,
+        /// What is exported.
+        payload: Payload,
+    },
+    /// The network delivers one waiting message (any of them: deliveries
+    /// reorder), leaving a copy behind when `duplicate` (it arrives
+    /// again later).
+    Deliver {
+        /// Which waiting message (modulo how many wait).
+        index: u8,
+        /// Whether a copy stays on the network.
+        duplicate: bool,
+    },
+    /// Peer `to` receives a damaged export of peer `from` (cut short,
+    /// checksum recomputed so the decoder sees it): the import must fail
+    /// and change nothing, and the peer goes on working.
+    Corrupt {
+        /// Exporting peer.
+        from: u8,
+        /// Receiving peer.
+        to: u8,
+        /// Where the body is cut (modulo its length).
+        cut: u16,
+        /// A snapshot instead of an update.
+        snapshot: bool,
+    },
+}
+
+/// What an [`Action::Send`] exports, as real sync layers do.
+#[derive(Debug, Clone, Copy, Arbitrary)]
+pub enum Payload {
+    /// What the receiver lacks now.
+    Delta,
+    /// The whole history (re-sent on every reconnect by simple layers).
+    Whole,
+    /// Everything since a version the receiver had earlier (a stale
+    /// acknowledgement): ops it has are sent again.
+    Stale(u8),
+    /// Everything since a version ahead of the receiver's (one peer's
+    /// counter raised): ops it lacks are left out, so what is sent waits.
+    Future(u8),
+    /// Everything since the receiver's version plus a peer nobody knows.
+    UnknownPeer,
+    /// A snapshot of the sender.
+    Snapshot,
 }
 
 /// The style config every fuzzed document uses.
@@ -337,9 +388,106 @@ fn sync(docs: &mut [Doc], from: usize, to: usize) {
     docs[to].import(&bytes).expect("a peer's update imports");
 }
 
-/// `peers` (2..=5) documents run `actions` and sync through updates in the
-/// given orders; at the end all must hold identical text, deltas, versions
-/// and frontiers, with their internal invariants intact.
+/// Messages in flight, and the versions each peer had when messages were
+/// sent to it (for stale exports).
+#[derive(Default)]
+struct Network {
+    /// (receiver, bytes) waiting to be delivered.
+    waiting: Vec<(usize, Vec<u8>)>,
+    /// Per peer, versions it had earlier (the latest few).
+    past: Vec<Vec<VersionVector>>,
+}
+
+/// Most messages in flight and past versions kept per peer.
+const NETWORK_CAP: usize = 64;
+const PAST_CAP: usize = 8;
+
+impl Network {
+    fn send(&mut self, docs: &mut [Doc], from: usize, to: usize, payload: Payload) {
+        let version = docs[to].version();
+        if self.past.len() <= to {
+            self.past.resize_with(to + 1, Vec::new);
+        }
+        let from_version = match payload {
+            Payload::Delta => Some(version.clone()),
+            Payload::Whole => Some(VersionVector::new()),
+            Payload::Stale(k) => {
+                let past = &self.past[to];
+                Some(if past.is_empty() {
+                    VersionVector::new()
+                } else {
+                    past[k as usize % past.len()].clone()
+                })
+            }
+            Payload::Future(k) => {
+                let mut v = version.clone();
+                let peers: Vec<_> = v.iter().map(|(p, _)| p).collect();
+                if !peers.is_empty() {
+                    let p = peers[k as usize % peers.len()];
+                    v.set(p, v.get(p) + 1 + u32::from(k % 4));
+                }
+                Some(v)
+            }
+            Payload::UnknownPeer => {
+                let mut v = version.clone();
+                v.set(999_999, 7);
+                Some(v)
+            }
+            Payload::Snapshot => None,
+        };
+        let bytes = match &from_version {
+            Some(v) => docs[from].export(ExportMode::Updates { from: v }),
+            None => docs[from].export(ExportMode::Snapshot),
+        }
+        .expect("exports do not fail");
+        let past = &mut self.past[to];
+        if past.len() == PAST_CAP {
+            past.remove(0);
+        }
+        past.push(version);
+        if self.waiting.len() == NETWORK_CAP {
+            let (to, bytes) = self.waiting.remove(0);
+            deliver(docs, to, &bytes);
+        }
+        self.waiting.push((to, bytes));
+    }
+}
+
+/// Imports a message; every export of a peer must import.
+fn deliver(docs: &mut [Doc], to: usize, bytes: &[u8]) {
+    if let Some(doc) = docs.get_mut(to) {
+        if let Err(e) = doc.import(bytes) {
+            panic!("a peer's export does not import: {e:?}");
+        }
+    }
+}
+
+/// What a failed import must leave as it was (cheaper than both exports).
+fn observe_cheap(
+    doc: &mut Doc,
+) -> (
+    Vec<Delta>,
+    VersionVector,
+    Frontiers,
+    Vec<IdSpan>,
+    Vec<String>,
+) {
+    (
+        doc.text("t").to_delta(),
+        doc.version(),
+        doc.frontiers(),
+        doc.pending_spans(),
+        doc.text_names().map(str::to_owned).collect(),
+    )
+}
+
+/// `peers` (2..=5) documents run `actions` and sync through updates and
+/// snapshots, sent directly or through a network that reorders, delays,
+/// duplicates and re-sends (whole histories, stale and future versions),
+/// and through damaged bytes that must be refused without a trace. At the
+/// end all must hold identical text, deltas, versions, frontiers and
+/// history (every op's id, Lamport timestamp and deps), with their
+/// internal invariants intact.
 ///
 /// # Panics
 ///
@@ -348,8 +496,54 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
     let n = 2 + usize::from(peers % 4);
     let mut docs: Vec<Doc> = (1..=n as u64).map(new_doc).collect();
     let mut next_peer = 100u64;
+    let mut net = Network::default();
     for action in actions {
         match *action {
+            Action::Send { from, to, payload } => {
+                let (from, to) = (from as usize % n, to as usize % n);
+                if from != to {
+                    net.send(&mut docs, from, to, payload);
+                }
+            }
+            Action::Deliver { index, duplicate } => {
+                if !net.waiting.is_empty() {
+                    let i = index as usize % net.waiting.len();
+                    let (to, bytes) = if duplicate {
+                        net.waiting[i].clone()
+                    } else {
+                        net.waiting.swap_remove(i)
+                    };
+                    deliver(&mut docs, to, &bytes);
+                }
+            }
+            Action::Corrupt {
+                from,
+                to,
+                cut,
+                snapshot,
+            } => {
+                let (from, to) = (from as usize % n, to as usize % n);
+                let version = docs[to].version();
+                let mut bytes = if snapshot {
+                    docs[from].export(ExportMode::Snapshot)
+                } else {
+                    docs[from].export(ExportMode::Updates { from: &version })
+                }
+                .expect("exports do not fail");
+                let body = bytes.len() - 16;
+                if body > 0 {
+                    bytes.truncate(16 + cut as usize % body);
+                    let sum = xxhash_rust::xxh3::xxh3_64(&bytes[16..]);
+                    bytes[8..16].copy_from_slice(&sum.to_le_bytes());
+                    let before = observe_cheap(&mut docs[to]);
+                    assert!(docs[to].import(&bytes).is_err(), "a cut export imported");
+                    assert_eq!(
+                        observe_cheap(&mut docs[to]),
+                        before,
+                        "a failed import changed the doc"
+                    );
+                }
+            }
             Action::Insert { peer, .. }
             | Action::Delete { peer, .. }
             | Action::Mark { peer, .. }
@@ -393,6 +587,10 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
             }
         }
     }
+    // Whatever is still in flight arrives, in order, then a full sync.
+    for (to, bytes) in std::mem::take(&mut net.waiting) {
+        deliver(&mut docs, to, &bytes);
+    }
     sync_all(&mut docs);
     let (first, rest) = docs.split_first_mut().expect("at least two peers");
     first.assert_invariants();
@@ -400,12 +598,16 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
     let text = first.text("t").to_string();
     let version = first.version();
     let frontiers: Frontiers = first.frontiers();
+    let history = first.history_runs().expect("a peer's history loads");
     for d in rest {
         d.assert_invariants();
         assert_eq!(d.text("t").to_string(), text, "text diverged");
         assert_eq!(d.text("t").to_delta(), delta, "delta diverged");
         assert_eq!(d.version(), version, "version diverged");
         assert_eq!(d.frontiers(), frontiers, "frontiers diverged");
+        assert!(d.pending_spans().is_empty(), "updates stuck pending");
+        let h = d.history_runs().expect("a peer's history loads");
+        assert!(h == history, "history diverged:\n{h:?}\n{history:?}");
     }
     assert_eq!(
         delta

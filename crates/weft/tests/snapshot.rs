@@ -462,10 +462,13 @@ fn huge_declared_lengths_are_refused_without_allocating() {
 }
 
 /// The fuzz model on fixed seeds: random edits, marks and syncs with
-/// snapshot round trips and snapshot merges among them; all peers must
-/// converge (`run_converge` checks text, deltas, versions, frontiers and
-/// invariants, and every snapshot's lazy reads and byte-identical
-/// re-export).
+/// snapshot round trips and snapshot merges among them, and a network
+/// that delays, reorders and duplicates messages, re-sends whole
+/// histories, exports from stale, future and unknown-peer versions and
+/// delivers damaged bytes; all peers must converge (`run_converge` checks
+/// text, deltas, versions, frontiers, every op's id, Lamport timestamp and
+/// deps, the pending set and invariants, and every snapshot's lazy reads
+/// and byte-identical re-export).
 #[test]
 fn random_actions_with_snapshots_converge() {
     use weft::fuzzing::{run_converge, Action};
