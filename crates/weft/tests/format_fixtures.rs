@@ -1,0 +1,141 @@
+//! Frozen formats: updates and snapshots committed under
+//! `tests/fixtures/` must still import into the documents they were
+//! written from, and today's encoder must write them byte for byte, so
+//! any change of either format is deliberate. After such a change (and a
+//! format version bump where old bytes no longer read), rewrite them with
+//! `WEFT_BLESS_FIXTURES=1 cargo test -p weft --test format_fixtures`.
+
+use std::path::PathBuf;
+
+use weft::{Doc, ExportMode, VersionVector};
+
+fn doc(peer: u64) -> Doc {
+    let mut d = Doc::new();
+    d.set_peer_id(peer).unwrap();
+    d
+}
+
+fn all(d: &mut Doc) -> Vec<u8> {
+    d.export(ExportMode::Updates {
+        from: &VersionVector::new(),
+    })
+    .unwrap()
+}
+
+/// Two peers' concurrent edits, marks (expanding and not, overlapping
+/// comments), an unmark, deletes (forward and backspaces) and non-ASCII text in two texts.
+/// Also returns the document as it was before peer 2's edits arrived.
+fn rich() -> (Doc, Doc) {
+    let mut a = doc(1);
+    a.text("body").insert(0, "Hello wörld 😀, 文字").unwrap();
+    a.text("title").insert(0, "Title").unwrap();
+    a.text("body").mark(0..5, "bold", true).unwrap();
+    let mut b = a.fork();
+    b.set_peer_id(2).unwrap();
+    b.text("body").insert(5, ", dear").unwrap();
+    b.text("body")
+        .mark(3..9, "link", "https://example.com/ü")
+        .unwrap();
+    b.text("body").mark(1..4, "comment:7", 7).unwrap();
+    a.text("body").insert(0, "« ").unwrap();
+    a.text("body").delete(4, 3).unwrap();
+    for _ in 0..3 {
+        let len = a.text("title").len();
+        a.text("title").delete(len - 1, 1).unwrap();
+    }
+    a.text("body").unmark(2..3, "bold").unwrap();
+    a.commit();
+    let earlier = a.clone();
+    let v = a.version();
+    a.import(&b.export(ExportMode::Updates { from: &v }).unwrap())
+        .unwrap();
+    a.text("body").insert(0, "!").unwrap();
+    (a, earlier)
+}
+
+/// A document holding a pending update (its snapshot carries it).
+fn with_pending() -> Doc {
+    let mut a = doc(3);
+    a.text("t").insert(0, "ab").unwrap();
+    let v = a.version();
+    a.text("t").insert(2, "cd").unwrap();
+    let later = a.export(ExportMode::Updates { from: &v }).unwrap();
+    let mut d = doc(4);
+    d.text("t").insert(0, "mine").unwrap();
+    d.import(&later).unwrap();
+    d
+}
+
+/// (file name, the bytes today's encoder writes, the document they hold).
+fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
+    let (mut rich, earlier) = rich();
+    let incremental = rich
+        .export(ExportMode::Updates {
+            from: &earlier.version(),
+        })
+        .unwrap();
+    let mut pending = with_pending();
+    vec![
+        ("rich.update", all(&mut rich), rich.clone()),
+        ("incremental.update", incremental, rich.clone()),
+        (
+            "rich.snapshot",
+            rich.export(ExportMode::Snapshot).unwrap(),
+            rich.clone(),
+        ),
+        (
+            "pending.snapshot",
+            pending.export(ExportMode::Snapshot).unwrap(),
+            pending,
+        ),
+    ]
+}
+
+fn path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+#[test]
+fn fixtures_are_what_the_encoder_writes() {
+    for (name, bytes, _) in fixtures() {
+        if std::env::var("WEFT_BLESS_FIXTURES").is_ok() {
+            std::fs::write(path(name), &bytes).unwrap();
+        }
+        let stored = std::fs::read(path(name)).unwrap();
+        assert!(stored == bytes, "{name}: the format changed");
+    }
+}
+
+#[test]
+fn fixtures_import_into_the_documents_they_hold() {
+    let (_, earlier) = rich();
+    for (name, _, mut expected) in fixtures() {
+        let stored = std::fs::read(path(name)).unwrap();
+        let mut d = if name == "incremental.update" {
+            earlier.clone() // the rest of the history is already there
+        } else {
+            doc(9)
+        };
+        d.import(&stored).unwrap();
+        d.load().unwrap();
+        d.assert_invariants();
+        assert_eq!(d.version(), expected.version(), "{name}");
+        assert_eq!(d.frontiers(), expected.frontiers(), "{name}");
+        assert_eq!(d.pending_spans(), expected.pending_spans(), "{name}");
+        assert_eq!(
+            d.history_runs().unwrap(),
+            expected.history_runs().unwrap(),
+            "{name}"
+        );
+        let names: Vec<String> = expected.text_names().map(str::to_owned).collect();
+        for n in &names {
+            assert_eq!(
+                d.text(n).to_delta(),
+                expected.text(n).to_delta(),
+                "{name} {n}"
+            );
+        }
+    }
+}
