@@ -109,7 +109,11 @@ impl BlockBuilder {
 }
 
 /// Entries between two [`Restart`]s a lookup may have to walk.
-pub(crate) const RESTART_EVERY: u32 = 16;
+pub(crate) const RESTART_EVERY: u32 = if cfg!(feature = "small-blocks") {
+    2
+} else {
+    16
+};
 
 /// A place a lookup can start walking a block from: the byte position of
 /// entry `k` (a multiple of [`RESTART_EVERY`], never 0) and the key of

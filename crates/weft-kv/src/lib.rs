@@ -90,5 +90,10 @@ pub use table::TableWriter;
 pub const MAGIC: [u8; 4] = *b"wkv1";
 /// The format version this build writes and reads.
 pub const FORMAT_VERSION: u8 = 1;
-/// Data blocks are closed once they reach this many bytes.
-pub const BLOCK_SIZE: usize = 4096;
+/// Data blocks are closed once they reach this many bytes (64 with the
+/// test-only `small-blocks` feature).
+pub const BLOCK_SIZE: usize = if cfg!(feature = "small-blocks") {
+    64
+} else {
+    4096
+};

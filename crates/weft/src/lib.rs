@@ -76,6 +76,8 @@
 //!   Quill's JSON) and [`ExpandType`].
 //! - `arbitrary`: the doc-hidden `weft::fuzzing` module, the action model
 //!   of the fuzz targets in `fuzz/` (not a stable API).
+//! - `small-nodes`: for Weft's own tests only: tiny b-tree leaves and
+//!   snapshot blocks, so that short tests cross node boundaries.
 
 #![forbid(unsafe_code)]
 

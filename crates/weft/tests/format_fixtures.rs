@@ -97,7 +97,10 @@ fn path(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// (Not with the test-only `small-nodes` feature: its smaller snapshot
+/// blocks write other, equally valid, bytes.)
 #[test]
+#[cfg_attr(feature = "small-nodes", ignore = "small blocks write other bytes")]
 fn fixtures_are_what_the_encoder_writes() {
     for (name, bytes, _) in fixtures() {
         if std::env::var("WEFT_BLESS_FIXTURES").is_ok() {

@@ -121,7 +121,10 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
+/// (Not with the test-only `small-nodes` feature: its smaller snapshot
+/// blocks write other, equally valid, bytes.)
 #[test]
+#[cfg_attr(feature = "small-nodes", ignore = "small blocks write other bytes")]
 fn import_seeds_are_current() {
     let dir = fuzz_dir().join("corpus/import");
     for (name, bytes) in seeds() {

@@ -41,7 +41,11 @@ use super::value::{read_string, read_value, write_value};
 
 /// Encoded bytes after which a history block ends (blocks end between
 /// runs: their size follows the runs written, never the ops a run names).
-pub(crate) const BLOCK_BYTES: usize = 4096;
+pub(crate) const BLOCK_BYTES: usize = if cfg!(feature = "small-nodes") {
+    32
+} else {
+    4096
+};
 
 const INSERT: u8 = 0;
 const DELETE: u8 = 1;

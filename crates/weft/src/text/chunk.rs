@@ -15,7 +15,8 @@ use crate::id::Seq;
 use super::item::Item;
 
 /// Most items one leaf holds before it splits.
-pub(crate) const CHUNK_CAP: usize = 32;
+/// (4 with the test-only `small-nodes` feature.)
+pub(crate) const CHUNK_CAP: usize = if cfg!(feature = "small-nodes") { 4 } else { 32 };
 
 /// Visible length of a subtree in each unit.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
