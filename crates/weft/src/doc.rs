@@ -384,8 +384,9 @@ impl Doc {
                 self.pending.park(parked, blocker);
             }
             Readiness::Ready(plan) => {
-                status.applied = merge::apply(&mut self.log, &mut self.texts, &parked.update, plan);
-                self.release(&mut status.applied);
+                status.applied =
+                    merge::apply(&mut self.log, &mut self.texts, &parked.update, plan)?;
+                self.release(&mut status.applied)?;
             }
         }
         Ok(status)
@@ -395,7 +396,11 @@ impl Doc {
     /// they release in turn) unblock, appending their spans. One that
     /// turns out to be invalid once its dependencies are known is dropped.
     /// O(k log P) for k updates woken among P parked.
-    fn release(&mut self, applied: &mut Vec<IdSpan>) {
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Internal`] from [`merge::apply`] (a bug).
+    fn release(&mut self, applied: &mut Vec<IdSpan>) -> Result<()> {
         let mut i = 0;
         while let Some(span) = applied.get(i).cloned() {
             i += 1;
@@ -407,11 +412,12 @@ impl Doc {
                         &mut self.texts,
                         &parked.update,
                         plan,
-                    )),
+                    )?),
                     Err(_) => {}
                 }
             }
         }
+        Ok(())
     }
 
     /// One past the last counter of `peer` this document knows
@@ -516,7 +522,7 @@ impl Doc {
         for t in self.texts.iter() {
             // A text still in a lazily imported snapshot has no tree yet.
             if t.unloaded().is_none() {
-                t.assert_invariants(&self.log.content);
+                t.assert_invariants(self.log.content());
             }
         }
     }
@@ -541,7 +547,7 @@ impl Doc {
     #[doc(hidden)]
     pub fn debug_changes(&self) -> String {
         let mut out = String::new();
-        for c in &self.log.changes {
+        for c in self.log.changes() {
             let deps: Vec<String> = self
                 .log
                 .deps(c)
@@ -550,7 +556,7 @@ impl Doc {
                 .collect();
             out += &format!(
                 "  peer {} counters {}..{} seqs {}..{} lamport {} deps [{}]\n",
-                self.log.peers.get(c.peer),
+                self.log.peers().get(c.peer),
                 c.counter,
                 c.counter + c.len,
                 c.seq,
@@ -577,8 +583,8 @@ impl Doc {
     pub fn debug_sizes(&self) -> (u32, usize, usize, usize) {
         (
             self.log.next_seq(),
-            self.log.ops.len(),
-            self.log.changes.len(),
+            self.log.ops().len(),
+            self.log.changes().len(),
             self.texts.iter().map(TextState::item_count).sum(),
         )
     }

@@ -95,6 +95,12 @@ pub enum Error {
     UnknownId(OpId),
     /// The key-value table inside a snapshot is damaged.
     Storage(weft_kv::Error),
+    /// A bug in Weft: a check it made earlier does not hold (`what` names
+    /// it). Please report it.
+    Internal {
+        /// What did not hold.
+        what: &'static str,
+    },
 }
 
 impl fmt::Display for Error {
@@ -130,6 +136,7 @@ impl fmt::Display for Error {
             }
             Error::UnknownId(id) => write!(f, "an op refers to unknown op {id}"),
             Error::Storage(e) => write!(f, "snapshot storage: {e}"),
+            Error::Internal { what } => write!(f, "internal error (a bug in weft): {what}"),
         }
     }
 }

@@ -56,10 +56,10 @@ const FLAG_TEXT: u8 = 1 << 3;
 
 /// Writes the change table.
 pub(crate) fn encode_changes(log: &OpLog, peer_index: impl Fn(PeerId) -> u64) -> Vec<u8> {
-    let mut out = Vec::with_capacity(log.changes.len() * 6 + 4);
-    write_varint(&mut out, log.changes.len() as u64);
-    for c in &log.changes {
-        write_varint(&mut out, peer_index(log.peers.get(c.peer)));
+    let mut out = Vec::with_capacity(log.changes().len() * 6 + 4);
+    write_varint(&mut out, log.changes().len() as u64);
+    for c in log.changes() {
+        write_varint(&mut out, peer_index(log.peers().get(c.peer)));
         write_varint(&mut out, u64::from(c.counter));
         write_varint(&mut out, u64::from(c.len));
         let deps = log.deps(c);
@@ -151,7 +151,7 @@ impl Iterator for CanonicalRuns<'_> {
 
     fn next(&mut self) -> Option<OpRun> {
         loop {
-            let Some(run) = self.log.ops.get(self.next).copied() else {
+            let Some(run) = self.log.ops().get(self.next).copied() else {
                 return self.pending.take();
             };
             let Some(mut p) = self.pending.take() else {
@@ -321,9 +321,9 @@ impl BlockWriter {
                 mark,
             } => {
                 self.origins(run.seq, origin_left, origin_right);
-                let m = log.marks.get(mark as usize);
+                let m = log.marks().get(mark as usize);
                 self.out.push(m.map_or(0, |m| m.expand.to_byte()));
-                let key = m.map_or("", |m| log.keys.name(m.key));
+                let key = m.map_or("", |m| log.keys().name(m.key));
                 write_bytes(&mut self.out, key.as_bytes());
                 write_value(&mut self.out, m.map_or(&Value::Null, |m| &m.value));
             }
@@ -333,7 +333,7 @@ impl BlockWriter {
                 mark,
             } => {
                 self.origins(run.seq, origin_left, origin_right);
-                let start = log.marks.get(mark as usize).map_or(run.seq, |m| m.start);
+                let start = log.marks().get(mark as usize).map_or(run.seq, |m| m.start);
                 write_varint(&mut self.out, u64::from(run.seq - start));
             }
         }

@@ -18,7 +18,7 @@ use weft_kv::{MemKvStore, TableWriter};
 use crate::error::{Error, Result};
 use crate::id::{OpId, PeerId, Seq, NO_SEQ};
 use crate::merge::Parked;
-use crate::oplog::{origins_at, Mark, OpKind, OpLog, OpRun, NO_CONTENT};
+use crate::oplog::{origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::text::{
     prefix_units, AnchorRef, Cache, Item, TextState, TextTable, ANCHOR_END, STICKS_LEFT,
 };
@@ -195,7 +195,7 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]]) -> Vec<u
             counts.add(item.counts());
             if !item.deleted {
                 let s = item.byte_start as usize;
-                text.push_str(log.content.get(s..s + item.bytes as usize).unwrap_or(""));
+                text.push_str(log.content().get(s..s + item.bytes as usize).unwrap_or(""));
             }
             match segments.last_mut() {
                 Some(last) if last.seq + last.len == item.seq && last.deleted == item.deleted => {
@@ -666,12 +666,13 @@ impl LazyDoc {
         let mut new = OpLog::default();
         // Op runs: about one per segment (inserts split by visibility)
         // plus the deletes; a guess that saves most regrowth.
-        new.ops.reserve(all.len() + all.len() / 2);
-        new.content
-            .reserve(total + texts.iter().map(|t| t.len()).sum::<usize>());
+        new.reserve(
+            all.len() + all.len() / 2,
+            total + texts.iter().map(|t| t.len()).sum::<usize>(),
+        );
         for (_, i, range) in &by_seq {
             let text = texts.get(*i as usize).copied().unwrap_or("");
-            new.content.push_str(text.get(range.clone()).unwrap_or(""));
+            new.push_content(text.get(range.clone()).unwrap_or(""));
         }
 
         let meta = &self.snap.meta;
@@ -722,7 +723,7 @@ impl LazyDoc {
         let mut ri = 0usize;
         for key in &order {
             let seq = (key >> 32) as Seq;
-            while new.ops.get(ri).is_some_and(|r| r.end() <= seq) {
+            while new.ops().get(ri).is_some_and(|r| r.end() <= seq) {
                 ri += 1;
             }
             if let Some(slot) = run_of.get_mut((key & 0xFFFF_FFFF) as usize) {
@@ -738,16 +739,16 @@ impl LazyDoc {
         }
         let mut text_ranges = Vec::with_capacity(n);
         for text in &texts {
-            let start = new.content.len();
-            new.content.push_str(text);
-            text_ranges.push(start..new.content.len());
+            let start = new.content().len();
+            new.push_content(text);
+            text_ranges.push(start..new.content().len());
         }
-        if new.content.len() >= NO_CONTENT as usize {
+        if new.content().len() >= NO_CONTENT as usize {
             return Err(Error::HistoryFull);
         }
         let slots = self.doc_index.iter().max().map_or(0, |&m| m as usize + 1);
         let mut inserted = vec![0u64; slots];
-        for r in &new.ops {
+        for r in new.ops() {
             if !matches!(r.kind, OpKind::Delete { .. }) {
                 if let Some(n) = inserted.get_mut(r.text as usize) {
                     *n += u64::from(r.len);
@@ -785,7 +786,7 @@ impl LazyDoc {
             .get(i)
             .copied()
             .ok_or(bad("snapshot text index"))?;
-        let content = log.content.get(..range.end).ok_or(bad("snapshot text"))?;
+        let content = log.content().get(..range.end).ok_or(bad("snapshot text"))?;
         let mut items: Vec<Item> = Vec::with_capacity(segs.len() + segs.len() / 2);
         let mut anchors = Vec::new();
         let mut at = range.start;
@@ -800,7 +801,7 @@ impl LazyDoc {
             let mut ri = match first_runs.get(j).map(|&r| r as usize) {
                 Some(r)
                     if log
-                        .ops
+                        .ops()
                         .get(r)
                         .is_some_and(|run| run.seq <= s && s < run.end()) =>
                 {
@@ -809,7 +810,7 @@ impl LazyDoc {
                 _ => log.op_index(s),
             };
             while s < end {
-                let run = log.ops.get(ri).filter(|r| r.text == t && r.seq <= s);
+                let run = log.ops().get(ri).filter(|r| r.text == t && r.seq <= s);
                 let run = run.ok_or(bad("segment op"))?;
                 let upto = run.end().min(end);
                 let off = s - run.seq;
@@ -848,7 +849,7 @@ impl LazyDoc {
                         origin_right,
                         mark,
                     } => {
-                        let m = log.marks.get(mark as usize).ok_or(bad("mark"))?;
+                        let m = log.marks().get(mark as usize).ok_or(bad("mark"))?;
                         if !seg.deleted {
                             return Err(bad("visible anchor"));
                         }
@@ -920,10 +921,10 @@ struct SegmentCursor<'a> {
 /// Index of the op run holding `seq` (an earlier op): most references
 /// are to the last few runs, so those are tried before a search.
 fn run_index_at(log: &OpLog, seq: Seq) -> usize {
-    let n = log.ops.len();
+    let n = log.ops().len();
     for back in 1..=4 {
         let Some(i) = n.checked_sub(back) else { break };
-        match log.ops.get(i) {
+        match log.ops().get(i) {
             Some(r) if r.seq <= seq => return i,
             _ => {}
         }
@@ -932,7 +933,7 @@ fn run_index_at(log: &OpLog, seq: Seq) -> usize {
 }
 
 fn run_at(log: &OpLog, seq: Seq) -> Option<&OpRun> {
-    log.ops.get(run_index_at(log, seq))
+    log.ops().get(run_index_at(log, seq))
 }
 
 /// Checks one op run read from a block against the log built so far and
@@ -955,7 +956,7 @@ fn push_run(
         run_at(log, s).is_some_and(|r| r.text == text && matches!(r.kind, OpKind::Insert { .. }))
     };
     let push = |log: &mut OpLog, kind: OpKind| {
-        log.ops.push(OpRun {
+        log.push_op_unmerged(OpRun {
             seq,
             len,
             text,
@@ -1001,13 +1002,13 @@ fn push_run(
                 let (byte_start, bytes) = if seg.deleted {
                     (NO_CONTENT, 0)
                 } else {
-                    let rest = log.content.get(cursor.content_at..).unwrap_or("");
+                    let rest = log.content().get(cursor.content_at..).unwrap_or("");
                     let (bytes, _) = bytes_of_chars(rest, upto - at).ok_or(bad("content"))?;
                     let start = cursor.content_at;
                     cursor.content_at += bytes;
                     (start as u32, bytes as u32)
                 };
-                log.ops.push(OpRun {
+                log.push_op_unmerged(OpRun {
                     seq: at,
                     len: upto - at,
                     text,
@@ -1029,7 +1030,7 @@ fn push_run(
             };
             // The targets are chars of this text.
             let mut i = run_index_at(log, lo);
-            while let Some(r) = log.ops.get(i).filter(|r| r.seq <= hi) {
+            while let Some(r) = log.ops().get(i).filter(|r| r.seq <= hi) {
                 if r.text != text || !matches!(r.kind, OpKind::Insert { .. }) {
                     return Err(bad("delete targets"));
                 }
@@ -1053,19 +1054,7 @@ fn push_run(
             if !glue_ok || !char_of_text(log, left) || !char_of_text(log, right) {
                 return Err(bad("mark glue"));
             }
-            let mark = log.marks.len() as u32;
-            let key = log.keys.intern(&key);
-            let change = log.changes.get(log.change_index(seq)).ok_or(bad("mark"))?;
-            let peer = log.peers.get(change.peer);
-            log.marks.push(Mark {
-                key,
-                value,
-                expand,
-                lamport: log.lamport_of(seq),
-                peer,
-                start: seq,
-                end: NO_SEQ,
-            });
+            let mark = log.start_mark(&key, value, expand, seq);
             push(
                 log,
                 OpKind::MarkStart {
@@ -1079,20 +1068,19 @@ fn push_run(
             if !char_of_text(log, left) || !char_of_text(log, right) {
                 return Err(bad("origin"));
             }
-            let mark = match log.ops.get(log.op_index(start)).map(|r| (r.text, r.kind)) {
+            let mark = match log.ops().get(log.op_index(start)).map(|r| (r.text, r.kind)) {
                 Some((rt, OpKind::MarkStart { mark, .. })) if rt == text => mark,
                 _ => return Err(bad("mark start")),
             };
-            let m = log.marks.get_mut(mark as usize).ok_or(bad("mark"))?;
+            let m = log.marks().get(mark as usize).ok_or(bad("mark"))?;
             let glue_ok = if m.expand.anchor_sticks_left(true) {
                 right == NO_SEQ
             } else {
                 left == NO_SEQ
             };
-            if m.end != NO_SEQ || !glue_ok {
+            if !glue_ok || log.end_mark(mark, seq).is_none() {
                 return Err(bad("mark end"));
             }
-            m.end = seq;
             push(
                 log,
                 OpKind::MarkEnd {

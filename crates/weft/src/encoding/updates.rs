@@ -88,7 +88,7 @@ fn deleted_in_export(log: &OpLog, pieces: &[Range<Seq>]) -> Vec<Range<Seq>> {
     let mut ranges = Vec::new();
     for piece in pieces {
         let mut i = log.op_index(piece.start);
-        while let Some(run) = log.ops.get(i) {
+        while let Some(run) = log.ops().get(i) {
             if run.seq >= piece.end {
                 break;
             }
@@ -159,10 +159,10 @@ pub(crate) fn encode_body(log: &OpLog, texts: &TextTable, from: &VersionVector) 
     let mut run_buf: SmallVec<[OpRun; 4]> = SmallVec::new();
 
     for (ci, range) in &pieces {
-        let Some(change) = log.changes.get(*ci) else {
+        let Some(change) = log.changes().get(*ci) else {
             continue;
         };
-        let peer = log.peers.get(change.peer);
+        let peer = log.peers().get(change.peer);
         let counter = change.counter + (range.start - change.seq);
         write_varint(&mut changes, t.peer(peer));
         let expected = next_counter.insert(peer, counter + (range.end - range.start));
@@ -200,7 +200,7 @@ pub(crate) fn encode_body(log: &OpLog, texts: &TextTable, from: &VersionVector) 
 
         // The ops of the piece, clipped and split at content boundaries.
         let mut i = log.op_index(range.start);
-        while let Some(run) = log.ops.get(i) {
+        while let Some(run) = log.ops().get(i) {
             if run.seq >= range.end {
                 break;
             }
@@ -249,7 +249,7 @@ pub(crate) fn encode_body(log: &OpLog, texts: &TextTable, from: &VersionVector) 
                         if byte_start != NO_CONTENT {
                             let s = byte_start as usize;
                             content.extend_from_slice(
-                                log.content
+                                log.content()
                                     .as_bytes()
                                     .get(s..s + bytes as usize)
                                     .unwrap_or(&[]),
@@ -282,12 +282,12 @@ pub(crate) fn encode_body(log: &OpLog, texts: &TextTable, from: &VersionVector) 
                         let left = id(origin_left);
                         t.id(&mut ops, left, last_ref.unwrap_or(own));
                         t.id(&mut ops, id(origin_right), left.unwrap_or(own));
-                        let m = log.marks.get(mark as usize);
+                        let m = log.marks().get(mark as usize);
                         if start {
                             ops.push(m.map_or(0, |m| m.expand.to_byte()));
                             write_bytes(
                                 &mut ops,
-                                m.map_or("", |m| log.keys.name(m.key)).as_bytes(),
+                                m.map_or("", |m| log.keys().name(m.key)).as_bytes(),
                             );
                             write_value(&mut ops, m.map_or(&Value::Null, |m| &m.value));
                         } else {
@@ -358,7 +358,7 @@ fn clip_run(
     match run.kind {
         OpKind::MarkStart { .. } | OpKind::MarkEnd { .. } => out.push(*run),
         OpKind::Insert { byte_start, .. } => {
-            let text = run.content(&log.content).unwrap_or("").as_bytes();
+            let text = run.content(log.content()).unwrap_or("").as_bytes();
             // Byte offset of char `chars` of the run, walking forward only.
             let (mut chars, mut bytes_at) = (0u32, 0u32);
             let mut byte_of = |offset: u32| {
@@ -400,7 +400,7 @@ fn clip_run(
                 // The targets of ops at..: stop where they leave a change.
                 let first = run.delete_targets(offset, 1).map_or(0, |t| t.start);
                 let room = log
-                    .changes
+                    .changes()
                     .get(log.change_index(first))
                     .map_or(1, |change| {
                         if reversed {

@@ -1,25 +1,41 @@
 //! Carrying out a [`Plan`]: the one place where remote ops enter the
-//! history and the texts.
+//! history and the texts, one function per kind of op.
+//!
+//! Everything an op refers to was checked by [`super::plan`]; should one
+//! of those guarantees not hold here, that is a bug of ours: it is
+//! reported as [`Error::Internal`] (and asserted in debug builds), never
+//! skipped, since a skipped op is one replica quietly holding other data
+//! than the rest.
 
 use std::ops::Range;
 
-use crate::id::{IdSpan, Seq, NO_SEQ};
-use crate::oplog::{Mark, OpKind, OpLog, OpRun, NO_CONTENT};
+use crate::error::{Error, Result};
+use crate::id::{IdSpan, OpId, Seq};
+use crate::oplog::{OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::text::{char_len, utf16_len, Item, TextTable, ANCHOR_END, STICKS_LEFT};
 
 use super::plan::{Plan, PlannedOp};
 use super::update::{Update, UpdateKind};
 
-/// Applies a plan made by [`super::plan`] for `update` on the same, unchanged
-/// document. Returns the spans of the ops it added.
+/// A guarantee of the plan that does not hold.
+fn broken(what: &'static str) -> Error {
+    debug_assert!(false, "plan guarantee broken: {what}");
+    Error::Internal { what }
+}
+
+/// Applies a plan made by [`super::plan`] for `update` on the same,
+/// unchanged document. Returns the spans of the ops it added.
+///
+/// # Errors
+///
+/// [`Error::Internal`] only if the plan's guarantees do not hold (a bug).
 pub(crate) fn apply(
     log: &mut OpLog,
     texts: &mut TextTable,
     update: &Update,
     plan: Plan,
-) -> Vec<IdSpan> {
-    log.content.reserve(update.content.len());
-    log.ops.reserve(plan.ops.len());
+) -> Result<Vec<IdSpan>> {
+    log.reserve(plan.ops.len(), update.content.len());
     for name in &plan.new_texts {
         texts.find_or_create(name);
     }
@@ -39,7 +55,11 @@ pub(crate) fn apply(
             change.peer,
             change.counter..change.counter + change.len,
         ));
-        for op in plan.ops.get(change.ops).unwrap_or(&[]) {
+        let ops = plan
+            .ops
+            .get(change.ops)
+            .ok_or_else(|| broken("planned ops"))?;
+        for op in ops {
             match op {
                 PlannedOp::Insert {
                     id,
@@ -50,44 +70,18 @@ pub(crate) fn apply(
                     right,
                     content,
                 } => {
-                    let (byte_start, bytes, utf16) =
-                        match content.as_ref().and_then(|r| update.content.get(r.clone())) {
-                            Some(s) => {
-                                let start = log.content.len() as u32;
-                                log.content.push_str(s);
-                                debug_assert_eq!(char_len(s), *len);
-                                (start, s.len() as u32, utf16_len(s))
-                            }
-                            None => (NO_CONTENT, 0, 0),
-                        };
-                    let item = Item {
-                        seq: *seq,
-                        len: *len,
-                        origin_left: *left,
-                        origin_right: *right,
-                        byte_start,
-                        bytes,
-                        utf16,
-                        deleted: byte_start == NO_CONTENT,
-                        anchor: 0,
+                    let content = match content {
+                        Some(r) => Some(
+                            update
+                                .content
+                                .get(r.clone())
+                                .ok_or_else(|| broken("content"))?,
+                        ),
+                        None => None,
                     };
-                    if let Some(state) = texts.get_mut(*text as usize) {
-                        state.integrate(item, *id, log, &log.content);
-                    }
-                    log.push_op(OpRun {
-                        seq: *seq,
-                        len: *len,
-                        text: *text,
-                        kind: OpKind::Insert {
-                            origin_left: *left,
-                            origin_right: *right,
-                            byte_start,
-                            bytes,
-                        },
-                    });
+                    insert(log, texts, *id, *seq, *len, *text, (*left, *right), content)?;
                 }
                 PlannedOp::MarkStart {
-                    id,
                     seq,
                     text,
                     left,
@@ -98,19 +92,9 @@ pub(crate) fn apply(
                         key, value, expand, ..
                     }) = update.runs.get(*run).map(|r| &r.kind)
                     else {
-                        continue;
+                        return Err(broken("mark start run"));
                     };
-                    let mark = log.marks.len() as u32;
-                    let key = log.keys.intern(key);
-                    log.marks.push(Mark {
-                        key,
-                        value: value.clone(),
-                        expand: *expand,
-                        lamport: log.lamport_of(*seq),
-                        peer: id.peer,
-                        start: *seq,
-                        end: NO_SEQ,
-                    });
+                    let mark = log.start_mark(key, value.clone(), *expand, *seq);
                     let flags = if expand.anchor_sticks_left(false) {
                         STICKS_LEFT
                     } else {
@@ -121,13 +105,7 @@ pub(crate) fn apply(
                         origin_right: *right,
                         mark,
                     };
-                    add_anchor(log, texts, *seq, *text, (*left, *right), mark, flags);
-                    log.push_op(OpRun {
-                        seq: *seq,
-                        len: 1,
-                        text: *text,
-                        kind,
-                    });
+                    anchor(log, texts, *seq, *text, kind, flags)?;
                 }
                 PlannedOp::MarkEnd {
                     seq,
@@ -135,90 +113,167 @@ pub(crate) fn apply(
                     left,
                     right,
                     start,
-                } => {
-                    let Some(OpKind::MarkStart { mark, .. }) =
-                        log.ops.get(log.op_index(*start)).map(|r| r.kind)
-                    else {
-                        continue;
-                    };
-                    let Some(m) = log.marks.get_mut(mark as usize) else {
-                        continue;
-                    };
-                    m.end = *seq;
-                    let flags = if m.expand.anchor_sticks_left(true) {
-                        ANCHOR_END | STICKS_LEFT
-                    } else {
-                        ANCHOR_END
-                    };
-                    add_anchor(log, texts, *seq, *text, (*left, *right), mark, flags);
-                    log.push_op(OpRun {
-                        seq: *seq,
-                        len: 1,
-                        text: *text,
-                        kind: OpKind::MarkEnd {
-                            origin_left: *left,
-                            origin_right: *right,
-                            mark,
-                        },
-                    });
-                }
+                } => mark_end(log, texts, *seq, *text, (*left, *right), *start)?,
                 PlannedOp::Delete {
                     seq,
                     text,
                     pieces,
                     reversed,
-                } => {
-                    let mut at = *seq;
-                    let mut record = |log: &mut OpLog, piece: &Range<Seq>| {
-                        let n = piece.end - piece.start;
-                        log.push_op(OpRun {
-                            seq: at,
-                            len: n,
-                            text: *text,
-                            kind: OpKind::Delete {
-                                target: if *reversed {
-                                    piece.end - 1
-                                } else {
-                                    piece.start
-                                },
-                                reversed: *reversed,
-                            },
-                        });
-                        at += n;
-                    };
-                    if *reversed {
-                        pieces.iter().rev().for_each(|p| record(log, p));
-                    } else {
-                        pieces.iter().for_each(|p| record(log, p));
-                    }
-                    if let Some(state) = texts.get_mut(*text as usize) {
-                        for piece in pieces {
-                            state.remote_delete(piece.clone(), &log.content);
-                        }
-                    }
-                }
+                } => delete(log, texts, *seq, *text, pieces, *reversed)?,
             }
         }
     }
     drop_focus(texts);
-    applied
+    Ok(applied)
 }
 
-/// Places a remote style anchor in its text and lists it there.
-fn add_anchor(
-    log: &OpLog,
+/// Inserts `len` chars (seqs `seq..`, op `id` first) between `origins`,
+/// with their text, or as tombstones when the update left it out.
+#[expect(clippy::too_many_arguments, reason = "the fields of one op")]
+fn insert(
+    log: &mut OpLog,
+    texts: &mut TextTable,
+    id: OpId,
+    seq: Seq,
+    len: u32,
+    text: u32,
+    (left, right): (Seq, Seq),
+    content: Option<&str>,
+) -> Result<()> {
+    let (byte_start, bytes, utf16) = match content {
+        Some(s) => {
+            debug_assert_eq!(char_len(s), len);
+            (log.push_content(s), s.len() as u32, utf16_len(s))
+        }
+        None => (NO_CONTENT, 0, 0),
+    };
+    let item = Item {
+        seq,
+        len,
+        origin_left: left,
+        origin_right: right,
+        byte_start,
+        bytes,
+        utf16,
+        deleted: byte_start == NO_CONTENT,
+        anchor: 0,
+    };
+    let state = texts.get_mut(text as usize).ok_or_else(|| broken("text"))?;
+    state.integrate(item, id, log, log.content());
+    log.push_op(OpRun {
+        seq,
+        len,
+        text,
+        kind: OpKind::Insert {
+            origin_left: left,
+            origin_right: right,
+            byte_start,
+            bytes,
+        },
+    });
+    Ok(())
+}
+
+/// Ends the mark whose start op is `start` at op `seq`.
+fn mark_end(
+    log: &mut OpLog,
     texts: &mut TextTable,
     seq: Seq,
     text: u32,
     (left, right): (Seq, Seq),
-    mark: u32,
+    start: Seq,
+) -> Result<()> {
+    let Some(OpKind::MarkStart { mark, .. }) = log.ops().get(log.op_index(start)).map(|r| r.kind)
+    else {
+        return Err(broken("mark start op"));
+    };
+    let expand = log
+        .end_mark(mark, seq)
+        .ok_or_else(|| broken("open mark"))?
+        .expand;
+    let flags = if expand.anchor_sticks_left(true) {
+        ANCHOR_END | STICKS_LEFT
+    } else {
+        ANCHOR_END
+    };
+    let kind = OpKind::MarkEnd {
+        origin_left: left,
+        origin_right: right,
+        mark,
+    };
+    anchor(log, texts, seq, text, kind, flags)
+}
+
+/// Places the anchor of mark op `kind` (seq `seq`) in its text, lists it
+/// there and records the op.
+fn anchor(
+    log: &mut OpLog,
+    texts: &mut TextTable,
+    seq: Seq,
+    text: u32,
+    kind: OpKind,
     flags: u8,
-) {
-    let mut item = Item::anchor(seq, mark, flags);
-    item.origin_left = left;
-    item.origin_right = right;
-    if let Some(state) = texts.get_mut(text as usize) {
-        let (leaf, at) = state.place_anchor(item, &log.content);
-        state.register_anchor(leaf, at);
+) -> Result<()> {
+    let (OpKind::MarkStart {
+        origin_left,
+        origin_right,
+        mark,
     }
+    | OpKind::MarkEnd {
+        origin_left,
+        origin_right,
+        mark,
+    }) = kind
+    else {
+        return Err(broken("mark op"));
+    };
+    let mut item = Item::anchor(seq, mark, flags);
+    item.origin_left = origin_left;
+    item.origin_right = origin_right;
+    let state = texts.get_mut(text as usize).ok_or_else(|| broken("text"))?;
+    let (leaf, at) = state.place_anchor(item, log.content());
+    state.register_anchor(leaf, at);
+    log.push_op(OpRun {
+        seq,
+        len: 1,
+        text,
+        kind,
+    });
+    Ok(())
+}
+
+/// Deletes the chars `pieces` (ascending seqs) with ops `seq..`, backwards
+/// (`reversed`: op by op from the last char) or forwards.
+fn delete(
+    log: &mut OpLog,
+    texts: &mut TextTable,
+    seq: Seq,
+    text: u32,
+    pieces: &[Range<Seq>],
+    reversed: bool,
+) -> Result<()> {
+    let mut at = seq;
+    let mut record = |log: &mut OpLog, piece: &Range<Seq>| {
+        let n = piece.end - piece.start;
+        log.push_op(OpRun {
+            seq: at,
+            len: n,
+            text,
+            kind: OpKind::Delete {
+                target: if reversed { piece.end - 1 } else { piece.start },
+                reversed,
+            },
+        });
+        at += n;
+    };
+    if reversed {
+        pieces.iter().rev().for_each(|p| record(log, p));
+    } else {
+        pieces.iter().for_each(|p| record(log, p));
+    }
+    let state = texts.get_mut(text as usize).ok_or_else(|| broken("text"))?;
+    for piece in pieces {
+        state.remote_delete(piece.clone(), log.content());
+    }
+    Ok(())
 }

@@ -47,7 +47,6 @@ pub(super) enum PlannedOp {
     /// Inserts a mark's start anchor; key, value and rule are in update
     /// run `run`.
     MarkStart {
-        id: OpId,
         seq: Seq,
         text: u32,
         left: Seq,
@@ -145,7 +144,7 @@ impl Resolver<'_> {
         let mut i = self.log.op_index(seqs.start);
         let mut at = seqs.start;
         while at < seqs.end {
-            match self.log.ops.get(i) {
+            match self.log.ops().get(i) {
                 Some(run) if matches!(run.kind, OpKind::Insert { .. }) && run.text == text => {
                     at = run.end();
                     i += 1;
@@ -169,11 +168,11 @@ impl Resolver<'_> {
             }
         } else {
             let seq = self.log.id_to_seq(id);
-            let run = seq.and_then(|s| self.log.ops.get(self.log.op_index(s)));
+            let run = seq.and_then(|s| self.log.ops().get(self.log.op_index(s)));
             match (seq, run.map(|r| (r.text, r.kind))) {
                 (Some(seq), Some((t, OpKind::MarkStart { mark, .. }))) if t == text => self
                     .log
-                    .marks
+                    .marks()
                     .get(mark as usize)
                     .filter(|m| m.end == NO_SEQ)
                     .map(|m| (seq, m.expand)),
@@ -285,7 +284,7 @@ impl Resolver<'_> {
             let (seqs, ok) = if let Some(seq) = self.log.id_to_seq(here) {
                 let change = self
                     .log
-                    .changes
+                    .changes()
                     .get(self.log.change_index(seq))
                     .ok_or(Error::UnknownId(here))?;
                 let k = (end - counter).min(change.counter_end() - counter);
@@ -412,7 +411,7 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
         .filter_map(|&(i, skip)| update.changes.get(i).map(|c| u64::from(c.len - skip)))
         .sum();
     // Seqs and content offsets are u32.
-    let content_end = log.content.len() as u64 + update.content.len() as u64;
+    let content_end = log.content().len() as u64 + update.content.len() as u64;
     if u64::from(log.next_seq()) + total >= u64::from(NO_SEQ) || content_end >= u64::from(u32::MAX)
     {
         return Err(Error::HistoryFull);
@@ -535,7 +534,6 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
                     )?;
                     resolver.anchors.push((seq, text, *expand));
                     ops.push(PlannedOp::MarkStart {
-                        id: OpId::new(change.peer, op_counter),
                         seq,
                         text,
                         left,

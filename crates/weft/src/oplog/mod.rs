@@ -27,6 +27,7 @@ use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
 use crate::id::{Counter, IdSpan, Lamport, OpId, PeerId, Seq, NO_SEQ};
+use crate::style::{ExpandType, Value};
 use crate::version::{Frontiers, VersionVector};
 
 /// Peer ids in order of first appearance, with a reverse index.
@@ -65,19 +66,19 @@ fn deps_in<'a>(pool: &'a [Seq], change: &Change) -> &'a [Seq] {
 /// The whole history of a document. See the module doc.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct OpLog {
-    pub peers: PeerTable,
-    pub changes: Vec<Change>,
+    peers: PeerTable,
+    changes: Vec<Change>,
     /// The deps of all changes (see [`Change::deps_start`]).
     dep_pool: Vec<Seq>,
     /// Per peer index: indexes into `changes`, by increasing counter.
     by_peer: Vec<Vec<u32>>,
-    pub ops: Vec<OpRun>,
+    ops: Vec<OpRun>,
     /// UTF-8 text of all inserts this document has content for.
-    pub content: String,
+    content: String,
     /// Every mark, in the order their start ops arrived.
-    pub marks: Vec<Mark>,
+    marks: Vec<Mark>,
     /// The style keys the marks use.
-    pub keys: KeyTable,
+    keys: KeyTable,
     /// Version of the committed changes.
     version: VersionVector,
     /// Heads of the committed changes, as seqs, sorted.
@@ -93,6 +94,90 @@ impl OpLog {
     /// Number of ops known (the next seq).
     pub fn next_seq(&self) -> Seq {
         self.next_seq
+    }
+
+    /// The peer table.
+    #[inline]
+    pub fn peers(&self) -> &PeerTable {
+        &self.peers
+    }
+
+    /// The changes, by seq.
+    #[inline]
+    pub fn changes(&self) -> &[Change] {
+        &self.changes
+    }
+
+    /// The op runs, by seq.
+    #[inline]
+    pub fn ops(&self) -> &[OpRun] {
+        &self.ops
+    }
+
+    /// The text of every insert with content (runs point into it).
+    #[inline]
+    pub fn content(&self) -> &str {
+        &self.content
+    }
+
+    /// Every mark, by arrival of its start op.
+    #[inline]
+    pub fn marks(&self) -> &[Mark] {
+        &self.marks
+    }
+
+    /// The style keys the marks use.
+    #[inline]
+    pub fn keys(&self) -> &KeyTable {
+        &self.keys
+    }
+
+    /// Appends inserted text; returns its byte offset in
+    /// [`OpLog::content`]. Callers check that offsets fit a `u32`
+    /// ([`OpLog::check_room`], or the plan of an update).
+    #[inline]
+    pub fn push_content(&mut self, s: &str) -> u32 {
+        let start = self.content.len() as u32;
+        self.content.push_str(s);
+        start
+    }
+
+    /// Makes room for `ops` more op runs and `bytes` more text.
+    pub fn reserve(&mut self, ops: usize, bytes: usize) {
+        self.ops.reserve(ops);
+        self.content.reserve(bytes);
+    }
+
+    /// Records the mark started by op `start` (in the log already):
+    /// `key` = `value` with `expand`, ordered against other marks of the
+    /// key by the op's Lamport timestamp and peer. The one constructor of
+    /// marks: local marks, merged updates and loaded snapshots all call
+    /// it. Returns the mark's index.
+    pub fn start_mark(&mut self, key: &str, value: Value, expand: ExpandType, start: Seq) -> u32 {
+        let mark = self.marks.len() as u32;
+        let key = self.keys.intern(key);
+        self.marks.push(Mark {
+            key,
+            value,
+            expand,
+            lamport: self.lamport_of(start),
+            peer: self.seq_to_id(start).peer,
+            start,
+            end: NO_SEQ,
+        });
+        mark
+    }
+
+    /// Records op `end` as the end of mark `mark`. Returns the mark, or
+    /// `None` (changing nothing) when there is no such mark or it has an
+    /// end already.
+    pub fn end_mark(&mut self, mark: u32, end: Seq) -> Option<&Mark> {
+        let m = self
+            .marks
+            .get_mut(mark as usize)
+            .filter(|m| m.end == NO_SEQ)?;
+        m.end = end;
+        Some(m)
     }
 
     /// Reserves `n` seqs for new local ops of `peer`, extending the open
@@ -338,6 +423,17 @@ impl OpLog {
     /// Index of the op run holding `seq`.
     pub fn op_index(&self, seq: Seq) -> usize {
         self.ops.partition_point(|r| r.end() <= seq)
+    }
+
+    /// Appends a run as it is, without merging it into the last one (the
+    /// snapshot loader keeps runs split as its segments need them).
+    pub fn push_op_unmerged(&mut self, run: OpRun) {
+        debug_assert_eq!(
+            run.seq,
+            self.ops.last().map_or(0, OpRun::end),
+            "op runs are contiguous"
+        );
+        self.ops.push(run);
     }
 
     /// Appends ops to the log, merging with the last run when possible.

@@ -7,7 +7,7 @@ use std::ops::Range;
 use crate::encoding::LazyDoc;
 use crate::error::{Error, Result, Unit};
 use crate::id::{PeerId, Seq};
-use crate::oplog::{Mark, OpKind, OpLog, OpRun};
+use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{Attributes, Delta, StyleConfig, Value};
 
 use super::item::{char_len, utf16_len, Item};
@@ -140,7 +140,7 @@ impl<'a> Text<'a> {
         if let Some(text) = self.unloaded_text() {
             return super::convert_in_str(text, pos, from, to);
         }
-        self.state.convert(pos, from, to, &self.log.content)
+        self.state.convert(pos, from, to, self.log.content())
     }
 
     /// Inserts `s` at char position `pos`. O(log n), O(1) when typing right
@@ -173,7 +173,7 @@ impl<'a> Text<'a> {
         if s.is_empty() {
             return Ok(());
         }
-        let byte_start = self.log.content.len();
+        let byte_start = self.log.content().len();
         let total_bytes = byte_start.checked_add(s.len());
         if total_bytes.is_none_or(|t| t >= u32::MAX as usize) || len + s.len() >= u32::MAX as usize
         {
@@ -181,7 +181,7 @@ impl<'a> Text<'a> {
         }
         let n = char_len(s);
         let seq = self.log.reserve_local(self.peer, n)?;
-        self.log.content.push_str(s);
+        self.log.push_content(s);
         let item = Item {
             seq,
             len: n,
@@ -194,7 +194,8 @@ impl<'a> Text<'a> {
             anchor: 0,
         };
         let (origin_left, origin_right) =
-            self.state.local_insert(pos as u32, item, &self.log.content);
+            self.state
+                .local_insert(pos as u32, item, self.log.content());
         self.log.push_insert(
             self.text,
             seq,
@@ -216,8 +217,8 @@ impl<'a> Text<'a> {
     #[cold]
     #[inline(never)]
     fn unmark_resurrected(&mut self, pos: usize, n: usize) -> Result<()> {
-        for key in self.state.take_resurrected(pos as u32, &self.log.marks) {
-            let key = self.log.keys.name(key).to_owned();
+        for key in self.state.take_resurrected(pos as u32, self.log.marks()) {
+            let key = self.log.keys().name(key).to_owned();
             self.mark_value(pos..pos + n, &key, Value::Null)?;
         }
         Ok(())
@@ -251,7 +252,7 @@ impl<'a> Text<'a> {
         let mut deleted = mem::take(self.deleted);
         deleted.clear();
         self.state
-            .local_delete(pos as u32, len as u32, &self.log.content, &mut deleted);
+            .local_delete(pos as u32, len as u32, self.log.content(), &mut deleted);
         for range in deleted.drain(..) {
             let n = range.end - range.start;
             self.log.push_op(OpRun {
@@ -289,7 +290,7 @@ impl<'a> Text<'a> {
     /// Most ops the unmarks of one insert can add (see
     /// [`Text::unmark_resurrected`]): two per style key.
     fn unmark_bound(&self) -> u64 {
-        2 * self.log.keys.len() as u64
+        2 * self.log.keys().len() as u64
     }
 
     fn to_chars(&self, pos: usize, unit: Unit) -> Result<usize> {
@@ -364,7 +365,7 @@ impl<'a> Text<'a> {
         }
         Ok(self
             .state
-            .slice(range.start as u32..range.end as u32, &self.log.content))
+            .slice(range.start as u32..range.end as u32, self.log.content()))
     }
 }
 
@@ -509,31 +510,21 @@ impl Text<'_> {
             range.start as u32..range.end as u32,
             key,
             &value,
-            &self.log.marks,
-            &self.log.keys,
+            self.log.marks(),
+            self.log.keys(),
         ) {
             return Ok(());
         }
         let expand = self.config.get(key);
         let seq = self.log.reserve_local(self.peer, 2)?;
-        let mark = self.log.marks.len() as u32;
-        let key = self.log.keys.intern(key);
-        let lamport = self.log.lamport_of(seq);
-        self.log.marks.push(Mark {
-            key,
-            value,
-            expand,
-            lamport,
-            peer: self.peer,
-            start: seq,
-            end: seq + 1,
-        });
+        let mark = self.log.start_mark(key, value, expand, seq);
+        self.log.end_mark(mark, seq + 1);
         let [(l0, r0), (l1, r1)] = self.state.local_mark(
             range.start as u32..range.end as u32,
             seq,
             mark,
             expand,
-            &self.log.content,
+            self.log.content(),
         );
         self.log.push_op(OpRun {
             seq,
@@ -591,7 +582,7 @@ impl Text<'_> {
             };
         }
         self.state
-            .to_delta(&self.log.content, &self.log.marks, &self.log.keys)
+            .to_delta(self.log.content(), self.log.marks(), self.log.keys())
     }
 
     /// Chars `range` as Quill-style runs (see [`Text::to_delta`]).
@@ -620,9 +611,9 @@ impl Text<'_> {
         }
         Ok(self.state.slice_delta(
             range.start as u32..range.end as u32,
-            &self.log.content,
-            &self.log.marks,
-            &self.log.keys,
+            self.log.content(),
+            self.log.marks(),
+            self.log.keys(),
         ))
     }
 
@@ -665,7 +656,7 @@ impl Text<'_> {
         // for every op it can make (a bound: inserts may unmark inherited
         // keys, at most one mark per key).
         self.ensure_loaded()?;
-        let keys = self.log.keys.len() as u64
+        let keys = self.log.keys().len() as u64
             + delta
                 .iter()
                 .map(|d| match d {
@@ -755,7 +746,7 @@ impl fmt::Display for Text<'_> {
             return f.write_str(text);
         }
         let mut s = String::with_capacity(self.len_utf8());
-        self.state.write_to(&self.log.content, &mut s);
+        self.state.write_to(self.log.content(), &mut s);
         f.write_str(&s)
     }
 }

@@ -735,7 +735,7 @@ impl TextState {
                     let s = item.byte_start as usize;
                     format!(
                         "{:?}{}",
-                        &log.content[s..s + item.bytes as usize],
+                        &log.content()[s..s + item.bytes as usize],
                         if item.deleted { " (deleted)" } else { "" }
                     )
                 };
