@@ -133,11 +133,13 @@
 
 mod bytes;
 mod history;
+mod load;
 mod snapshot;
 mod updates;
 mod value;
 
-pub(crate) use snapshot::{load_text, LazyDoc, Snapshot};
+pub(crate) use load::Loaded;
+pub(crate) use snapshot::{Meta, Snapshot};
 
 use xxhash_rust::xxh3::xxh3_64;
 

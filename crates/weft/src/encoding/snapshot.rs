@@ -1,38 +1,33 @@
-//! Writing and lazily reading snapshots (see the module doc of [`super`]
-//! for the layout).
+//! Writing snapshots, and reading their table, meta and pending updates
+//! (see the module doc of [`super`] for the layout).
 //!
 //! Import reads only the header, the table's structure and the meta
 //! entry ([`Snapshot::decode`]); a text's document-order text is
-//! decompressed the first time it is read ([`LazyDoc::text`]); the history
-//! is decoded into the op log when an operation needs it
-//! ([`LazyDoc::load_history`]), and each text's tree is built bottom-up
-//! from its segments when that text is edited ([`LazyDoc::build_text`]).
+//! decompressed when first read ([`Snapshot::stored_text`]); the history
+//! and each text's items are decoded when the document needs them (see
+//! `load.rs`; the document decides when, in `doc::lazy`).
 
 use std::borrow::Cow;
 use std::fmt;
-use std::ops::Range;
-use std::sync::{Arc, OnceLock};
 
 use weft_kv::{MemKvStore, TableWriter};
 
 use crate::error::{Error, Result};
 use crate::id::{OpId, PeerId, Seq, NO_SEQ};
 use crate::merge::Parked;
-use crate::oplog::{origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
-use crate::text::{
-    prefix_units, AnchorRef, Cache, Item, TextState, TextTable, ANCHOR_END, STICKS_LEFT,
-};
+use crate::oplog::OpLog;
+use crate::text::{prefix_units, Cache, TextTable};
 use crate::version::{Frontiers, VersionVector};
 
 use super::bytes::{peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader};
-use super::history::{self, ReadKind};
+use super::history;
 
-const KEY_CHANGES: &[u8] = b"c";
-const KEY_HISTORY: u8 = b'h';
+pub(super) const KEY_CHANGES: &[u8] = b"c";
+pub(super) const KEY_HISTORY: u8 = b'h';
 const KEY_META: &[u8] = b"m";
 const KEY_PENDING: &[u8] = b"p";
-const KEY_SEGMENTS: u8 = b's';
-const KEY_TEXT: u8 = b't';
+pub(super) const KEY_SEGMENTS: u8 = b's';
+pub(super) const KEY_TEXT: u8 = b't';
 
 /// LZ4 never expands more than this per compressed byte, so a declared
 /// size above `compressed * MAX_RATIO + 64` is a lie: nothing is
@@ -40,7 +35,7 @@ const KEY_TEXT: u8 = b't';
 const MAX_RATIO: usize = 255;
 
 /// A key: one tag byte and a big-endian u32 (so keys sort by the number).
-fn key(tag: u8, n: u32) -> [u8; 5] {
+pub(super) fn key(tag: u8, n: u32) -> [u8; 5] {
     [
         tag,
         (n >> 24) as u8,
@@ -78,7 +73,7 @@ fn compress(raw: &[u8]) -> Vec<u8> {
 
 /// Reverses [`stored`] and [`compress`]; `what` names the value in
 /// errors.
-fn decompress<'a>(value: &'a [u8], what: &'static str) -> Result<Cow<'a, [u8]>> {
+pub(super) fn decompress<'a>(value: &'a [u8], what: &'static str) -> Result<Cow<'a, [u8]>> {
     let mut r = Reader::new(value, 0);
     let malformed = Error::Malformed { offset: 0, what };
     let len = usize::try_from(r.varint()?).map_err(|_| malformed.clone())?;
@@ -99,10 +94,10 @@ fn decompress<'a>(value: &'a [u8], what: &'static str) -> Result<Cow<'a, [u8]>> 
 /// A run of seq-contiguous items of one text, in document order, all
 /// visible or all deleted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Segment {
-    seq: Seq,
-    len: u32,
-    deleted: bool,
+pub(super) struct Segment {
+    pub seq: Seq,
+    pub len: u32,
+    pub deleted: bool,
 }
 
 /// What a snapshot says about one text.
@@ -128,7 +123,7 @@ pub(crate) struct Meta {
 /// A snapshot whose header, checksum, table structure and meta entry
 /// were checked.
 pub(crate) struct Snapshot {
-    store: MemKvStore,
+    pub(super) store: MemKvStore,
     pub meta: Meta,
     /// The updates that were pending in the document, decoded (with the
     /// bytes they arrived as).
@@ -399,7 +394,7 @@ fn decode_meta(bytes: &[u8]) -> Result<Meta> {
     })
 }
 
-fn decode_segments(value: &[u8]) -> Result<Vec<Segment>> {
+pub(super) fn decode_segments(value: &[u8]) -> Result<Vec<Segment>> {
     let raw = decompress(value, "segments")?;
     let mut r = Reader::new(&raw, 0);
     // Every segment takes at least two bytes.
@@ -461,7 +456,7 @@ impl RecentEnds {
 }
 
 /// Byte length of the first `chars` chars of `text`, if it has that many.
-fn bytes_of_chars(text: &str, chars: u32) -> Option<(usize, u32)> {
+pub(super) fn bytes_of_chars(text: &str, chars: u32) -> Option<(usize, u32)> {
     let b = text.as_bytes();
     if b.get(..chars as usize).is_some_and(<[u8]>::is_ascii) {
         return Some((chars as usize, chars));
@@ -471,625 +466,28 @@ fn bytes_of_chars(text: &str, chars: u32) -> Option<(usize, u32)> {
     (got == chars).then_some((bytes as usize, utf16))
 }
 
-/// Sorts `keys` by their high 32 bits (LSD radix sort, three passes of
-/// 11 bits: linear, where a comparison sort of segments cost more than
-/// the rest of loading).
-fn radix_sort_high(keys: &mut Vec<u64>) {
-    let mut buf = vec![0u64; keys.len()];
-    for pass in 0..3u32 {
-        let shift = 32 + pass * 11;
-        let mut counts = [0usize; 2048];
-        for k in keys.iter() {
-            if let Some(c) = counts.get_mut(((k >> shift) & 2047) as usize) {
-                *c += 1;
-            }
-        }
-        let mut at = 0;
-        for c in counts.iter_mut() {
-            let n = *c;
-            *c = at;
-            at += n;
-        }
-        for &k in keys.iter() {
-            if let Some(c) = counts.get_mut(((k >> shift) & 2047) as usize) {
-                if let Some(slot) = buf.get_mut(*c) {
-                    *slot = k;
-                }
-                *c += 1;
-            }
-        }
-        std::mem::swap(keys, &mut buf);
-    }
-}
-
-/// Whether two of `segs` (all below `limit`) share a seq. O(limit / 64 +
-/// segments) with a bitset, no sorting.
-fn overlapping(segs: &[Segment], limit: Seq) -> bool {
-    let words = (limit as usize).div_ceil(64);
-    if words > segs.len().saturating_mul(8).max(1024) {
-        // Few segments over a huge seq range (only a forged snapshot has
-        // that): sort them instead, so memory follows the input's size.
-        let mut ranges: Vec<(Seq, Seq)> = segs.iter().map(|s| (s.seq, s.seq + s.len)).collect();
-        ranges.sort_unstable();
-        return ranges.windows(2).any(|w| matches!(w, [a, b] if a.1 > b.0));
-    }
-    let mut seen = vec![0u64; words];
-    for s in segs {
-        let (mut at, end) = (s.seq as usize, (s.seq + s.len) as usize);
-        while at < end {
-            let (word, bit) = (at / 64, at % 64);
-            let n = (64 - bit).min(end - at);
-            let mask = if n == 64 {
-                u64::MAX
-            } else {
-                ((1u64 << n) - 1) << bit
-            };
-            let Some(w) = seen.get_mut(word) else {
-                return true;
-            };
-            if *w & mask != 0 {
-                return true;
-            }
-            *w |= mask;
-            at += n;
-        }
-    }
-    false
-}
-
-/// What [`LazyDoc::load_history`] leaves for building the texts.
-#[derive(Debug, Clone)]
-struct Loaded {
-    /// Byte range of each text's document-order text in the log's content.
-    text_ranges: Vec<Range<usize>>,
-    segments: Vec<Vec<Segment>>,
-    /// Per text and segment, the index of the op run holding its first
-    /// seq (found in one pass in seq order instead of a search each).
-    first_runs: Vec<Vec<u32>>,
-    /// Per document text index, the inserts and anchors of the history
-    /// in that text (counted once, not per text built).
-    inserted: Vec<u64>,
-}
-
-/// A document's view of a snapshot it imported lazily.
-#[derive(Debug, Clone)]
-pub(crate) struct LazyDoc {
-    snap: Arc<Snapshot>,
-    /// Each text's document-order text, decompressed on first read.
-    texts: Arc<[OnceLock<Result<String>>]>,
-    /// The document's text index of each snapshot text.
-    doc_index: Vec<u32>,
-    loaded: Option<Loaded>,
-    /// Texts whose trees are not built yet.
-    unbuilt: usize,
-}
-
-impl LazyDoc {
-    pub fn new(snap: Snapshot, doc_index: Vec<u32>) -> LazyDoc {
-        let n = snap.meta.texts.len();
-        LazyDoc {
-            texts: (0..n).map(|_| OnceLock::new()).collect(),
-            snap: Arc::new(snap),
-            doc_index,
-            loaded: None,
-            unbuilt: n,
-        }
-    }
-
-    pub fn meta(&self) -> &Meta {
-        &self.snap.meta
-    }
-
-    /// Whether the history is in the op log.
-    pub fn history_loaded(&self) -> bool {
-        self.loaded.is_some()
-    }
-
-    /// Whether nothing is left to load (the document can drop this).
-    pub fn is_done(&self) -> bool {
-        self.loaded.is_some() && self.unbuilt == 0
-    }
-
-    /// The visible text of snapshot text `i`, in document order.
-    pub fn text(&self, i: u32) -> Result<&str> {
-        let cell = self.texts.get(i as usize).ok_or(Error::Malformed {
+impl Snapshot {
+    /// The visible text of snapshot text `i` in document order,
+    /// decompressed and checked against the meta's length.
+    pub fn stored_text(&self, i: u32) -> Result<String> {
+        let value = self.store.get(&key(KEY_TEXT, i)).unwrap_or(&[]);
+        let raw = decompress(value, "snapshot text")?;
+        let text = String::from_utf8(raw.into_owned()).map_err(|_| Error::Malformed {
             offset: 0,
-            what: "snapshot text index",
+            what: "snapshot text UTF-8",
         })?;
-        let meta = self.snap.meta.texts.get(i as usize);
-        cell.get_or_init(|| {
-            let value = self.snap.store.get(&key(KEY_TEXT, i)).unwrap_or(&[]);
-            let raw = decompress(value, "snapshot text")?;
-            let text = String::from_utf8(raw.into_owned()).map_err(|_| Error::Malformed {
-                offset: 0,
-                what: "snapshot text UTF-8",
-            })?;
-            if meta.map(|m| m.counts.utf8 as usize) != Some(text.len()) {
-                return Err(Error::Malformed {
-                    offset: 0,
-                    what: "snapshot text length",
-                });
-            }
-            Ok(text)
-        })
-        .as_deref()
-        .map_err(Clone::clone)
-    }
-
-    /// Decodes the history into `log` (which must be empty). Checks
-    /// everything first: on error `log` is unchanged.
-    pub fn load_history(&mut self, log: &mut OpLog) -> Result<()> {
-        if self.loaded.is_some() {
-            return Ok(());
-        }
-        let bad = |what| Error::Malformed { offset: 0, what };
-        let n = self.snap.meta.texts.len();
-        let mut texts = Vec::with_capacity(n);
-        let mut segments = Vec::with_capacity(n);
-        // Every segment: (seq, len, deleted, text, byte range if visible).
-        let mut all: Vec<(Segment, u32, Range<usize>)> = Vec::new();
-        for i in 0..n as u32 {
-            let text = self.text(i)?;
-            let segs = decode_segments(self.snap.store.get(&key(KEY_SEGMENTS, i)).unwrap_or(&[]))?;
-            all.reserve(segs.len());
-            let mut at = 0usize;
-            for s in &segs {
-                let mut range = at..at;
-                if !s.deleted {
-                    let rest = text.get(at..).unwrap_or("");
-                    let (bytes, _) = bytes_of_chars(rest, s.len).ok_or(bad("segment text"))?;
-                    range = at..at + bytes;
-                    at += bytes;
-                }
-                all.push((*s, i, range));
-            }
-            if at != text.len() {
-                return Err(bad("unused snapshot text"));
-            }
-            texts.push(text);
-            segments.push(segs);
-        }
-        // In seq order (sorted as packed integers: much cheaper than
-        // sorting the entries). The text of the visible chars in this
-        // order is the content of the history's inserts.
-        let mut order: Vec<u64> = all
-            .iter()
-            .enumerate()
-            .map(|(k, v)| (u64::from(v.0.seq) << 32) | k as u64)
-            .collect();
-        radix_sort_high(&mut order);
-        let by_seq: Vec<&(Segment, u32, Range<usize>)> = order
-            .iter()
-            .filter_map(|k| all.get((*k & 0xFFFF_FFFF) as usize))
-            .collect();
-        let total: usize = all.iter().map(|v| v.2.len()).sum();
-        let mut new = OpLog::default();
-        // Op runs: about one per segment (inserts split by visibility)
-        // plus the deletes; a guess that saves most regrowth.
-        new.reserve(
-            all.len() + all.len() / 2,
-            total + texts.iter().map(|t| t.len()).sum::<usize>(),
-        );
-        for (_, i, range) in &by_seq {
-            let text = texts.get(*i as usize).copied().unwrap_or("");
-            new.push_content(text.get(range.clone()).unwrap_or(""));
-        }
-
-        let meta = &self.snap.meta;
-        let changes = self
-            .snap
-            .store
-            .get(KEY_CHANGES)
-            .ok_or(bad("change table"))?;
-        history::decode_changes(&decompress(changes, "change table")?, &meta.peers, &mut new)?;
-        if new.next_seq() != meta.ops {
-            return Err(bad("change table"));
-        }
-        let mut cursor = SegmentCursor {
-            segs: &by_seq,
-            i: 0,
-            content_at: 0,
-        };
-        let mut seq = 0;
-        while seq < meta.ops {
-            let value = self
-                .snap
-                .store
-                .get(&key(KEY_HISTORY, seq))
-                .ok_or(bad("history block"))?;
-            let block = decompress(value, "history block")?;
-            let end =
-                history::decode_block(&block, seq, meta.ops, n as u32, |seq, len, t, kind| {
-                    let text = self
-                        .doc_index
-                        .get(t as usize)
-                        .copied()
-                        .ok_or(bad("text index"))?;
-                    push_run(&mut new, &mut cursor, seq, len, text, kind)
-                })?;
-            if end == seq {
-                return Err(bad("history block"));
-            }
-            seq = end;
-        }
-        if cursor.content_at != total
-            || new.version() != meta.version
-            || new.frontiers() != meta.frontiers
+        if self
+            .meta
+            .texts
+            .get(i as usize)
+            .map(|m| m.counts.utf8 as usize)
+            != Some(text.len())
         {
-            return Err(bad("snapshot history"));
+            return Err(Error::Malformed {
+                offset: 0,
+                what: "snapshot text length",
+            });
         }
-        // Each segment's first op run, walking both in seq order.
-        let mut run_of = vec![0u32; all.len()];
-        let mut ri = 0usize;
-        for key in &order {
-            let seq = (key >> 32) as Seq;
-            while new.ops().get(ri).is_some_and(|r| r.end() <= seq) {
-                ri += 1;
-            }
-            if let Some(slot) = run_of.get_mut((key & 0xFFFF_FFFF) as usize) {
-                *slot = ri as u32;
-            }
-        }
-        let mut first_runs = Vec::with_capacity(n);
-        let mut rest = run_of.as_slice();
-        for segs in &segments {
-            let (head, tail) = rest.split_at(segs.len().min(rest.len()));
-            first_runs.push(head.to_vec());
-            rest = tail;
-        }
-        let mut text_ranges = Vec::with_capacity(n);
-        for text in &texts {
-            let start = new.content().len();
-            new.push_content(text);
-            text_ranges.push(start..new.content().len());
-        }
-        if new.content().len() >= NO_CONTENT as usize {
-            return Err(Error::HistoryFull);
-        }
-        let slots = self.doc_index.iter().max().map_or(0, |&m| m as usize + 1);
-        let mut inserted = vec![0u64; slots];
-        for r in new.ops() {
-            if !matches!(r.kind, OpKind::Delete { .. }) {
-                if let Some(n) = inserted.get_mut(r.text as usize) {
-                    *n += u64::from(r.len);
-                }
-            }
-        }
-        *log = new;
-        self.loaded = Some(Loaded {
-            text_ranges,
-            segments,
-            first_runs,
-            inserted,
-        });
-        Ok(())
+        Ok(text)
     }
-
-    /// Builds `state`'s tree from its segments (the history must be
-    /// loaded). Checks everything first: on error `state` is unchanged.
-    pub fn build_text(&mut self, log: &OpLog, state: &mut TextState) -> Result<()> {
-        let Some(unloaded) = state.unloaded() else {
-            return Ok(());
-        };
-        let bad = |what| Error::Malformed { offset: 0, what };
-        let loaded = self.loaded.as_ref().ok_or(bad("snapshot state"))?;
-        let i = unloaded.index as usize;
-        let segs = loaded.segments.get(i).ok_or(bad("snapshot text index"))?;
-        let first_runs = loaded.first_runs.get(i).ok_or(bad("snapshot text index"))?;
-        let range = loaded
-            .text_ranges
-            .get(i)
-            .cloned()
-            .ok_or(bad("snapshot text index"))?;
-        let t = self
-            .doc_index
-            .get(i)
-            .copied()
-            .ok_or(bad("snapshot text index"))?;
-        let content = log.content().get(..range.end).ok_or(bad("snapshot text"))?;
-        let mut items: Vec<Item> = Vec::with_capacity(segs.len() + segs.len() / 2);
-        let mut anchors = Vec::new();
-        let mut at = range.start;
-        let mut covered = 0u64;
-        for (j, seg) in segs.iter().enumerate() {
-            let end = seg
-                .seq
-                .checked_add(seg.len)
-                .filter(|&e| e <= log.next_seq());
-            let end = end.ok_or(bad("segment"))?;
-            let mut s = seg.seq;
-            let mut ri = match first_runs.get(j).map(|&r| r as usize) {
-                Some(r)
-                    if log
-                        .ops()
-                        .get(r)
-                        .is_some_and(|run| run.seq <= s && s < run.end()) =>
-                {
-                    r
-                }
-                _ => log.op_index(s),
-            };
-            while s < end {
-                let run = log.ops().get(ri).filter(|r| r.text == t && r.seq <= s);
-                let run = run.ok_or(bad("segment op"))?;
-                let upto = run.end().min(end);
-                let off = s - run.seq;
-                match run.kind {
-                    OpKind::Insert { .. } => {
-                        let (origin_left, origin_right) = origins_at(run, off);
-                        let mut item = Item {
-                            seq: s,
-                            len: upto - s,
-                            origin_left,
-                            origin_right,
-                            byte_start: NO_CONTENT,
-                            bytes: 0,
-                            utf16: 0,
-                            deleted: seg.deleted,
-                            anchor: 0,
-                        };
-                        if !seg.deleted {
-                            let rest = content.get(at..).unwrap_or("");
-                            let (bytes, utf16) =
-                                bytes_of_chars(rest, item.len).ok_or(bad("segment text"))?;
-                            item.byte_start = at as u32;
-                            item.bytes = bytes as u32;
-                            item.utf16 = utf16;
-                            at += bytes;
-                        }
-                        items.push(item);
-                    }
-                    OpKind::MarkStart {
-                        origin_left,
-                        origin_right,
-                        mark,
-                    }
-                    | OpKind::MarkEnd {
-                        origin_left,
-                        origin_right,
-                        mark,
-                    } => {
-                        let m = log.marks().get(mark as usize).ok_or(bad("mark"))?;
-                        if !seg.deleted {
-                            return Err(bad("visible anchor"));
-                        }
-                        let end = matches!(run.kind, OpKind::MarkEnd { .. });
-                        let sticks_left = m.expand.anchor_sticks_left(end);
-                        let flags = if sticks_left { STICKS_LEFT } else { 0 }
-                            | if end { ANCHOR_END } else { 0 };
-                        let mut item = Item::anchor(s, mark, flags);
-                        item.origin_left = origin_left;
-                        item.origin_right = origin_right;
-                        items.push(item);
-                        anchors.push(AnchorRef { seq: s, mark, end });
-                    }
-                    OpKind::Delete { .. } => return Err(bad("segment op")),
-                }
-                covered += u64::from(upto - s);
-                s = upto;
-                ri += 1;
-            }
-        }
-        if at != range.end {
-            return Err(bad("unused snapshot text"));
-        }
-        // Every insert and anchor of the text, each exactly once.
-        let ops = loaded.inserted.get(t as usize).copied().unwrap_or(0);
-        if covered != ops || overlapping(segs, log.next_seq()) {
-            return Err(bad("snapshot segments"));
-        }
-        let mut counts = Cache::default();
-        for item in &items {
-            counts.add(item.counts());
-        }
-        if counts != unloaded.counts {
-            return Err(bad("snapshot text counts"));
-        }
-        state.install(items, anchors);
-        self.unbuilt = self.unbuilt.saturating_sub(1);
-        Ok(())
-    }
-}
-
-/// Loads the history and `state`'s tree from the lazily imported
-/// snapshot in `slot` (if any), and drops the snapshot once nothing is
-/// left to load. On error nothing changed.
-pub(crate) fn load_text(
-    slot: &mut Option<Box<LazyDoc>>,
-    log: &mut OpLog,
-    state: &mut TextState,
-) -> Result<()> {
-    if let Some(lazy) = slot.as_deref_mut() {
-        lazy.load_history(log)?;
-        lazy.build_text(log, state)?;
-        if lazy.is_done() {
-            *slot = None;
-        }
-    }
-    Ok(())
-}
-
-/// Walks the segments of all texts in seq order beside the history's
-/// inserts, handing out their content.
-struct SegmentCursor<'a> {
-    segs: &'a [&'a (Segment, u32, Range<usize>)],
-    i: usize,
-    /// Bytes of the op-order content handed out so far.
-    content_at: usize,
-}
-
-/// Index of the op run holding `seq` (an earlier op): most references
-/// are to the last few runs, so those are tried before a search.
-fn run_index_at(log: &OpLog, seq: Seq) -> usize {
-    let n = log.ops().len();
-    for back in 1..=4 {
-        let Some(i) = n.checked_sub(back) else { break };
-        match log.ops().get(i) {
-            Some(r) if r.seq <= seq => return i,
-            _ => {}
-        }
-    }
-    log.op_index(seq)
-}
-
-fn run_at(log: &OpLog, seq: Seq) -> Option<&OpRun> {
-    log.ops().get(run_index_at(log, seq))
-}
-
-/// Checks one op run read from a block against the log built so far and
-/// appends it (inserts split where their chars' visibility changes).
-fn push_run(
-    log: &mut OpLog,
-    cursor: &mut SegmentCursor<'_>,
-    seq: Seq,
-    len: u32,
-    text: u32,
-    kind: ReadKind,
-) -> Result<()> {
-    let bad = |what| Error::Malformed { offset: 0, what };
-    // An origin: a char of the same text, or none. Most refer to the
-    // last run, so look there before searching.
-    let char_of_text = |log: &OpLog, s: Seq| -> bool {
-        if s == NO_SEQ {
-            return true;
-        }
-        run_at(log, s).is_some_and(|r| r.text == text && matches!(r.kind, OpKind::Insert { .. }))
-    };
-    let push = |log: &mut OpLog, kind: OpKind| {
-        log.push_op_unmerged(OpRun {
-            seq,
-            len,
-            text,
-            kind,
-        });
-    };
-    match kind {
-        ReadKind::Insert { left, right } => {
-            if !char_of_text(log, left) || !char_of_text(log, right) {
-                return Err(bad("origin"));
-            }
-            let run = OpRun {
-                seq,
-                len,
-                text,
-                kind: OpKind::Insert {
-                    origin_left: left,
-                    origin_right: right,
-                    byte_start: NO_CONTENT,
-                    bytes: 0,
-                },
-            };
-            let end = seq + len;
-            let mut at = seq;
-            while at < end {
-                // The segment holding `at`.
-                while cursor
-                    .segs
-                    .get(cursor.i)
-                    .is_some_and(|s| s.0.seq + s.0.len <= at)
-                {
-                    cursor.i += 1;
-                }
-                let (seg, _, _) = cursor
-                    .segs
-                    .get(cursor.i)
-                    .ok_or(bad("insert without segment"))?;
-                if seg.seq > at {
-                    return Err(bad("insert without segment"));
-                }
-                let upto = (seg.seq + seg.len).min(end);
-                let (origin_left, origin_right) = origins_at(&run, at - seq);
-                let (byte_start, bytes) = if seg.deleted {
-                    (NO_CONTENT, 0)
-                } else {
-                    let rest = log.content().get(cursor.content_at..).unwrap_or("");
-                    let (bytes, _) = bytes_of_chars(rest, upto - at).ok_or(bad("content"))?;
-                    let start = cursor.content_at;
-                    cursor.content_at += bytes;
-                    (start as u32, bytes as u32)
-                };
-                log.push_op_unmerged(OpRun {
-                    seq: at,
-                    len: upto - at,
-                    text,
-                    kind: OpKind::Insert {
-                        origin_left,
-                        origin_right,
-                        byte_start,
-                        bytes,
-                    },
-                });
-                at = upto;
-            }
-        }
-        ReadKind::Delete { target, reversed } => {
-            let (lo, hi) = if reversed {
-                (target + 1 - len, target)
-            } else {
-                (target, target + len - 1)
-            };
-            // The targets are chars of this text.
-            let mut i = run_index_at(log, lo);
-            while let Some(r) = log.ops().get(i).filter(|r| r.seq <= hi) {
-                if r.text != text || !matches!(r.kind, OpKind::Insert { .. }) {
-                    return Err(bad("delete targets"));
-                }
-                i += 1;
-            }
-            push(log, OpKind::Delete { target, reversed });
-        }
-        ReadKind::MarkStart {
-            left,
-            right,
-            key,
-            value,
-            expand,
-        } => {
-            // Glued to one side only, as the rule says (see `import.rs`).
-            let glue_ok = if expand.anchor_sticks_left(false) {
-                right == NO_SEQ
-            } else {
-                left == NO_SEQ
-            };
-            if !glue_ok || !char_of_text(log, left) || !char_of_text(log, right) {
-                return Err(bad("mark glue"));
-            }
-            let mark = log.start_mark(&key, value, expand, seq);
-            push(
-                log,
-                OpKind::MarkStart {
-                    origin_left: left,
-                    origin_right: right,
-                    mark,
-                },
-            );
-        }
-        ReadKind::MarkEnd { left, right, start } => {
-            if !char_of_text(log, left) || !char_of_text(log, right) {
-                return Err(bad("origin"));
-            }
-            let mark = match log.ops().get(log.op_index(start)).map(|r| (r.text, r.kind)) {
-                Some((rt, OpKind::MarkStart { mark, .. })) if rt == text => mark,
-                _ => return Err(bad("mark start")),
-            };
-            let m = log.marks().get(mark as usize).ok_or(bad("mark"))?;
-            let glue_ok = if m.expand.anchor_sticks_left(true) {
-                right == NO_SEQ
-            } else {
-                left == NO_SEQ
-            };
-            if !glue_ok || log.end_mark(mark, seq).is_none() {
-                return Err(bad("mark end"));
-            }
-            push(
-                log,
-                OpKind::MarkEnd {
-                    origin_left: left,
-                    origin_right: right,
-                    mark,
-                },
-            );
-        }
-    }
-    Ok(())
 }

@@ -1,7 +1,7 @@
 //! Carrying out a [`Plan`]: the one place where remote ops enter the
 //! history and the texts, one function per kind of op.
 //!
-//! Everything an op refers to was checked by [`super::plan`]; should one
+//! Everything an op refers to was checked by [`super::plan()`]; should one
 //! of those guarantees not hold here, that is a bug of ours: it is
 //! reported as [`Error::Internal`] (and asserted in debug builds), never
 //! skipped, since a skipped op is one replica quietly holding other data
@@ -23,7 +23,7 @@ fn broken(what: &'static str) -> Error {
     Error::Internal { what }
 }
 
-/// Applies a plan made by [`super::plan`] for `update` on the same,
+/// Applies a plan made by [`super::plan()`] for `update` on the same,
 /// unchanged document. Returns the spans of the ops it added.
 ///
 /// # Errors

@@ -5,7 +5,7 @@
 //! drops what the document already has, assigns the seqs the new ops will
 //! get and resolves every id an op refers to, checking that it names an
 //! insert of the same text made before the op. Only a plan that passed all
-//! checks reaches [`super::apply`], which cannot fail. So a rejected update leaves
+//! checks reaches [`super::apply()`], which fails only on a bug of ours. So a rejected update leaves
 //! the document exactly as it was.
 
 use std::collections::HashMap;

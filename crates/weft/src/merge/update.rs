@@ -1,6 +1,6 @@
 //! [`Update`]: ops received from another peer, decoded but not yet checked
 //! against a document. Every reference is an [`OpId`] (a seq only exists
-//! inside one document); [`super::plan`] resolves them.
+//! inside one document); [`super::plan()`] resolves them.
 
 use std::ops::Range;
 

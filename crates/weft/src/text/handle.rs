@@ -4,14 +4,13 @@ use std::fmt;
 use std::mem;
 use std::ops::Range;
 
-use crate::encoding::LazyDoc;
 use crate::error::{Error, Result, Unit};
 use crate::id::{PeerId, Seq};
 use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{Attributes, Delta, StyleConfig, Value};
 
 use super::item::{char_len, utf16_len, Item};
-use super::TextState;
+use super::{TextSource, TextState};
 
 /// A named text of a [`crate::Doc`], borrowed for reading and editing.
 ///
@@ -48,7 +47,7 @@ pub struct Text<'a> {
     config: &'a StyleConfig,
     /// The document's lazily imported snapshot, if parts of it (the
     /// history, this text) are not loaded yet.
-    lazy: &'a mut Option<Box<LazyDoc>>,
+    lazy: Option<&'a mut dyn TextSource>,
 }
 
 impl<'a> Text<'a> {
@@ -60,7 +59,7 @@ impl<'a> Text<'a> {
         peer: PeerId,
         deleted: &'a mut Vec<Range<Seq>>,
         config: &'a StyleConfig,
-        lazy: &'a mut Option<Box<LazyDoc>>,
+        lazy: Option<&'a mut dyn TextSource>,
     ) -> Self {
         Text {
             log,
@@ -87,7 +86,10 @@ impl<'a> Text<'a> {
     #[cold]
     #[inline(never)]
     fn load(&mut self) -> Result<()> {
-        crate::encoding::load_text(self.lazy, self.log, self.state)
+        match self.lazy.as_deref_mut() {
+            Some(lazy) => lazy.load_text(self.log, self.state),
+            None => Ok(()),
+        }
     }
 
     /// The text, while it still lives in a lazily imported snapshot (""
@@ -97,7 +99,7 @@ impl<'a> Text<'a> {
         Some(
             self.lazy
                 .as_deref()
-                .and_then(|l| l.text(u.index).ok())
+                .and_then(|l| l.stored_text(u.index).ok())
                 .unwrap_or(""),
         )
     }

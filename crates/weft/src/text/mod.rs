@@ -58,6 +58,21 @@ use crate::id::{Seq, NO_SEQ};
 use chunk::{Chunk, ChunkTree, UnitQuery, CHUNK_CAP};
 use index::IdIndex;
 
+/// The part of a lazily imported snapshot a [`Text`] handle needs: the
+/// stored copy of a text still unloaded, and loading the history and the
+/// text's tree before its first edit. The document implements it
+/// (`doc::lazy`), so this module knows nothing of how snapshots are
+/// stored.
+pub(crate) trait TextSource {
+    /// The stored visible text of snapshot text `index`, in document
+    /// order.
+    fn stored_text(&self, index: u32) -> Result<&str>;
+
+    /// Loads the history (if not yet) and builds `state`'s tree (if it
+    /// still waits for it). On error nothing changed.
+    fn load_text(&mut self, log: &mut crate::oplog::OpLog, state: &mut TextState) -> Result<()>;
+}
+
 /// The focus leaf (see the module doc).
 #[derive(Debug, Clone, Copy)]
 struct Focus {

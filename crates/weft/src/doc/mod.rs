@@ -1,18 +1,22 @@
 //! [`Doc`]: the entry point, tying the history ([`OpLog`]) to the state of
-//! its texts.
+//! its texts; `lazy.rs` holds what a lazily imported snapshot still has
+//! to load.
+
+mod lazy;
 
 use std::hash::{BuildHasher, Hasher};
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::encoding::{self, Decoded, LazyDoc, Snapshot};
+use crate::encoding::{self, Decoded, Snapshot};
 use crate::error::{Error, Result, Unit};
 use crate::id::{Counter, IdSpan, PeerId, Seq};
 use crate::merge::{self, Parked, Pending, Readiness};
 use crate::oplog::OpLog;
 use crate::style::StyleConfig;
-use crate::text::{Text, TextState, TextTable, Unloaded};
+use crate::text::{Text, TextSource, TextState, TextTable, Unloaded};
 use crate::version::{Frontiers, VersionVector};
+use lazy::LazyDoc;
 
 /// What [`Doc::export`] writes.
 #[derive(Debug, Clone, Copy)]
@@ -269,7 +273,7 @@ impl Doc {
     /// Whether parts of a lazily imported snapshot are not loaded yet
     /// (see [`Doc::load`]).
     pub fn is_lazy(&self) -> bool {
-        self.lazy.is_some()
+        self.lazy.as_deref().is_some_and(|l| !l.is_done())
     }
 
     /// The text called `name`, created empty if the document has none yet.
@@ -285,6 +289,7 @@ impl Doc {
         if self.lazy.is_some() {
             self.build_styled(index);
         }
+        let lazy = self.lazy.as_deref_mut().map(|l| l as &mut dyn TextSource);
         Text::new(
             &mut self.log,
             self.texts.get_mut(index).expect("just found or created"),
@@ -292,20 +297,25 @@ impl Doc {
             self.peer,
             &mut self.scratch,
             &self.style,
-            &mut self.lazy,
+            lazy,
         )
     }
 
     /// Builds text `index` if it is unloaded and has marks (reading its
     /// styles needs the tree). On failure the text stays readable, without
     /// styles, and its first edit reports the error.
+    /// Drops the snapshot once a text handle's edits loaded its last
+    /// part.
     #[cold]
     fn build_styled(&mut self, index: usize) {
-        if let Some(state) = self.texts.get_mut(index) {
+        if let (Some(lazy), Some(state)) = (self.lazy.as_deref_mut(), self.texts.get_mut(index)) {
             if state.unloaded().is_some_and(|u| u.counts.anchors > 0) {
                 // An error is reported by the text's first edit.
-                let _ = encoding::load_text(&mut self.lazy, &mut self.log, state);
+                let _ = lazy.load_text(&mut self.log, state);
             }
+        }
+        if self.lazy.as_deref().is_some_and(LazyDoc::is_done) {
+            self.lazy = None;
         }
     }
 
