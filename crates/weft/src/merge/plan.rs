@@ -19,7 +19,7 @@ use crate::oplog::{OpKind, OpLog};
 use crate::style::ExpandType;
 use crate::text::TextTable;
 
-use super::update::{Update, UpdateKind};
+use super::update::{Update, UpdateKind, UpdateRun};
 
 /// A change of the update that the document lacks (possibly only its
 /// suffix), with everything resolved.
@@ -392,19 +392,7 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
     };
 
     // Texts: the update's text indexes -> the document's (new ones appended).
-    let mut new_texts: Vec<Box<str>> = Vec::new();
-    let mut new_index: HashMap<&str, usize> = HashMap::new();
-    let mut text_map = Vec::with_capacity(update.texts.len());
-    for name in &update.texts {
-        let idx = match texts.find(name) {
-            Some(i) => i,
-            None => *new_index.entry(name).or_insert_with(|| {
-                new_texts.push(name.clone());
-                texts.len() + new_texts.len() - 1
-            }),
-        };
-        text_map.push(idx as u32);
-    }
+    let (new_texts, text_map) = map_texts(texts, update);
 
     let total: u64 = parts
         .iter()
@@ -440,9 +428,9 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
     let mut ops = Vec::with_capacity(update.runs.len());
     let mut seq = log.next_seq();
     for (i, skip) in parts {
-        let Some(change) = update.changes.get(i) else {
-            continue;
-        };
+        let change = update.changes.get(i).ok_or(Error::Internal {
+            what: "planned change",
+        })?;
         let counter = change.counter + skip;
         let len = change.len - skip;
         let deps: SmallVec<[Seq; 2]> = if skip > 0 {
@@ -483,96 +471,15 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
                     offset: 0,
                     what: "text index",
                 })?;
-            match &run.kind {
-                UpdateKind::Insert {
-                    left,
-                    right,
-                    content,
-                } => {
-                    // A run cut by the known prefix starts after its
-                    // previous char, which the document already has.
-                    let left = if offset > 0 {
-                        Some(OpId::new(change.peer, op_counter + offset - 1))
-                    } else {
-                        *left
-                    };
-                    let left = resolver.origin(left, text, seq)?;
-                    let right = resolver.origin(*right, text, seq)?;
-                    let content = match content {
-                        Some(range) if offset > 0 => {
-                            let s = update.content.get(range.clone()).unwrap_or("");
-                            let skip_bytes = s
-                                .char_indices()
-                                .nth(offset as usize)
-                                .map_or(s.len(), |(b, _)| b);
-                            Some(range.start + skip_bytes..range.end)
-                        }
-                        other => other.clone(),
-                    };
-                    resolver.add_insert(seq, n, text);
-                    ops.push(PlannedOp::Insert {
-                        id: OpId::new(change.peer, op_counter + offset),
-                        seq,
-                        len: n,
-                        text,
-                        left,
-                        right,
-                        content,
-                    });
-                }
-                UpdateKind::MarkStart {
-                    left,
-                    right,
-                    expand,
-                    ..
-                } => {
-                    let (left, right) = resolver.glue(
-                        (*left, *right),
-                        expand.anchor_sticks_left(false),
-                        text,
-                        seq,
-                    )?;
-                    resolver.anchors.push((seq, text, *expand));
-                    ops.push(PlannedOp::MarkStart {
-                        seq,
-                        text,
-                        left,
-                        right,
-                        run: run_index,
-                    });
-                }
-                UpdateKind::MarkEnd { left, right, start } => {
-                    let (start, expand) = resolver.mark_start(*start, text, seq)?;
-                    let (left, right) = resolver.glue(
-                        (*left, *right),
-                        expand.anchor_sticks_left(true),
-                        text,
-                        seq,
-                    )?;
-                    ops.push(PlannedOp::MarkEnd {
-                        seq,
-                        text,
-                        left,
-                        right,
-                        start,
-                    });
-                }
-                UpdateKind::Delete { target, reversed } => {
-                    let first = run.delete_target(offset).ok_or(Error::UnknownId(*target))?;
-                    let low = if *reversed {
-                        OpId::new(first.peer, first.counter - (n - 1))
-                    } else {
-                        first
-                    };
-                    let pieces = resolver.chars(low, n, text, seq)?;
-                    ops.push(PlannedOp::Delete {
-                        seq,
-                        text,
-                        pieces,
-                        reversed: *reversed,
-                    });
-                }
-            }
+            let piece = Piece {
+                run_index,
+                first: OpId::new(change.peer, op_counter + offset),
+                offset,
+                len: n,
+                text,
+                seq,
+            };
+            ops.push(resolver.plan_run(update, run, &piece)?);
             seq += n;
             op_counter = run_end;
         }
@@ -595,4 +502,129 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
         changes,
         ops,
     }))
+}
+
+/// The update's text indexes mapped to the document's, and the names of
+/// the texts the document does not have yet (they get the next indexes).
+fn map_texts(texts: &TextTable, update: &Update) -> (Vec<Box<str>>, Vec<u32>) {
+    let mut new_texts: Vec<Box<str>> = Vec::new();
+    let mut new_index: HashMap<&str, usize> = HashMap::new();
+    let mut text_map = Vec::with_capacity(update.texts.len());
+    for name in &update.texts {
+        let idx = match texts.find(name) {
+            Some(i) => i,
+            None => *new_index.entry(name).or_insert_with(|| {
+                new_texts.push(name.clone());
+                texts.len() + new_texts.len() - 1
+            }),
+        };
+        text_map.push(idx as u32);
+    }
+    (new_texts, text_map)
+}
+
+/// The part of an update run the document lacks (all of it, or the tail
+/// after ops it has).
+struct Piece {
+    run_index: usize,
+    /// The id of the piece's first op.
+    first: OpId,
+    /// Ops of the run before the piece (already known).
+    offset: u32,
+    len: u32,
+    /// The document's index of the run's text.
+    text: u32,
+    /// The seq the piece's first op gets.
+    seq: Seq,
+}
+
+impl Resolver<'_> {
+    /// Checks and resolves one piece of `run`, recording what later ops
+    /// of the update may refer to.
+    fn plan_run(&mut self, update: &Update, run: &UpdateRun, p: &Piece) -> Result<PlannedOp> {
+        let (text, seq) = (p.text, p.seq);
+        Ok(match &run.kind {
+            UpdateKind::Insert {
+                left,
+                right,
+                content,
+            } => {
+                // A run cut by the known prefix starts after its previous
+                // char, which the document already has.
+                let left = if p.offset > 0 {
+                    Some(OpId::new(p.first.peer, p.first.counter - 1))
+                } else {
+                    *left
+                };
+                let left = self.origin(left, text, seq)?;
+                let right = self.origin(*right, text, seq)?;
+                let content = match content {
+                    Some(range) if p.offset > 0 => {
+                        let s = update.content.get(range.clone()).unwrap_or("");
+                        let skip_bytes = s
+                            .char_indices()
+                            .nth(p.offset as usize)
+                            .map_or(s.len(), |(b, _)| b);
+                        Some(range.start + skip_bytes..range.end)
+                    }
+                    other => other.clone(),
+                };
+                self.add_insert(seq, p.len, text);
+                PlannedOp::Insert {
+                    id: p.first,
+                    seq,
+                    len: p.len,
+                    text,
+                    left,
+                    right,
+                    content,
+                }
+            }
+            UpdateKind::MarkStart {
+                left,
+                right,
+                expand,
+                ..
+            } => {
+                let sticks_left = expand.anchor_sticks_left(false);
+                let (left, right) = self.glue((*left, *right), sticks_left, text, seq)?;
+                self.anchors.push((seq, text, *expand));
+                PlannedOp::MarkStart {
+                    seq,
+                    text,
+                    left,
+                    right,
+                    run: p.run_index,
+                }
+            }
+            UpdateKind::MarkEnd { left, right, start } => {
+                let (start, expand) = self.mark_start(*start, text, seq)?;
+                let sticks_left = expand.anchor_sticks_left(true);
+                let (left, right) = self.glue((*left, *right), sticks_left, text, seq)?;
+                PlannedOp::MarkEnd {
+                    seq,
+                    text,
+                    left,
+                    right,
+                    start,
+                }
+            }
+            UpdateKind::Delete { target, reversed } => {
+                let first = run
+                    .delete_target(p.offset)
+                    .ok_or(Error::UnknownId(*target))?;
+                let low = if *reversed {
+                    OpId::new(first.peer, first.counter - (p.len - 1))
+                } else {
+                    first
+                };
+                PlannedOp::Delete {
+                    seq,
+                    text,
+                    pieces: self.chars(low, p.len, text, seq)?,
+                    reversed: *reversed,
+                }
+            }
+        })
+    }
 }
