@@ -465,7 +465,7 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Update> {
     }
 
     let mut cs = r.section()?;
-    let mut os = r.section()?;
+    let os = r.section()?;
     let content_section = r.section()?;
     let content_offset = content_section.offset();
     let mut content_reader = content_section;
@@ -477,210 +477,268 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Update> {
     if !r.is_empty() {
         return Err(r.malformed("trailing bytes"));
     }
-    let ascii = content.is_ascii();
 
     let n = cs.count("change count")?;
     let mut changes = Vec::with_capacity(n);
-    // Every run takes at least two bytes.
-    let mut runs = Vec::with_capacity(os.remaining() / 2);
+    let mut ops = RunReader {
+        // Every run takes at least two bytes.
+        runs: Vec::with_capacity(os.remaining() / 2),
+        os,
+        peers: &peers,
+        texts: texts.len(),
+        content,
+        content_offset,
+        content_at: 0,
+        ascii: content.is_ascii(),
+        text: 0,
+        prev_insert: None,
+        last_ref: None,
+    };
     let mut next_counter: HashMap<PeerId, Counter> = HashMap::new();
-    let mut content_at = 0usize;
-    let mut text = 0u32;
-    let mut prev_insert: Option<(OpId, Option<OpId>, u32)> = None;
-    // The id the next delete target is written relative to.
-    let mut last_ref: Option<OpId> = None;
     for _ in 0..n {
-        let p = cs.varint()?;
-        let peer = peer_at(&cs, peers.as_slice(), p)?;
-        let c = cs.varint()?;
-        let counter = if c == 0 {
-            *next_counter
-                .get(&peer)
-                .ok_or_else(|| cs.malformed("change counter"))?
-        } else {
-            u32::try_from(c - 1).map_err(|_| cs.malformed("change counter"))?
-        };
-        let len = cs.u32("change length")?;
-        let end = counter.checked_add(len);
-        if len == 0 || end.is_none() {
-            return Err(cs.malformed("change length"));
-        }
-        next_counter.insert(peer, counter + len);
-        let header = cs.varint()?;
-        let mut deps = SmallVec::new();
-        if header & 1 == 1 {
-            if counter == 0 {
-                return Err(cs.malformed("dependency"));
-            }
-            deps.push(OpId::new(peer, counter - 1));
-        }
-        let explicit = usize::try_from(header >> 1)
-            .ok()
-            .filter(|&k| k <= cs.remaining())
-            .ok_or_else(|| cs.malformed("dependency count"))?;
-        for _ in 0..explicit {
-            let p = cs.varint()?;
-            let dep_peer = peer_at(&cs, peers.as_slice(), p)?;
-            deps.push(OpId::new(dep_peer, cs.u32("dependency counter")?));
-        }
-
+        let (peer, counter, len, deps) = read_change(&mut cs, &peers, &mut next_counter)?;
         // The change's ops.
-        let first_run = runs.len();
+        let first_run = ops.runs.len();
         let mut left = len;
         let mut op_counter = counter;
         while left > 0 {
-            let byte = os.u8()?;
-            let kind = byte & 0b1111;
-            let packed_len = u32::from(byte >> 4);
-            let run_len = if packed_len > 0 {
-                packed_len
-            } else {
-                os.u32("op length")?
-            };
-            if kind & FLAG_TEXT != 0 {
-                text = os.u32("text index")?;
-            }
-            if text as usize >= texts.len() {
-                return Err(os.malformed("text index"));
-            }
-            if run_len == 0 || run_len > left {
-                return Err(os.malformed("op length"));
-            }
-            let base = kind & 0b11;
-            let mark_kind = kind & 0b111;
-            let kind = if mark_kind == KIND_MARK_START || mark_kind == KIND_MARK_END {
-                if run_len != 1 {
-                    return Err(os.malformed("mark op length"));
-                }
-                let own = OpId::new(peer, op_counter);
-                let l = read_id(&mut os, &peers, last_ref.unwrap_or(own))?;
-                let rgt = read_id(&mut os, &peers, l.unwrap_or(own))?;
-                last_ref = Some(own);
-                prev_insert = None;
-                if mark_kind == KIND_MARK_START {
-                    let expand = ExpandType::from_byte(os.u8()?)
-                        .ok_or_else(|| os.malformed("expand rule"))?;
-                    let key = read_string(&mut os)?;
-                    let value = read_value(&mut os, 0)?;
-                    UpdateKind::MarkStart {
-                        left: l,
-                        right: rgt,
-                        key: key.into(),
-                        value,
-                        expand,
-                    }
-                } else {
-                    let start =
-                        read_id(&mut os, &peers, own)?.ok_or_else(|| os.malformed("mark start"))?;
-                    UpdateKind::MarkEnd {
-                        left: l,
-                        right: rgt,
-                        start,
-                    }
-                }
-            } else if base == KIND_INSERT || base == KIND_INSERT_CONTINUED {
-                let (l, rgt) = if base == KIND_INSERT_CONTINUED {
-                    match prev_insert {
-                        Some((last, right, t)) if t == text => (Some(last), right),
-                        _ => return Err(os.malformed("continued insert")),
-                    }
-                } else {
-                    let own = OpId::new(peer, op_counter);
-                    let l = read_id(&mut os, &peers, last_ref.unwrap_or(own))?;
-                    (l, read_id(&mut os, &peers, l.unwrap_or(own))?)
-                };
-                last_ref = Some(OpId::new(peer, op_counter + run_len - 1));
-                let content = if kind & FLAG_NO_CONTENT != 0 {
-                    None
-                } else {
-                    // Take `run_len` chars from the content.
-                    let rest = content.get(content_at..).unwrap_or("");
-                    let bytes = if ascii {
-                        run_len as usize
-                    } else {
-                        crate::text::prefix_units(rest.as_bytes(), run_len).0 as usize
-                    };
-                    let range = content_at..content_at + bytes;
-                    let taken = content.get(range.clone()).unwrap_or("");
-                    if bytes > rest.len() || char_len(taken) != run_len {
-                        return Err(Error::Malformed {
-                            offset: content_offset + content_at,
-                            what: "content length",
-                        });
-                    }
-                    content_at += bytes;
-                    Some(range)
-                };
-                let last = OpId::new(peer, op_counter + run_len - 1);
-                prev_insert = Some((last, rgt, text));
-                UpdateKind::Insert {
-                    left: l,
-                    right: rgt,
-                    content,
-                }
-            } else {
-                if kind & FLAG_NO_CONTENT != 0 {
-                    return Err(os.malformed("op kind"));
-                }
-                let own = OpId::new(peer, op_counter);
-                let target = read_id(&mut os, &peers, last_ref.unwrap_or(own))?
-                    .ok_or_else(|| os.malformed("delete target"))?;
-                let reversed = base == KIND_DELETE_BACKWARDS;
-                let fits = if reversed {
-                    target.counter.checked_sub(run_len - 1).is_some()
-                } else {
-                    target.counter.checked_add(run_len - 1).is_some()
-                };
-                if !fits {
-                    return Err(os.malformed("delete target"));
-                }
-                prev_insert = None;
-                // The next delete is written relative to this run's last
-                // target (where the cursor ended).
-                last_ref = Some(OpId::new(
-                    target.peer,
-                    if reversed {
-                        target.counter - (run_len - 1)
-                    } else {
-                        target.counter + (run_len - 1)
-                    },
-                ));
-                UpdateKind::Delete { target, reversed }
-            };
-            runs.push(UpdateRun {
-                len: run_len,
-                text,
-                kind,
-            });
-            left -= run_len;
-            op_counter += run_len;
+            let run = ops.read_run(OpId::new(peer, op_counter), left)?;
+            left -= run.len;
+            op_counter += run.len;
+            ops.runs.push(run);
         }
         changes.push(UpdateChange {
             peer,
             counter,
             len,
             deps,
-            runs: first_run..runs.len(),
+            runs: first_run..ops.runs.len(),
         });
     }
     if !cs.is_empty() {
         return Err(cs.malformed("trailing change bytes"));
     }
-    if !os.is_empty() {
-        return Err(os.malformed("trailing op bytes"));
+    if !ops.os.is_empty() {
+        return Err(ops.os.malformed("trailing op bytes"));
     }
-    if content_at != content.len() {
+    if ops.content_at != content.len() {
         return Err(Error::Malformed {
-            offset: content_offset + content_at,
+            offset: content_offset + ops.content_at,
             what: "unused content",
         });
     }
     Ok(Update {
         texts,
         changes,
-        runs,
+        runs: ops.runs,
         content: content.to_owned(),
     })
+}
+
+/// Reads one change header: its peer, first counter, length and deps.
+fn read_change(
+    cs: &mut Reader<'_>,
+    peers: &[PeerId],
+    next_counter: &mut HashMap<PeerId, Counter>,
+) -> Result<(PeerId, Counter, u32, SmallVec<[OpId; 2]>)> {
+    let p = cs.varint()?;
+    let peer = peer_at(cs, peers, p)?;
+    let c = cs.varint()?;
+    let counter = if c == 0 {
+        *next_counter
+            .get(&peer)
+            .ok_or_else(|| cs.malformed("change counter"))?
+    } else {
+        u32::try_from(c - 1).map_err(|_| cs.malformed("change counter"))?
+    };
+    let len = cs.u32("change length")?;
+    let end = counter.checked_add(len);
+    if len == 0 || end.is_none() {
+        return Err(cs.malformed("change length"));
+    }
+    next_counter.insert(peer, counter + len);
+    let header = cs.varint()?;
+    let mut deps = SmallVec::new();
+    if header & 1 == 1 {
+        if counter == 0 {
+            return Err(cs.malformed("dependency"));
+        }
+        deps.push(OpId::new(peer, counter - 1));
+    }
+    let explicit = usize::try_from(header >> 1)
+        .ok()
+        .filter(|&k| k <= cs.remaining())
+        .ok_or_else(|| cs.malformed("dependency count"))?;
+    for _ in 0..explicit {
+        let p = cs.varint()?;
+        let dep_peer = peer_at(cs, peers, p)?;
+        deps.push(OpId::new(dep_peer, cs.u32("dependency counter")?));
+    }
+    Ok((peer, counter, len, deps))
+}
+
+/// Reads the op runs section, keeping what runs are written relative to.
+struct RunReader<'a> {
+    os: Reader<'a>,
+    runs: Vec<UpdateRun>,
+    peers: &'a [PeerId],
+    /// Number of texts the update names.
+    texts: usize,
+    content: &'a str,
+    /// Offset of the content section in the body (for errors).
+    content_offset: usize,
+    /// Bytes of content handed out so far.
+    content_at: usize,
+    ascii: bool,
+    /// The text of the previous run.
+    text: u32,
+    /// The last insert: (its last id, its right origin, its text).
+    prev_insert: Option<(OpId, Option<OpId>, u32)>,
+    /// The id the next reference is written relative to.
+    last_ref: Option<OpId>,
+}
+
+impl RunReader<'_> {
+    /// Reads the next run, whose first op is `own`, of a change with
+    /// `left` ops still to come.
+    #[inline(always)]
+    fn read_run(&mut self, own: OpId, left: u32) -> Result<UpdateRun> {
+        let byte = self.os.u8()?;
+        let kind = byte & 0b1111;
+        let packed_len = u32::from(byte >> 4);
+        let run_len = if packed_len > 0 {
+            packed_len
+        } else {
+            self.os.u32("op length")?
+        };
+        if kind & FLAG_TEXT != 0 {
+            self.text = self.os.u32("text index")?;
+        }
+        if self.text as usize >= self.texts {
+            return Err(self.os.malformed("text index"));
+        }
+        if run_len == 0 || run_len > left {
+            return Err(self.os.malformed("op length"));
+        }
+        let base = kind & 0b11;
+        let mark_kind = kind & 0b111;
+        let kind = if mark_kind == KIND_MARK_START || mark_kind == KIND_MARK_END {
+            if run_len != 1 {
+                return Err(self.os.malformed("mark op length"));
+            }
+            self.read_mark(own, mark_kind == KIND_MARK_START)?
+        } else if base == KIND_INSERT || base == KIND_INSERT_CONTINUED {
+            let continued = base == KIND_INSERT_CONTINUED;
+            self.read_insert(own, run_len, continued, kind & FLAG_NO_CONTENT == 0)?
+        } else {
+            if kind & FLAG_NO_CONTENT != 0 {
+                return Err(self.os.malformed("op kind"));
+            }
+            self.read_delete(own, run_len, base == KIND_DELETE_BACKWARDS)?
+        };
+        Ok(UpdateRun {
+            len: run_len,
+            text: self.text,
+            kind,
+        })
+    }
+
+    /// A mark's start (`start`) or end anchor, op `own`.
+    fn read_mark(&mut self, own: OpId, start: bool) -> Result<UpdateKind> {
+        let os = &mut self.os;
+        let l = read_id(os, self.peers, self.last_ref.unwrap_or(own))?;
+        let rgt = read_id(os, self.peers, l.unwrap_or(own))?;
+        self.last_ref = Some(own);
+        self.prev_insert = None;
+        Ok(if start {
+            let expand =
+                ExpandType::from_byte(os.u8()?).ok_or_else(|| os.malformed("expand rule"))?;
+            let key = read_string(os)?;
+            let value = read_value(os, 0)?;
+            UpdateKind::MarkStart {
+                left: l,
+                right: rgt,
+                key: key.into(),
+                value,
+                expand,
+            }
+        } else {
+            let start = read_id(os, self.peers, own)?.ok_or_else(|| os.malformed("mark start"))?;
+            UpdateKind::MarkEnd {
+                left: l,
+                right: rgt,
+                start,
+            }
+        })
+    }
+
+    /// An insert run of `run_len` chars from op `own` on, continuing the
+    /// previous insert run or with origins of its own, taking its text
+    /// from the content unless the exporter left it out.
+    #[inline(always)]
+    fn read_insert(
+        &mut self,
+        own: OpId,
+        run_len: u32,
+        continued: bool,
+        with_content: bool,
+    ) -> Result<UpdateKind> {
+        let (l, rgt) = if continued {
+            match self.prev_insert {
+                Some((last, right, t)) if t == self.text => (Some(last), right),
+                _ => return Err(self.os.malformed("continued insert")),
+            }
+        } else {
+            let l = read_id(&mut self.os, self.peers, self.last_ref.unwrap_or(own))?;
+            (l, read_id(&mut self.os, self.peers, l.unwrap_or(own))?)
+        };
+        let last = OpId::new(own.peer, own.counter + run_len - 1);
+        self.last_ref = Some(last);
+        let content = if with_content {
+            // Take `run_len` chars from the content.
+            let rest = self.content.get(self.content_at..).unwrap_or("");
+            let bytes = if self.ascii {
+                run_len as usize
+            } else {
+                crate::text::prefix_units(rest.as_bytes(), run_len).0 as usize
+            };
+            let range = self.content_at..self.content_at + bytes;
+            let taken = self.content.get(range.clone()).unwrap_or("");
+            if bytes > rest.len() || char_len(taken) != run_len {
+                return Err(Error::Malformed {
+                    offset: self.content_offset + self.content_at,
+                    what: "content length",
+                });
+            }
+            self.content_at += bytes;
+            Some(range)
+        } else {
+            None
+        };
+        self.prev_insert = Some((last, rgt, self.text));
+        Ok(UpdateKind::Insert {
+            left: l,
+            right: rgt,
+            content,
+        })
+    }
+
+    /// A delete run of `run_len` ops from `own` on, forwards or backwards.
+    fn read_delete(&mut self, own: OpId, run_len: u32, reversed: bool) -> Result<UpdateKind> {
+        let target = read_id(&mut self.os, self.peers, self.last_ref.unwrap_or(own))?
+            .ok_or_else(|| self.os.malformed("delete target"))?;
+        let last = if reversed {
+            target.counter.checked_sub(run_len - 1)
+        } else {
+            target.counter.checked_add(run_len - 1)
+        };
+        let last = last.ok_or_else(|| self.os.malformed("delete target"))?;
+        self.prev_insert = None;
+        // The next delete is written relative to this run's last target
+        // (where the cursor ended).
+        self.last_ref = Some(OpId::new(target.peer, last));
+        Ok(UpdateKind::Delete { target, reversed })
+    }
 }
 
 #[cfg(test)]

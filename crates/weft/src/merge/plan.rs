@@ -479,7 +479,7 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
                 text,
                 seq,
             };
-            ops.push(resolver.plan_run(update, run, &piece)?);
+            resolver.plan_run(update, run, &piece, &mut ops)?;
             seq += n;
             op_counter = run_end;
         }
@@ -539,11 +539,20 @@ struct Piece {
 }
 
 impl Resolver<'_> {
-    /// Checks and resolves one piece of `run`, recording what later ops
-    /// of the update may refer to.
-    fn plan_run(&mut self, update: &Update, run: &UpdateRun, p: &Piece) -> Result<PlannedOp> {
+    /// Checks and resolves one piece of `run` into `ops`, recording what
+    /// later ops of the update may refer to. (Pushing here, rather than
+    /// returning the op, saves a copy per run: ~1 M instructions of a B4
+    /// import.)
+    #[inline(always)]
+    fn plan_run(
+        &mut self,
+        update: &Update,
+        run: &UpdateRun,
+        p: &Piece,
+        ops: &mut Vec<PlannedOp>,
+    ) -> Result<()> {
         let (text, seq) = (p.text, p.seq);
-        Ok(match &run.kind {
+        ops.push(match &run.kind {
             UpdateKind::Insert {
                 left,
                 right,
@@ -625,6 +634,7 @@ impl Resolver<'_> {
                     reversed: *reversed,
                 }
             }
-        })
+        });
+        Ok(())
     }
 }
