@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 use crate::error::{Error, Result};
 use crate::id::{Counter, OpId, PeerId, Seq, NO_SEQ};
 use crate::merge::{Update, UpdateChange, UpdateKind, UpdateRun};
-use crate::oplog::{origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
+use crate::oplog::{origins_at, Change, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::style::{ExpandType, Value};
 use crate::text::{char_len, TextTable};
 use crate::version::VersionVector;
@@ -146,58 +146,31 @@ pub(crate) fn encode_body(log: &OpLog, texts: &TextTable, from: &VersionVector) 
     let seq_pieces: Vec<Range<Seq>> = pieces.iter().map(|p| p.1.clone()).collect();
     let deleted = deleted_in_export(log, &seq_pieces);
 
-    let mut t = Tables::default();
+    let mut w = RunWriter {
+        log,
+        t: Tables::default(),
+        ops: Vec::new(),
+        content: Vec::new(),
+        prev_insert: None,
+        cur_text: 0,
+        last_ref: None,
+    };
     let mut changes = Vec::new();
-    let mut ops = Vec::new();
-    let mut content = Vec::new();
     write_varint(&mut changes, pieces.len() as u64);
     let mut next_counter: HashMap<PeerId, Counter> = HashMap::new();
-    // The last insert written: (end seq, origin_right, text).
-    let mut prev_insert: Option<(Seq, Seq, u32)> = None;
-    let mut cur_text = 0u64;
-    let mut last_ref: Option<OpId> = None;
     let mut run_buf: SmallVec<[OpRun; 4]> = SmallVec::new();
-
     for (ci, range) in &pieces {
         let Some(change) = log.changes().get(*ci) else {
             continue;
         };
-        let peer = log.peers().get(change.peer);
-        let counter = change.counter + (range.start - change.seq);
-        write_varint(&mut changes, t.peer(peer));
-        let expected = next_counter.insert(peer, counter + (range.end - range.start));
-        write_varint(
+        write_change(
             &mut changes,
-            if expected == Some(counter) {
-                0
-            } else {
-                u64::from(counter) + 1
-            },
+            &mut w.t,
+            &mut next_counter,
+            log,
+            change,
+            range,
         );
-        write_varint(&mut changes, u64::from(range.end - range.start));
-        // Deps of the exported part: the change's deps, or its own previous
-        // op when only a suffix is exported.
-        let deps: SmallVec<[OpId; 2]> = if range.start > change.seq {
-            SmallVec::new()
-        } else {
-            log.deps(change).iter().map(|&d| log.seq_to_id(d)).collect()
-        };
-        let own = counter > 0
-            && (range.start > change.seq || deps.contains(&OpId::new(peer, counter - 1)));
-        let explicit: SmallVec<[OpId; 2]> = deps
-            .into_iter()
-            .filter(|d| !(own && *d == OpId::new(peer, counter - 1)))
-            .collect();
-        write_varint(
-            &mut changes,
-            ((explicit.len() as u64) << 1) | u64::from(own),
-        );
-        for d in explicit {
-            let p = t.peer(d.peer);
-            write_varint(&mut changes, p);
-            write_varint(&mut changes, u64::from(d.counter));
-        }
-
         // The ops of the piece, clipped and split at content boundaries.
         let mut i = log.op_index(range.start);
         while let Some(run) = log.ops().get(i) {
@@ -209,118 +182,15 @@ pub(crate) fn encode_body(log: &OpLog, texts: &TextTable, from: &VersionVector) 
             run_buf.clear();
             clip_run(log, run, from_seq..to_seq, &deleted, &mut run_buf);
             for piece in &run_buf {
-                let text_idx = t.text(piece.text);
-                let mut kind;
-                let text_flag = if text_idx != cur_text {
-                    cur_text = text_idx;
-                    FLAG_TEXT
-                } else {
-                    0
-                };
-                match piece.kind {
-                    OpKind::Insert {
-                        origin_left,
-                        origin_right,
-                        byte_start,
-                        bytes,
-                    } => {
-                        let continued = prev_insert == Some((piece.seq, origin_right, piece.text))
-                            && origin_left == piece.seq - 1;
-                        kind = if continued {
-                            KIND_INSERT_CONTINUED
-                        } else {
-                            KIND_INSERT
-                        };
-                        if byte_start == NO_CONTENT {
-                            kind |= FLAG_NO_CONTENT;
-                        }
-                        write_kind(&mut ops, kind | text_flag, piece.len);
-                        if text_flag != 0 {
-                            write_varint(&mut ops, text_idx);
-                        }
-                        if !continued {
-                            let own = log.seq_to_id(piece.seq);
-                            let id = |s: Seq| (s != NO_SEQ).then(|| log.seq_to_id(s));
-                            let left = id(origin_left);
-                            t.id(&mut ops, left, last_ref.unwrap_or(own));
-                            t.id(&mut ops, id(origin_right), left.unwrap_or(own));
-                        }
-                        last_ref = Some(log.seq_to_id(piece.end() - 1));
-                        if byte_start != NO_CONTENT {
-                            let s = byte_start as usize;
-                            content.extend_from_slice(
-                                log.content()
-                                    .as_bytes()
-                                    .get(s..s + bytes as usize)
-                                    .unwrap_or(&[]),
-                            );
-                        }
-                        prev_insert = Some((piece.end(), origin_right, piece.text));
-                    }
-                    OpKind::MarkStart {
-                        origin_left,
-                        origin_right,
-                        mark,
-                    }
-                    | OpKind::MarkEnd {
-                        origin_left,
-                        origin_right,
-                        mark,
-                    } => {
-                        let start = matches!(piece.kind, OpKind::MarkStart { .. });
-                        kind = if start {
-                            KIND_MARK_START
-                        } else {
-                            KIND_MARK_END
-                        };
-                        write_kind(&mut ops, kind | text_flag, 1);
-                        if text_flag != 0 {
-                            write_varint(&mut ops, text_idx);
-                        }
-                        let own = log.seq_to_id(piece.seq);
-                        let id = |s: Seq| (s != NO_SEQ).then(|| log.seq_to_id(s));
-                        let left = id(origin_left);
-                        t.id(&mut ops, left, last_ref.unwrap_or(own));
-                        t.id(&mut ops, id(origin_right), left.unwrap_or(own));
-                        let m = log.marks().get(mark as usize);
-                        if start {
-                            ops.push(m.map_or(0, |m| m.expand.to_byte()));
-                            write_bytes(
-                                &mut ops,
-                                m.map_or("", |m| log.keys().name(m.key)).as_bytes(),
-                            );
-                            write_value(&mut ops, m.map_or(&Value::Null, |m| &m.value));
-                        } else {
-                            let start = m.map_or(own, |m| log.seq_to_id(m.start));
-                            t.id(&mut ops, Some(start), own);
-                        }
-                        last_ref = Some(own);
-                        prev_insert = None;
-                    }
-                    OpKind::Delete { target, reversed } => {
-                        kind = if reversed {
-                            KIND_DELETE_BACKWARDS
-                        } else {
-                            KIND_DELETE
-                        };
-                        write_kind(&mut ops, kind | text_flag, piece.len);
-                        if text_flag != 0 {
-                            write_varint(&mut ops, text_idx);
-                        }
-                        let own = log.seq_to_id(piece.seq);
-                        let target_id = log.seq_to_id(target);
-                        t.id(&mut ops, Some(target_id), last_ref.unwrap_or(own));
-                        last_ref = piece
-                            .delete_targets(piece.len - 1, 1)
-                            .map(|t| log.seq_to_id(t.start));
-                        prev_insert = None;
-                    }
-                }
+                w.write_run(piece);
             }
             i += 1;
         }
     }
 
+    let RunWriter {
+        t, ops, content, ..
+    } = w;
     let mut body = Vec::with_capacity(changes.len() + ops.len() + content.len() + 64);
     let mut peers = Vec::with_capacity(t.peers.len() * 8 + 4);
     write_varint(&mut peers, t.peers.len() as u64);
@@ -343,6 +213,212 @@ pub(crate) fn encode_body(log: &OpLog, texts: &TextTable, from: &VersionVector) 
     write_bytes(&mut body, &ops);
     write_bytes(&mut body, &content);
     body
+}
+
+/// Writes the header of the part `range` (seqs) of `change`: peer,
+/// counter (0 when it continues this update's previous change of the
+/// peer), length and deps (the change's, or its own previous op when only
+/// a suffix is exported).
+fn write_change(
+    out: &mut Vec<u8>,
+    t: &mut Tables,
+    next_counter: &mut HashMap<PeerId, Counter>,
+    log: &OpLog,
+    change: &Change,
+    range: &Range<Seq>,
+) {
+    let peer = log.peers().get(change.peer);
+    let counter = change.counter + (range.start - change.seq);
+    write_varint(out, t.peer(peer));
+    let expected = next_counter.insert(peer, counter + (range.end - range.start));
+    write_varint(
+        out,
+        if expected == Some(counter) {
+            0
+        } else {
+            u64::from(counter) + 1
+        },
+    );
+    write_varint(out, u64::from(range.end - range.start));
+    let deps: SmallVec<[OpId; 2]> = if range.start > change.seq {
+        SmallVec::new()
+    } else {
+        log.deps(change).iter().map(|&d| log.seq_to_id(d)).collect()
+    };
+    let own =
+        counter > 0 && (range.start > change.seq || deps.contains(&OpId::new(peer, counter - 1)));
+    let explicit: SmallVec<[OpId; 2]> = deps
+        .into_iter()
+        .filter(|d| !(own && *d == OpId::new(peer, counter - 1)))
+        .collect();
+    write_varint(out, ((explicit.len() as u64) << 1) | u64::from(own));
+    for d in explicit {
+        let p = t.peer(d.peer);
+        write_varint(out, p);
+        write_varint(out, u64::from(d.counter));
+    }
+}
+
+/// Writes op runs, keeping what later runs are written relative to.
+struct RunWriter<'a> {
+    log: &'a OpLog,
+    t: Tables,
+    ops: Vec<u8>,
+    content: Vec<u8>,
+    /// The last insert written: (end seq, origin_right, text).
+    prev_insert: Option<(Seq, Seq, u32)>,
+    /// The text index (in the update's table) of the previous run.
+    cur_text: u64,
+    /// The id the next reference is written relative to.
+    last_ref: Option<OpId>,
+}
+
+impl RunWriter<'_> {
+    /// Writes one clipped run (see [`clip_run`]).
+    #[inline(always)]
+    fn write_run(&mut self, piece: &OpRun) {
+        let text_idx = self.t.text(piece.text);
+        let text_flag = if text_idx != self.cur_text {
+            self.cur_text = text_idx;
+            FLAG_TEXT
+        } else {
+            0
+        };
+        match piece.kind {
+            OpKind::Insert {
+                origin_left,
+                origin_right,
+                byte_start,
+                bytes,
+            } => self.write_insert(
+                piece,
+                text_flag,
+                (origin_left, origin_right),
+                byte_start,
+                bytes,
+            ),
+            OpKind::MarkStart {
+                origin_left,
+                origin_right,
+                mark,
+            }
+            | OpKind::MarkEnd {
+                origin_left,
+                origin_right,
+                mark,
+            } => self.write_mark(piece, text_flag, (origin_left, origin_right), mark),
+            OpKind::Delete { target, reversed } => {
+                self.write_kind(
+                    if reversed {
+                        KIND_DELETE_BACKWARDS
+                    } else {
+                        KIND_DELETE
+                    } | text_flag,
+                    piece.len,
+                );
+                let own = self.log.seq_to_id(piece.seq);
+                let target_id = self.log.seq_to_id(target);
+                self.t
+                    .id(&mut self.ops, Some(target_id), self.last_ref.unwrap_or(own));
+                self.last_ref = piece
+                    .delete_targets(piece.len - 1, 1)
+                    .map(|t| self.log.seq_to_id(t.start));
+                self.prev_insert = None;
+            }
+        }
+    }
+
+    /// The kind byte, the length if it does not fit in, and the text index
+    /// when it changes.
+    fn write_kind(&mut self, kind: u8, len: u32) {
+        write_kind(&mut self.ops, kind, len);
+        if kind & FLAG_TEXT != 0 {
+            write_varint(&mut self.ops, self.cur_text);
+        }
+    }
+
+    /// An insert run: origins unless it continues the previous one, and
+    /// its text unless the update also deletes it.
+    #[inline(always)]
+    fn write_insert(
+        &mut self,
+        piece: &OpRun,
+        text_flag: u8,
+        (origin_left, origin_right): (Seq, Seq),
+        byte_start: u32,
+        bytes: u32,
+    ) {
+        let log = self.log;
+        let continued = self.prev_insert == Some((piece.seq, origin_right, piece.text))
+            && origin_left == piece.seq - 1;
+        let mut kind = if continued {
+            KIND_INSERT_CONTINUED
+        } else {
+            KIND_INSERT
+        };
+        if byte_start == NO_CONTENT {
+            kind |= FLAG_NO_CONTENT;
+        }
+        self.write_kind(kind | text_flag, piece.len);
+        if !continued {
+            let own = log.seq_to_id(piece.seq);
+            let id = |s: Seq| (s != NO_SEQ).then(|| log.seq_to_id(s));
+            let left = id(origin_left);
+            self.t.id(&mut self.ops, left, self.last_ref.unwrap_or(own));
+            self.t
+                .id(&mut self.ops, id(origin_right), left.unwrap_or(own));
+        }
+        self.last_ref = Some(log.seq_to_id(piece.end() - 1));
+        if byte_start != NO_CONTENT {
+            let s = byte_start as usize;
+            self.content.extend_from_slice(
+                log.content()
+                    .as_bytes()
+                    .get(s..s + bytes as usize)
+                    .unwrap_or(&[]),
+            );
+        }
+        self.prev_insert = Some((piece.end(), origin_right, piece.text));
+    }
+
+    /// A mark's start anchor (with its key, value and rule) or end anchor
+    /// (with its start's id).
+    fn write_mark(
+        &mut self,
+        piece: &OpRun,
+        text_flag: u8,
+        (origin_left, origin_right): (Seq, Seq),
+        mark: u32,
+    ) {
+        let log = self.log;
+        let start = matches!(piece.kind, OpKind::MarkStart { .. });
+        let kind = if start {
+            KIND_MARK_START
+        } else {
+            KIND_MARK_END
+        };
+        self.write_kind(kind | text_flag, 1);
+        let own = log.seq_to_id(piece.seq);
+        let id = |s: Seq| (s != NO_SEQ).then(|| log.seq_to_id(s));
+        let left = id(origin_left);
+        self.t.id(&mut self.ops, left, self.last_ref.unwrap_or(own));
+        self.t
+            .id(&mut self.ops, id(origin_right), left.unwrap_or(own));
+        let m = log.marks().get(mark as usize);
+        if start {
+            self.ops.push(m.map_or(0, |m| m.expand.to_byte()));
+            write_bytes(
+                &mut self.ops,
+                m.map_or("", |m| log.keys().name(m.key)).as_bytes(),
+            );
+            write_value(&mut self.ops, m.map_or(&Value::Null, |m| &m.value));
+        } else {
+            let start = m.map_or(own, |m| log.seq_to_id(m.start));
+            self.t.id(&mut self.ops, Some(start), own);
+        }
+        self.last_ref = Some(own);
+        self.prev_insert = None;
+    }
 }
 
 /// Pushes the part `range` of `run` to `out`, split so that each piece's
