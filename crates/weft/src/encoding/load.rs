@@ -47,31 +47,7 @@ impl Snapshot {
     ) -> Result<(OpLog, Loaded)> {
         let bad = |what| Error::Malformed { offset: 0, what };
         let n = self.meta.texts.len();
-        let mut texts = Vec::with_capacity(n);
-        let mut segments = Vec::with_capacity(n);
-        // Every segment: (seq, len, deleted, text, byte range if visible).
-        let mut all: Vec<(Segment, u32, Range<usize>)> = Vec::new();
-        for i in 0..n as u32 {
-            let text = text(i)?;
-            let segs = decode_segments(self.store.get(&key(KEY_SEGMENTS, i)).unwrap_or(&[]))?;
-            all.reserve(segs.len());
-            let mut at = 0usize;
-            for s in &segs {
-                let mut range = at..at;
-                if !s.deleted {
-                    let rest = text.get(at..).unwrap_or("");
-                    let (bytes, _) = bytes_of_chars(rest, s.len).ok_or(bad("segment text"))?;
-                    range = at..at + bytes;
-                    at += bytes;
-                }
-                all.push((*s, i, range));
-            }
-            if at != text.len() {
-                return Err(bad("unused snapshot text"));
-            }
-            texts.push(text);
-            segments.push(segs);
-        }
+        let (texts, segments, all) = self.all_segments(text)?;
         // In seq order (sorted as packed integers: much cheaper than
         // sorting the entries). The text of the visible chars in this
         // order is the content of the history's inserts.
@@ -135,25 +111,7 @@ impl Snapshot {
         {
             return Err(bad("snapshot history"));
         }
-        // Each segment's first op run, walking both in seq order.
-        let mut run_of = vec![0u32; all.len()];
-        let mut ri = 0usize;
-        for key in &order {
-            let seq = (key >> 32) as Seq;
-            while new.ops().get(ri).is_some_and(|r| r.end() <= seq) {
-                ri += 1;
-            }
-            if let Some(slot) = run_of.get_mut((key & 0xFFFF_FFFF) as usize) {
-                *slot = ri as u32;
-            }
-        }
-        let mut first_runs = Vec::with_capacity(n);
-        let mut rest = run_of.as_slice();
-        for segs in &segments {
-            let (head, tail) = rest.split_at(segs.len().min(rest.len()));
-            first_runs.push(head.to_vec());
-            rest = tail;
-        }
+        let first_runs = first_runs(new.ops(), &order, &segments);
         let mut text_ranges = Vec::with_capacity(n);
         for text in &texts {
             let start = new.content().len();
@@ -181,6 +139,48 @@ impl Snapshot {
                 inserted,
             },
         ))
+    }
+
+    /// Every text's document-order text (through `text`) and segments,
+    /// and all segments as (segment, snapshot text index, byte range of
+    /// its text if visible). Checks that the visible segments use each
+    /// text exactly.
+    #[expect(clippy::type_complexity, reason = "three parallel results")]
+    fn all_segments<'t>(
+        &self,
+        text: impl Fn(u32) -> Result<&'t str>,
+    ) -> Result<(
+        Vec<&'t str>,
+        Vec<Vec<Segment>>,
+        Vec<(Segment, u32, Range<usize>)>,
+    )> {
+        let bad = |what| Error::Malformed { offset: 0, what };
+        let n = self.meta.texts.len();
+        let mut texts = Vec::with_capacity(n);
+        let mut segments = Vec::with_capacity(n);
+        let mut all: Vec<(Segment, u32, Range<usize>)> = Vec::new();
+        for i in 0..n as u32 {
+            let text = text(i)?;
+            let segs = decode_segments(self.store.get(&key(KEY_SEGMENTS, i)).unwrap_or(&[]))?;
+            all.reserve(segs.len());
+            let mut at = 0usize;
+            for s in &segs {
+                let mut range = at..at;
+                if !s.deleted {
+                    let rest = text.get(at..).unwrap_or("");
+                    let (bytes, _) = bytes_of_chars(rest, s.len).ok_or(bad("segment text"))?;
+                    range = at..at + bytes;
+                    at += bytes;
+                }
+                all.push((*s, i, range));
+            }
+            if at != text.len() {
+                return Err(bad("unused snapshot text"));
+            }
+            texts.push(text);
+            segments.push(segs);
+        }
+        Ok((texts, segments, all))
     }
 
     /// The items of snapshot text `unloaded.index` (document text `t`) in
@@ -366,59 +366,7 @@ fn push_run(
             if !char_of_text(log, left) || !char_of_text(log, right) {
                 return Err(bad("origin"));
             }
-            let run = OpRun {
-                seq,
-                len,
-                text,
-                kind: OpKind::Insert {
-                    origin_left: left,
-                    origin_right: right,
-                    byte_start: NO_CONTENT,
-                    bytes: 0,
-                },
-            };
-            let end = seq + len;
-            let mut at = seq;
-            while at < end {
-                // The segment holding `at`.
-                while cursor
-                    .segs
-                    .get(cursor.i)
-                    .is_some_and(|s| s.0.seq + s.0.len <= at)
-                {
-                    cursor.i += 1;
-                }
-                let (seg, _, _) = cursor
-                    .segs
-                    .get(cursor.i)
-                    .ok_or(bad("insert without segment"))?;
-                if seg.seq > at {
-                    return Err(bad("insert without segment"));
-                }
-                let upto = (seg.seq + seg.len).min(end);
-                let (origin_left, origin_right) = origins_at(&run, at - seq);
-                let (byte_start, bytes) = if seg.deleted {
-                    (NO_CONTENT, 0)
-                } else {
-                    let rest = log.content().get(cursor.content_at..).unwrap_or("");
-                    let (bytes, _) = bytes_of_chars(rest, upto - at).ok_or(bad("content"))?;
-                    let start = cursor.content_at;
-                    cursor.content_at += bytes;
-                    (start as u32, bytes as u32)
-                };
-                log.push_op_unmerged(OpRun {
-                    seq: at,
-                    len: upto - at,
-                    text,
-                    kind: OpKind::Insert {
-                        origin_left,
-                        origin_right,
-                        byte_start,
-                        bytes,
-                    },
-                });
-                at = upto;
-            }
+            push_insert(log, cursor, seq, len, text, (left, right))?;
         }
         ReadKind::Delete { target, reversed } => {
             let (lo, hi) = if reversed {
@@ -490,6 +438,101 @@ fn push_run(
         }
     }
     Ok(())
+}
+
+/// Appends an insert run read from a block, split where its chars'
+/// visibility changes (by the segments), the visible parts taking their
+/// text from the cursor.
+fn push_insert(
+    log: &mut OpLog,
+    cursor: &mut SegmentCursor<'_>,
+    seq: Seq,
+    len: u32,
+    text: u32,
+    (left, right): (Seq, Seq),
+) -> Result<()> {
+    let bad = |what| Error::Malformed { offset: 0, what };
+    let run = OpRun {
+        seq,
+        len,
+        text,
+        kind: OpKind::Insert {
+            origin_left: left,
+            origin_right: right,
+            byte_start: NO_CONTENT,
+            bytes: 0,
+        },
+    };
+    let end = seq + len;
+    let mut at = seq;
+    while at < end {
+        // The segment holding `at`.
+        while cursor
+            .segs
+            .get(cursor.i)
+            .is_some_and(|s| s.0.seq + s.0.len <= at)
+        {
+            cursor.i += 1;
+        }
+        let (seg, _, _) = cursor
+            .segs
+            .get(cursor.i)
+            .ok_or(bad("insert without segment"))?;
+        if seg.seq > at {
+            return Err(bad("insert without segment"));
+        }
+        let upto = (seg.seq + seg.len).min(end);
+        let (origin_left, origin_right) = origins_at(&run, at - seq);
+        let (byte_start, bytes) = if seg.deleted {
+            (NO_CONTENT, 0)
+        } else {
+            let rest = log.content().get(cursor.content_at..).unwrap_or("");
+            let (bytes, _) = bytes_of_chars(rest, upto - at).ok_or(bad("content"))?;
+            let start = cursor.content_at;
+            cursor.content_at += bytes;
+            (start as u32, bytes as u32)
+        };
+        log.push_op_unmerged(OpRun {
+            seq: at,
+            len: upto - at,
+            text,
+            kind: OpKind::Insert {
+                origin_left,
+                origin_right,
+                byte_start,
+                bytes,
+            },
+        });
+        at = upto;
+    }
+    Ok(())
+}
+
+/// Per text and segment, the index of the op run holding the segment's
+/// first seq: `order` lists all segments by seq (packed as seq << 32 |
+/// position in the concatenation of `segments`), so one walk beside the
+/// runs finds them all.
+fn first_runs(ops: &[OpRun], order: &[u64], segments: &[Vec<Segment>]) -> Vec<Vec<u32>> {
+    let total: usize = segments.iter().map(Vec::len).sum();
+    let mut run_of = vec![0u32; total];
+    let mut ri = 0usize;
+    for key in order {
+        let seq = (key >> 32) as Seq;
+        while ops.get(ri).is_some_and(|r| r.end() <= seq) {
+            ri += 1;
+        }
+        if let Some(slot) = run_of.get_mut((key & 0xFFFF_FFFF) as usize) {
+            *slot = ri as u32;
+        }
+    }
+    let mut out = Vec::with_capacity(segments.len());
+    let mut rest = run_of.as_slice();
+    for segs in segments {
+        let (head, tail) = rest.split_at(segs.len().min(rest.len()));
+        out.push(head.to_vec());
+        rest = tail;
+    }
+    out
 }
 
 /// Sorts `keys` by their high 32 bits (LSD radix sort, three passes of
