@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::id::{OpId, PeerId, Seq, NO_SEQ};
 use crate::merge::Parked;
 use crate::oplog::OpLog;
-use crate::text::{prefix_units, Cache, TextTable};
+use crate::text::{prefix_units, Cache, TextState, TextTable};
 use crate::version::{Frontiers, VersionVector};
 
 use super::bytes::{peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader};
@@ -183,56 +183,89 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]]) -> Vec<u
     let mut metas = Vec::with_capacity(texts.len());
     let mut states = Vec::with_capacity(texts.len());
     for state in texts.iter() {
-        let mut segments: Vec<Segment> = Vec::new();
-        let mut text = String::with_capacity(state.len(crate::error::Unit::Utf8) as usize);
-        let mut counts = Cache::default();
-        for item in state.items() {
-            counts.add(item.counts());
-            if !item.deleted {
-                let s = item.byte_start as usize;
-                text.push_str(log.content().get(s..s + item.bytes as usize).unwrap_or(""));
-            }
-            match segments.last_mut() {
-                Some(last) if last.seq + last.len == item.seq && last.deleted == item.deleted => {
-                    last.len += item.len;
-                }
-                _ => segments.push(Segment {
-                    seq: item.seq,
-                    len: item.len,
-                    deleted: item.deleted,
-                }),
-            }
-        }
-        let mut seg_bytes = Vec::with_capacity(segments.len() * 4 + 8);
-        write_varint(&mut seg_bytes, segments.len() as u64);
-        for s in &segments {
-            write_varint(
-                &mut seg_bytes,
-                (u64::from(s.len) << 1) | u64::from(s.deleted),
-            );
-        }
-        let mut ends = RecentEnds::default();
-        for s in &segments {
-            write_varint(&mut seg_bytes, ends.encode(s.seq));
-            ends.push(s.seq + s.len);
-        }
-        metas.push(TextMeta {
-            name: state.name().into(),
-            counts,
-        });
-        states.push((stored(&seg_bytes), compress(text.as_bytes())));
+        let (meta, segments, text) = encode_state(log, state);
+        metas.push(meta);
+        states.push((segments, text));
     }
 
-    // Meta.
+    add(&mut w, KEY_META, &encode_meta(log, &peers, &metas));
+    if !pending.is_empty() {
+        // Sorted and deduplicated: the same pending set gives the same
+        // bytes whatever order it arrived in.
+        let mut sorted = pending.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut value = Vec::new();
+        write_varint(&mut value, sorted.len() as u64);
+        for bytes in sorted {
+            write_bytes(&mut value, bytes);
+        }
+        add(&mut w, KEY_PENDING, &stored(&value));
+    }
+    for (i, (segments, _)) in states.iter().enumerate() {
+        add(&mut w, &key(KEY_SEGMENTS, i as u32), segments);
+    }
+    for (i, (_, text)) in states.iter().enumerate() {
+        add(&mut w, &key(KEY_TEXT, i as u32), text);
+    }
+    w.finish()
+}
+
+/// One text's meta (name, counts), segments value and text value.
+fn encode_state(log: &OpLog, state: &TextState) -> (TextMeta, Vec<u8>, Vec<u8>) {
+    let mut segments: Vec<Segment> = Vec::new();
+    let mut text = String::with_capacity(state.len(crate::error::Unit::Utf8) as usize);
+    let mut counts = Cache::default();
+    for item in state.items() {
+        counts.add(item.counts());
+        if !item.deleted {
+            let s = item.byte_start as usize;
+            text.push_str(log.content().get(s..s + item.bytes as usize).unwrap_or(""));
+        }
+        match segments.last_mut() {
+            Some(last) if last.seq + last.len == item.seq && last.deleted == item.deleted => {
+                last.len += item.len;
+            }
+            _ => segments.push(Segment {
+                seq: item.seq,
+                len: item.len,
+                deleted: item.deleted,
+            }),
+        }
+    }
+    let mut seg_bytes = Vec::with_capacity(segments.len() * 4 + 8);
+    write_varint(&mut seg_bytes, segments.len() as u64);
+    for s in &segments {
+        write_varint(
+            &mut seg_bytes,
+            (u64::from(s.len) << 1) | u64::from(s.deleted),
+        );
+    }
+    let mut ends = RecentEnds::default();
+    for s in &segments {
+        write_varint(&mut seg_bytes, ends.encode(s.seq));
+        ends.push(s.seq + s.len);
+    }
+    let meta = TextMeta {
+        name: state.name().into(),
+        counts,
+    };
+    (meta, stored(&seg_bytes), compress(text.as_bytes()))
+}
+
+/// The meta value: op count, peers (sorted), texts, version, frontiers.
+fn encode_meta(log: &OpLog, peers: &[PeerId], metas: &[TextMeta]) -> Vec<u8> {
+    let peer_index = |p: PeerId| peers.binary_search(&p).unwrap_or(0) as u64;
+    let version = log.version();
     let frontiers = log.frontiers();
     let mut meta = Vec::new();
     write_varint(&mut meta, u64::from(log.next_seq()));
     write_varint(&mut meta, peers.len() as u64);
-    for p in &peers {
+    for p in peers {
         meta.extend_from_slice(&p.to_le_bytes());
     }
     write_varint(&mut meta, metas.len() as u64);
-    for m in &metas {
+    for m in metas {
         write_bytes(&mut meta, m.name.as_bytes());
         for n in [
             m.counts.chars,
@@ -254,27 +287,7 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]]) -> Vec<u
         write_varint(&mut meta, peer_index(id.peer));
         write_varint(&mut meta, u64::from(id.counter));
     }
-    add(&mut w, KEY_META, &meta);
-    if !pending.is_empty() {
-        // Sorted and deduplicated: the same pending set gives the same
-        // bytes whatever order it arrived in.
-        let mut sorted = pending.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        let mut value = Vec::new();
-        write_varint(&mut value, sorted.len() as u64);
-        for bytes in sorted {
-            write_bytes(&mut value, bytes);
-        }
-        add(&mut w, KEY_PENDING, &stored(&value));
-    }
-    for (i, (segments, _)) in states.iter().enumerate() {
-        add(&mut w, &key(KEY_SEGMENTS, i as u32), segments);
-    }
-    for (i, (_, text)) in states.iter().enumerate() {
-        add(&mut w, &key(KEY_TEXT, i as u32), text);
-    }
-    w.finish()
+    meta
 }
 
 impl Snapshot {
