@@ -481,6 +481,32 @@ fn observe_cheap(
     )
 }
 
+/// Peer `to` imports an export of `from` (a snapshot or an update) cut at
+/// `cut` with its checksum recomputed: the import must fail and change
+/// nothing.
+fn corrupt(docs: &mut [Doc], from: usize, to: usize, cut: u16, snapshot: bool) {
+    let version = docs[to].version();
+    let mut bytes = if snapshot {
+        docs[from].export(ExportMode::Snapshot)
+    } else {
+        docs[from].export(ExportMode::Updates { from: &version })
+    }
+    .expect("exports do not fail");
+    let body = bytes.len() - 16;
+    if body > 0 {
+        bytes.truncate(16 + cut as usize % body);
+        let sum = xxhash_rust::xxh3::xxh3_64(&bytes[16..]);
+        bytes[8..16].copy_from_slice(&sum.to_le_bytes());
+        let before = observe_cheap(&mut docs[to]);
+        assert!(docs[to].import(&bytes).is_err(), "a cut export imported");
+        assert_eq!(
+            observe_cheap(&mut docs[to]),
+            before,
+            "a failed import changed the doc"
+        );
+    }
+}
+
 /// `peers` (2..=5) documents run `actions` and sync through updates and
 /// snapshots, sent directly or through a network that reorders, delays,
 /// duplicates and re-sends (whole histories, stale and future versions),
@@ -521,29 +547,7 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
                 to,
                 cut,
                 snapshot,
-            } => {
-                let (from, to) = (from as usize % n, to as usize % n);
-                let version = docs[to].version();
-                let mut bytes = if snapshot {
-                    docs[from].export(ExportMode::Snapshot)
-                } else {
-                    docs[from].export(ExportMode::Updates { from: &version })
-                }
-                .expect("exports do not fail");
-                let body = bytes.len() - 16;
-                if body > 0 {
-                    bytes.truncate(16 + cut as usize % body);
-                    let sum = xxhash_rust::xxh3::xxh3_64(&bytes[16..]);
-                    bytes[8..16].copy_from_slice(&sum.to_le_bytes());
-                    let before = observe_cheap(&mut docs[to]);
-                    assert!(docs[to].import(&bytes).is_err(), "a cut export imported");
-                    assert_eq!(
-                        observe_cheap(&mut docs[to]),
-                        before,
-                        "a failed import changed the doc"
-                    );
-                }
-            }
+            } => corrupt(&mut docs, from as usize % n, to as usize % n, cut, snapshot),
             Action::Insert { peer, .. }
             | Action::Delete { peer, .. }
             | Action::Mark { peer, .. }
