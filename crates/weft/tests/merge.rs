@@ -216,3 +216,40 @@ fn a_chain_delivered_newest_first_applies_at_once() {
     assert_eq!(b.text("t").to_string(), a.text("t").to_string());
     assert_eq!(b.history_runs().unwrap(), a.history_runs().unwrap());
 }
+
+/// A snapshot merged into a live document (from its decoded history, no
+/// update bytes in between) gives the same document as the same history
+/// sent as an update: texts, deltas, history, pending set.
+#[test]
+fn a_snapshot_merges_like_its_history() {
+    let mut a = doc(1);
+    a.text("t").insert(0, "Hello wörld 😀").unwrap();
+    a.text("t").mark(0..5, "bold", true).unwrap();
+    let mut b = a.fork();
+    b.set_peer_id(2).unwrap();
+    b.text("t").delete(2, 4).unwrap();
+    b.text("t").mark(1..6, "link", "x").unwrap();
+    b.text("notes").insert(0, "n").unwrap();
+    a.text("t").insert(3, "!!").unwrap();
+    let mut via_snapshot = a.clone();
+    let mut via_update = a.clone();
+    via_snapshot
+        .import(&b.export(ExportMode::Snapshot).unwrap())
+        .unwrap();
+    via_update.import(&all(&mut b)).unwrap();
+    for n in ["t", "notes"] {
+        assert_eq!(
+            via_snapshot.text(n).to_delta(),
+            via_update.text(n).to_delta()
+        );
+    }
+    assert_eq!(
+        via_snapshot.history_runs().unwrap(),
+        via_update.history_runs().unwrap()
+    );
+    assert_eq!(
+        common::observe(&mut via_snapshot),
+        common::observe(&mut via_update)
+    );
+    via_snapshot.assert_invariants();
+}

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::encoding::{self, Decoded, Snapshot};
 use crate::error::{Error, Result, Unit};
 use crate::id::{Counter, IdSpan, PeerId, Seq};
-use crate::merge::{self, Parked, Pending, Readiness};
+use crate::merge::{self, Parked, Pending, Readiness, Update};
 use crate::oplog::OpLog;
 use crate::style::StyleConfig;
 use crate::text::{Text, TextSource, TextState, TextTable, Unloaded};
@@ -377,25 +377,27 @@ impl Doc {
         };
         self.load()?;
         self.commit();
-        self.import_update(Parked {
-            update,
-            bytes: bytes.into(),
-        })
+        self.import_update(update, || bytes.into())
     }
 
     /// Applies a decoded update (and the pending updates it releases), or
-    /// parks it when ops it builds on are missing. The document must be
-    /// loaded and committed.
-    fn import_update(&mut self, parked: Parked) -> Result<ImportStatus> {
+    /// parks it when ops it builds on are missing (then `bytes` gives the
+    /// update as bytes, which a snapshot of the pending set stores). The
+    /// document must be loaded and committed.
+    fn import_update(
+        &mut self,
+        update: Update,
+        bytes: impl FnOnce() -> Box<[u8]>,
+    ) -> Result<ImportStatus> {
         let mut status = ImportStatus::default();
-        match merge::plan(&self.log, &self.texts, &parked.update)? {
+        match merge::plan(&self.log, &self.texts, &update)? {
             Readiness::Missing(blocker) => {
-                status.pending = merge::missing_spans(&parked.update, &|p| self.known_end(p));
-                self.pending.park(parked, blocker);
+                status.pending = merge::missing_spans(&update, &|p| self.known_end(p));
+                let bytes = bytes();
+                self.pending.park(Parked { update, bytes }, blocker);
             }
             Readiness::Ready(plan) => {
-                status.applied =
-                    merge::apply(&mut self.log, &mut self.texts, &parked.update, plan)?;
+                status.applied = merge::apply(&mut self.log, &mut self.texts, &update, plan)?;
                 self.release(&mut status.applied)?;
             }
         }
@@ -448,15 +450,17 @@ impl Doc {
             && self.pending.is_empty()
             && self.texts.iter().all(|t| t.item_count() == 0);
         if !empty {
-            // Load it fully on the side, then merge what this doc lacks.
+            // Load it fully on the side, then merge what this doc lacks,
+            // straight from the side's history (no bytes in between).
             let mut side = Doc::new();
             side.import_snapshot(snapshot)?;
             side.load()?;
             self.load()?;
-            let update = side.export(ExportMode::Updates {
-                from: &self.version(),
+            let version = self.version();
+            let update = Update::from_log(&side.log, &side.texts, &version)?;
+            let mut status = self.import_update(update, || {
+                encoding::encode_updates(&side.log, &side.texts, &version).into()
             })?;
-            let mut status = self.import(&update)?;
             // Texts the snapshot names but no op of its touches, and its
             // pending updates; only once the import succeeded (a failed
             // one changes nothing).
@@ -464,9 +468,9 @@ impl Doc {
                 self.texts.find_or_create(t.name());
             }
             let side_pending: Vec<Parked> = side.pending.iter().cloned().collect();
-            for parked in side_pending {
+            for Parked { update, bytes } in side_pending {
                 // An invalid one is dropped, as when it is released.
-                if let Ok(more) = self.import_update(parked) {
+                if let Ok(more) = self.import_update(update, || bytes) {
                     status.applied.extend(more.applied);
                     status.pending.extend(more.pending);
                 }

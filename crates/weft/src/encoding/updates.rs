@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 use crate::error::{Error, Result};
 use crate::id::{Counter, OpId, PeerId, Seq, NO_SEQ};
 use crate::merge::{Update, UpdateChange, UpdateKind, UpdateRun};
-use crate::oplog::{origins_at, Change, OpKind, OpLog, OpRun, NO_CONTENT};
+use crate::oplog::{Change, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::style::{ExpandType, Value};
 use crate::text::{char_len, TextTable};
 use crate::version::VersionVector;
@@ -83,68 +83,11 @@ fn write_kind(out: &mut Vec<u8>, kind: u8, len: u32) {
     }
 }
 
-/// Seq ranges (sorted, merged) deleted by the ops in `pieces`.
-fn deleted_in_export(log: &OpLog, pieces: &[Range<Seq>]) -> Vec<Range<Seq>> {
-    let mut ranges = Vec::new();
-    for piece in pieces {
-        let mut i = log.op_index(piece.start);
-        while let Some(run) = log.ops().get(i) {
-            if run.seq >= piece.end {
-                break;
-            }
-            let from = piece.start.max(run.seq);
-            let to = piece.end.min(run.end());
-            if let Some(t) = run.delete_targets(from - run.seq, to - from) {
-                ranges.push(t);
-            }
-            i += 1;
-        }
-    }
-    ranges.sort_unstable_by_key(|r| r.start);
-    let mut merged: Vec<Range<Seq>> = Vec::with_capacity(ranges.len());
-    for r in ranges {
-        match merged.last_mut() {
-            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
-            _ => merged.push(r),
-        }
-    }
-    merged
-}
-
-/// Splits `range` into sub-ranges that are entirely inside or entirely
-/// outside the sorted `covered` ranges: `(sub-range, covered)`.
-fn split_by_cover(range: Range<Seq>, covered: &[Range<Seq>]) -> SmallVec<[(Range<Seq>, bool); 4]> {
-    let mut out = SmallVec::new();
-    let mut at = range.start;
-    let mut i = covered.partition_point(|c| c.end <= at);
-    while at < range.end {
-        match covered.get(i) {
-            Some(c) if c.start <= at => {
-                let end = c.end.min(range.end);
-                out.push((at..end, true));
-                at = end;
-                i += 1;
-            }
-            Some(c) if c.start < range.end => {
-                out.push((at..c.start, false));
-                at = c.start;
-            }
-            _ => {
-                out.push((at..range.end, false));
-                at = range.end;
-            }
-        }
-    }
-    out
-}
-
 /// Encodes every op of `log` that `from` lacks. Texts are named through
 /// `texts`. Returns the body (without header).
 pub(crate) fn encode_body(log: &OpLog, texts: &TextTable, from: &VersionVector) -> Vec<u8> {
-    // The part of each change that `from` lacks, as seq ranges.
-    let pieces = log.changes_missing_from(from);
-    let seq_pieces: Vec<Range<Seq>> = pieces.iter().map(|p| p.1.clone()).collect();
-    let deleted = deleted_in_export(log, &seq_pieces);
+    let missing = log.missing(from);
+    let pieces = &missing.pieces;
 
     let mut w = RunWriter {
         log,
@@ -158,8 +101,7 @@ pub(crate) fn encode_body(log: &OpLog, texts: &TextTable, from: &VersionVector) 
     let mut changes = Vec::new();
     write_varint(&mut changes, pieces.len() as u64);
     let mut next_counter: HashMap<PeerId, Counter> = HashMap::new();
-    let mut run_buf: SmallVec<[OpRun; 4]> = SmallVec::new();
-    for (ci, range) in &pieces {
+    for (ci, range) in pieces {
         let Some(change) = log.changes().get(*ci) else {
             continue;
         };
@@ -172,20 +114,7 @@ pub(crate) fn encode_body(log: &OpLog, texts: &TextTable, from: &VersionVector) 
             range,
         );
         // The ops of the piece, clipped and split at content boundaries.
-        let mut i = log.op_index(range.start);
-        while let Some(run) = log.ops().get(i) {
-            if run.seq >= range.end {
-                break;
-            }
-            let from_seq = range.start.max(run.seq);
-            let to_seq = range.end.min(run.end());
-            run_buf.clear();
-            clip_run(log, run, from_seq..to_seq, &deleted, &mut run_buf);
-            for piece in &run_buf {
-                w.write_run(piece);
-            }
-            i += 1;
-        }
+        missing.for_each_run(log, range, |run| w.write_run(run));
     }
 
     let RunWriter {
@@ -274,7 +203,7 @@ struct RunWriter<'a> {
 }
 
 impl RunWriter<'_> {
-    /// Writes one clipped run (see [`clip_run`]).
+    /// Writes one clipped run (see [`OpLog::missing`]).
     #[inline(always)]
     fn write_run(&mut self, piece: &OpRun) {
         let text_idx = self.t.text(piece.text);
@@ -418,86 +347,6 @@ impl RunWriter<'_> {
         }
         self.last_ref = Some(own);
         self.prev_insert = None;
-    }
-}
-
-/// Pushes the part `range` of `run` to `out`, split so that each piece's
-/// content is all present or all left out, and delete pieces never cross a
-/// change (their targets are then one peer's consecutive counters).
-fn clip_run(
-    log: &OpLog,
-    run: &OpRun,
-    range: Range<Seq>,
-    deleted: &[Range<Seq>],
-    out: &mut SmallVec<[OpRun; 4]>,
-) {
-    match run.kind {
-        OpKind::MarkStart { .. } | OpKind::MarkEnd { .. } => out.push(*run),
-        OpKind::Insert { byte_start, .. } => {
-            let text = run.content(log.content()).unwrap_or("").as_bytes();
-            // Byte offset of char `chars` of the run, walking forward only.
-            let (mut chars, mut bytes_at) = (0u32, 0u32);
-            let mut byte_of = |offset: u32| {
-                if text.len() == run.len as usize {
-                    return offset; // ASCII
-                }
-                let rest = text.get(bytes_at as usize..).unwrap_or(&[]);
-                bytes_at += crate::text::prefix_units(rest, offset - chars).0;
-                chars = offset;
-                bytes_at
-            };
-            for (sub, covered) in split_by_cover(range, deleted) {
-                let offset = sub.start - run.seq;
-                let (origin_left, origin_right) = origins_at(run, offset);
-                let (start, bytes) = if covered || byte_start == NO_CONTENT {
-                    (NO_CONTENT, 0)
-                } else {
-                    let a = byte_of(offset);
-                    let b = byte_of(sub.end - run.seq);
-                    (byte_start + a, b - a)
-                };
-                out.push(OpRun {
-                    seq: sub.start,
-                    len: sub.end - sub.start,
-                    text: run.text,
-                    kind: OpKind::Insert {
-                        origin_left,
-                        origin_right,
-                        byte_start: start,
-                        bytes,
-                    },
-                });
-            }
-        }
-        OpKind::Delete { reversed, .. } => {
-            let mut at = range.start;
-            while at < range.end {
-                let offset = at - run.seq;
-                // The targets of ops at..: stop where they leave a change.
-                let first = run.delete_targets(offset, 1).map_or(0, |t| t.start);
-                let room = log
-                    .changes()
-                    .get(log.change_index(first))
-                    .map_or(1, |change| {
-                        if reversed {
-                            first - change.seq + 1
-                        } else {
-                            change.seq_end() - first
-                        }
-                    });
-                let n = room.min(range.end - at);
-                out.push(OpRun {
-                    seq: at,
-                    len: n,
-                    text: run.text,
-                    kind: OpKind::Delete {
-                        target: first,
-                        reversed,
-                    },
-                });
-                at += n;
-            }
-        }
     }
 }
 
@@ -814,28 +663,5 @@ impl RunReader<'_> {
         // (where the cursor ended).
         self.last_ref = Some(OpId::new(target.peer, last));
         Ok(UpdateKind::Delete { target, reversed })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn split_by_cover_alternates() {
-        let covered = [2..4, 6..7];
-        let parts: Vec<_> = split_by_cover(0..8, &covered).into_iter().collect();
-        assert_eq!(
-            parts,
-            vec![
-                (0..2, false),
-                (2..4, true),
-                (4..6, false),
-                (6..7, true),
-                (7..8, false)
-            ]
-        );
-        let parts: Vec<_> = split_by_cover(3..5, &covered).into_iter().collect();
-        assert_eq!(parts, vec![(3..4, true), (4..5, false)]);
     }
 }

@@ -2,12 +2,17 @@
 //! against a document. Every reference is an [`OpId`] (a seq only exists
 //! inside one document); [`super::plan()`] resolves them.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use smallvec::SmallVec;
 
-use crate::id::{Counter, OpId, PeerId};
+use crate::error::{Error, Result};
+use crate::id::{Counter, OpId, PeerId, Seq, NO_SEQ};
+use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{ExpandType, Value};
+use crate::text::{TextState, TextTable};
+use crate::version::VersionVector;
 
 /// A decoded update, validated for structure but not yet against a
 /// document. Owns its data so it can wait in the pending set.
@@ -83,4 +88,119 @@ impl UpdateRun {
             _ => None,
         }
     }
+}
+
+impl Update {
+    /// The ops of `log` (its texts named through `texts`) that `from`
+    /// lacks, as an update, without going through bytes: what merging a
+    /// loaded snapshot into a live document takes. The same pieces as
+    /// the bytes encoder writes ([`OpLog::missing`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Internal`] if the log does not hold what its own ops name
+    /// (a bug).
+    pub fn from_log(log: &OpLog, texts: &TextTable, from: &VersionVector) -> Result<Update> {
+        let internal = |what| Error::Internal { what };
+        let missing = log.missing(from);
+        let mut update = Update {
+            texts: Vec::new(),
+            changes: Vec::with_capacity(missing.pieces.len()),
+            runs: Vec::new(),
+            content: String::new(),
+        };
+        let mut text_index: HashMap<u32, u32> = HashMap::new();
+        for (ci, range) in &missing.pieces {
+            let change = log.changes().get(*ci).ok_or(internal("change"))?;
+            let peer = log.peers().get(change.peer);
+            let counter = change.counter + (range.start - change.seq);
+            // A suffix builds on its own previous op.
+            let deps = if range.start > change.seq {
+                smallvec::smallvec![OpId::new(peer, counter - 1)]
+            } else {
+                log.deps(change).iter().map(|&d| log.seq_to_id(d)).collect()
+            };
+            let first_run = update.runs.len();
+            let mut failed = None;
+            missing.for_each_run(log, range, |run| {
+                let text = match text_index.get(&run.text) {
+                    Some(&t) => t,
+                    None => {
+                        let name = texts.get(run.text as usize).map_or("", TextState::name);
+                        update.texts.push(name.into());
+                        let t = (update.texts.len() - 1) as u32;
+                        text_index.insert(run.text, t);
+                        t
+                    }
+                };
+                match run_kind(log, run, &mut update.content) {
+                    Some(kind) => update.runs.push(UpdateRun {
+                        len: run.len,
+                        text,
+                        kind,
+                    }),
+                    None => failed = Some(internal("mark of a mark op")),
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            update.changes.push(UpdateChange {
+                peer,
+                counter,
+                len: range.end - range.start,
+                deps,
+                runs: first_run..update.runs.len(),
+            });
+        }
+        Ok(update)
+    }
+}
+
+/// `run` with every reference spelled as an id, its text (if any)
+/// appended to `content`. `None` if a mark op names no mark.
+fn run_kind(log: &OpLog, run: &OpRun, content: &mut String) -> Option<UpdateKind> {
+    let id = |s: Seq| (s != NO_SEQ).then(|| log.seq_to_id(s));
+    Some(match run.kind {
+        OpKind::Insert {
+            origin_left,
+            origin_right,
+            ..
+        } => UpdateKind::Insert {
+            left: id(origin_left),
+            right: id(origin_right),
+            content: run.content(log.content()).map(|s| {
+                let start = content.len();
+                content.push_str(s);
+                start..content.len()
+            }),
+        },
+        OpKind::Delete { target, reversed } => UpdateKind::Delete {
+            target: log.seq_to_id(target),
+            reversed,
+        },
+        OpKind::MarkStart {
+            origin_left,
+            origin_right,
+            mark,
+        } => {
+            let m = log.marks().get(mark as usize)?;
+            UpdateKind::MarkStart {
+                left: id(origin_left),
+                right: id(origin_right),
+                key: log.keys().name(m.key).into(),
+                value: m.value.clone(),
+                expand: m.expand,
+            }
+        }
+        OpKind::MarkEnd {
+            origin_left,
+            origin_right,
+            mark,
+        } => UpdateKind::MarkEnd {
+            left: id(origin_left),
+            right: id(origin_right),
+            start: log.seq_to_id(log.marks().get(mark as usize)?.start),
+        },
+    })
 }

@@ -14,6 +14,7 @@
 
 mod change;
 mod mark;
+mod missing;
 mod op;
 
 pub(crate) use change::Change;
