@@ -5,22 +5,12 @@
 //! format version bump where old bytes no longer read), rewrite them with
 //! `WEFT_BLESS_FIXTURES=1 cargo test -p weft --test format_fixtures`.
 
+mod common;
+
 use std::path::PathBuf;
 
-use weft::{Doc, ExportMode, VersionVector};
-
-fn doc(peer: u64) -> Doc {
-    let mut d = Doc::new();
-    d.set_peer_id(peer).unwrap();
-    d
-}
-
-fn all(d: &mut Doc) -> Vec<u8> {
-    d.export(ExportMode::Updates {
-        from: &VersionVector::new(),
-    })
-    .unwrap()
-}
+use common::{all, doc};
+use weft::{Doc, ExportMode};
 
 /// Two peers' concurrent edits, marks (expanding and not, overlapping
 /// comments), an unmark, deletes (forward and backspaces) and non-ASCII text in two texts.

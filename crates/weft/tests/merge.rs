@@ -4,21 +4,8 @@
 
 mod common;
 
-use common::{body, observe, varint, wrap};
-use weft::{Delta, Doc, Error, ExportMode, VersionVector};
-
-fn doc(peer: u64) -> Doc {
-    let mut d = Doc::new();
-    d.set_peer_id(peer).unwrap();
-    d
-}
-
-fn all(d: &mut Doc) -> Vec<u8> {
-    d.export(ExportMode::Updates {
-        from: &VersionVector::new(),
-    })
-    .unwrap()
-}
+use common::{all, body, doc, observe, varint, wrap};
+use weft::{Delta, Doc, Error, ExportMode};
 
 /// Peer A types and later marks a link; peer B, having seen A's text,
 /// marks an overlapping link. A replica that imports A's history then B's

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{replay, Replica, Rng};
+use common::{replay, varint, Replica, Rng};
 use traces::Trace;
 use weft::{Delta, Doc, ExportMode, VersionVector};
 
@@ -476,7 +476,7 @@ fn random_actions_with_snapshots_converge() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(60);
-    let (mut snapshots, mut total) = (0, 0);
+    let (mut snapshots, mut network, mut total) = (0, 0, 0);
     for seed in 0..seeds {
         let mut rng = Rng::new(seed);
         let bytes: Vec<u8> = (0..3000).map(|_| rng.next_u64() as u8).collect();
@@ -495,21 +495,34 @@ fn random_actions_with_snapshots_converge() {
             .iter()
             .filter(|a| matches!(a, Action::Snapshot { .. } | Action::SyncSnapshot { .. }))
             .count();
-        run_converge(seed as u8, &actions);
+        network += actions
+            .iter()
+            .filter(|a| {
+                matches!(
+                    a,
+                    Action::Send { .. } | Action::Deliver { .. } | Action::Corrupt { .. }
+                )
+            })
+            .count();
+        let run = std::panic::catch_unwind(|| run_converge(seed as u8, &actions));
+        assert!(
+            run.is_ok(),
+            "seed {seed} failed ({} actions)",
+            actions.len()
+        );
     }
     assert!(
         snapshots > seeds as usize,
         "the seeds exercise snapshots ({snapshots})"
     );
-    eprintln!("{seeds} seeds, {total} actions, {snapshots} snapshot round trips or merges");
-}
-
-fn varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
+    assert!(
+        network > seeds as usize,
+        "the seeds exercise the network ({network})"
+    );
+    eprintln!(
+        "{seeds} seeds, {total} actions, {snapshots} snapshot round trips or merges, \
+         {network} network sends, deliveries or damaged imports"
+    );
 }
 
 /// A hand-made snapshot (valid checksum) whose history is one insert run

@@ -3,21 +3,8 @@
 
 mod common;
 
-use common::{RefDoc, Rng};
+use common::{all, doc, RefDoc, Rng};
 use weft::{Doc, ExportMode, IdSpan, VersionVector};
-
-fn doc(peer: u64) -> Doc {
-    let mut d = Doc::new();
-    d.set_peer_id(peer).unwrap();
-    d
-}
-
-fn all(d: &mut Doc) -> Vec<u8> {
-    d.export(ExportMode::Updates {
-        from: &VersionVector::new(),
-    })
-    .unwrap()
-}
 
 /// Sends `from` everything `to` lacks.
 fn sync(from: &mut Doc, to: &mut Doc) {

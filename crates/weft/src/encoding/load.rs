@@ -257,29 +257,24 @@ impl Snapshot {
                         }
                         items.push(item);
                     }
-                    OpKind::MarkStart {
-                        origin_left,
-                        origin_right,
-                        mark,
-                    }
-                    | OpKind::MarkEnd {
-                        origin_left,
-                        origin_right,
-                        mark,
-                    } => {
-                        let m = log.marks().get(mark as usize).ok_or(bad("mark"))?;
+                    OpKind::MarkStart { .. } | OpKind::MarkEnd { .. } => {
+                        let a = run.kind.anchor().ok_or(bad("mark"))?;
+                        let m = log.marks().get(a.mark as usize).ok_or(bad("mark"))?;
                         if !seg.deleted {
                             return Err(bad("visible anchor"));
                         }
-                        let end = matches!(run.kind, OpKind::MarkEnd { .. });
-                        let sticks_left = m.expand.anchor_sticks_left(end);
+                        let sticks_left = m.expand.anchor_sticks_left(a.end);
                         let flags = if sticks_left { STICKS_LEFT } else { 0 }
-                            | if end { ANCHOR_END } else { 0 };
-                        let mut item = Item::anchor(s, mark, flags);
-                        item.origin_left = origin_left;
-                        item.origin_right = origin_right;
+                            | if a.end { ANCHOR_END } else { 0 };
+                        let mut item = Item::anchor(s, a.mark, flags);
+                        item.origin_left = a.origin_left;
+                        item.origin_right = a.origin_right;
                         items.push(item);
-                        anchors.push(AnchorRef { seq: s, mark, end });
+                        anchors.push(AnchorRef {
+                            seq: s,
+                            mark: a.mark,
+                            end: a.end,
+                        });
                     }
                     OpKind::Delete { .. } => return Err(bad("segment op")),
                 }
@@ -391,7 +386,7 @@ fn push_run(
             value,
             expand,
         } => {
-            // Glued to one side only, as the rule says (see `import.rs`).
+            // Glued to one side only, as the rule says (as `merge::plan` checks).
             let glue_ok = if expand.anchor_sticks_left(false) {
                 right == NO_SEQ
             } else {

@@ -226,16 +226,7 @@ impl RunWriter<'_> {
                 byte_start,
                 bytes,
             ),
-            OpKind::MarkStart {
-                origin_left,
-                origin_right,
-                mark,
-            }
-            | OpKind::MarkEnd {
-                origin_left,
-                origin_right,
-                mark,
-            } => self.write_mark(piece, text_flag, (origin_left, origin_right), mark),
+            OpKind::MarkStart { .. } | OpKind::MarkEnd { .. } => self.write_mark(piece, text_flag),
             OpKind::Delete { target, reversed } => {
                 self.write_kind(
                     if reversed {
@@ -290,12 +281,7 @@ impl RunWriter<'_> {
         }
         self.write_kind(kind | text_flag, piece.len);
         if !continued {
-            let own = log.seq_to_id(piece.seq);
-            let id = |s: Seq| (s != NO_SEQ).then(|| log.seq_to_id(s));
-            let left = id(origin_left);
-            self.t.id(&mut self.ops, left, self.last_ref.unwrap_or(own));
-            self.t
-                .id(&mut self.ops, id(origin_right), left.unwrap_or(own));
+            self.write_origins(log.seq_to_id(piece.seq), origin_left, origin_right);
         }
         self.last_ref = Some(log.seq_to_id(piece.end() - 1));
         if byte_start != NO_CONTENT {
@@ -310,17 +296,26 @@ impl RunWriter<'_> {
         self.prev_insert = Some((piece.end(), origin_right, piece.text));
     }
 
+    /// The origins of an insert or anchor whose first op is `own`: the
+    /// left one relative to the cursor, the right one to the left one.
+    #[inline(always)]
+    fn write_origins(&mut self, own: OpId, origin_left: Seq, origin_right: Seq) {
+        let log = self.log;
+        let id = |s: Seq| (s != NO_SEQ).then(|| log.seq_to_id(s));
+        let left = id(origin_left);
+        self.t.id(&mut self.ops, left, self.last_ref.unwrap_or(own));
+        self.t
+            .id(&mut self.ops, id(origin_right), left.unwrap_or(own));
+    }
+
     /// A mark's start anchor (with its key, value and rule) or end anchor
     /// (with its start's id).
-    fn write_mark(
-        &mut self,
-        piece: &OpRun,
-        text_flag: u8,
-        (origin_left, origin_right): (Seq, Seq),
-        mark: u32,
-    ) {
+    fn write_mark(&mut self, piece: &OpRun, text_flag: u8) {
         let log = self.log;
-        let start = matches!(piece.kind, OpKind::MarkStart { .. });
+        let Some(a) = piece.kind.anchor() else {
+            return;
+        };
+        let start = !a.end;
         let kind = if start {
             KIND_MARK_START
         } else {
@@ -328,12 +323,8 @@ impl RunWriter<'_> {
         };
         self.write_kind(kind | text_flag, 1);
         let own = log.seq_to_id(piece.seq);
-        let id = |s: Seq| (s != NO_SEQ).then(|| log.seq_to_id(s));
-        let left = id(origin_left);
-        self.t.id(&mut self.ops, left, self.last_ref.unwrap_or(own));
-        self.t
-            .id(&mut self.ops, id(origin_right), left.unwrap_or(own));
-        let m = log.marks().get(mark as usize);
+        self.write_origins(own, a.origin_left, a.origin_right);
+        let m = log.marks().get(a.mark as usize);
         if start {
             self.ops.push(m.map_or(0, |m| m.expand.to_byte()));
             write_bytes(

@@ -214,22 +214,10 @@ fn anchor(
     kind: OpKind,
     flags: u8,
 ) -> Result<()> {
-    let (OpKind::MarkStart {
-        origin_left,
-        origin_right,
-        mark,
-    }
-    | OpKind::MarkEnd {
-        origin_left,
-        origin_right,
-        mark,
-    }) = kind
-    else {
-        return Err(broken("mark op"));
-    };
-    let mut item = Item::anchor(seq, mark, flags);
-    item.origin_left = origin_left;
-    item.origin_right = origin_right;
+    let a = kind.anchor().ok_or_else(|| broken("mark op"))?;
+    let mut item = Item::anchor(seq, a.mark, flags);
+    item.origin_left = a.origin_left;
+    item.origin_right = a.origin_right;
     let state = texts.get_mut(text as usize).ok_or_else(|| broken("text"))?;
     let (leaf, at) = state.place_anchor(item, log.content());
     state.register_anchor(leaf, at);

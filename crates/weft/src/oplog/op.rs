@@ -42,6 +42,46 @@ pub(crate) enum OpKind {
     },
 }
 
+/// The fields of a mark op (see [`OpKind::anchor`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AnchorOp {
+    pub origin_left: Seq,
+    pub origin_right: Seq,
+    pub mark: u32,
+    /// The end anchor (else the start).
+    pub end: bool,
+}
+
+impl OpKind {
+    /// The anchor a mark op inserts; `None` for inserts and deletes.
+    #[inline]
+    pub fn anchor(&self) -> Option<AnchorOp> {
+        match *self {
+            OpKind::MarkStart {
+                origin_left,
+                origin_right,
+                mark,
+            } => Some(AnchorOp {
+                origin_left,
+                origin_right,
+                mark,
+                end: false,
+            }),
+            OpKind::MarkEnd {
+                origin_left,
+                origin_right,
+                mark,
+            } => Some(AnchorOp {
+                origin_left,
+                origin_right,
+                mark,
+                end: true,
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// Consecutive ops (seqs `seq..seq + len`) of one kind in one text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct OpRun {

@@ -746,3 +746,18 @@ pub fn body(peers: &[u64], texts: &[&str], changes: &[u8], ops: &[u8], content: 
     section(&mut b, content.as_bytes());
     b
 }
+
+/// An empty document editing as `peer`.
+pub fn doc(peer: u64) -> Doc {
+    let mut d = Doc::new();
+    d.set_peer_id(peer).unwrap();
+    d
+}
+
+/// `d`'s whole history as an update.
+pub fn all(d: &mut Doc) -> Vec<u8> {
+    d.export(ExportMode::Updates {
+        from: &VersionVector::new(),
+    })
+    .unwrap()
+}
