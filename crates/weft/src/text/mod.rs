@@ -34,6 +34,7 @@
 //! holding it.
 
 mod chunk;
+mod gap;
 mod handle;
 mod index;
 mod integrate;
