@@ -696,9 +696,9 @@ impl TextState {
                 let take = (item.len - skip).min(left);
                 let s = item.byte_start as usize;
                 let text = &content[s..s + item.bytes as usize];
-                let (a, _) = item::prefix_units(text.as_bytes(), skip);
-                let (b, _) = item::prefix_units(text.as_bytes(), skip + take);
-                out.push_str(&text[a as usize..b as usize]);
+                out.push_str(
+                    &text[item.byte_offset(text, skip)..item.byte_offset(text, skip + take)],
+                );
                 left -= take;
                 skip = 0;
             }

@@ -437,9 +437,7 @@ impl TextState {
             }
             let s = item.byte_start as usize;
             let text = &content[s..s + item.bytes as usize];
-            let (a, _) = super::prefix_units(text.as_bytes(), skip);
-            let (z, _) = super::prefix_units(text.as_bytes(), skip + take);
-            b.text(&text[a as usize..z as usize]);
+            b.text(&text[item.byte_offset(text, skip)..item.byte_offset(text, skip + take)]);
         });
         b.out
     }
