@@ -18,9 +18,7 @@ use weft_kv::{MemKvStore, TableWriter};
 use crate::error::{Error, Result};
 use crate::id::{OpId, PeerId, Seq, NO_SEQ};
 use crate::oplog::{origins_at, Mark, OpKind, OpLog, OpRun, NO_CONTENT};
-use crate::text::{
-    prefix_units, AnchorRef, Cache, Item, TextState, TextTable, ANCHOR_END, STICKS_LEFT,
-};
+use crate::text::{prefix_units, Cache, Item, TextState, TextTable, ANCHOR_END, STICKS_LEFT};
 use crate::version::{Frontiers, VersionVector};
 
 use super::bytes::{peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader};
@@ -724,7 +722,6 @@ impl LazyDoc {
             .ok_or(bad("snapshot text index"))?;
         let content = log.content.get(..range.end).ok_or(bad("snapshot text"))?;
         let mut items: Vec<Item> = Vec::with_capacity(segs.len() + segs.len() / 2);
-        let mut anchors = Vec::new();
         let mut at = range.start;
         let mut covered = 0u64;
         for (j, seg) in segs.iter().enumerate() {
@@ -797,7 +794,6 @@ impl LazyDoc {
                         item.origin_left = origin_left;
                         item.origin_right = origin_right;
                         items.push(item);
-                        anchors.push(AnchorRef { seq: s, mark, end });
                     }
                     OpKind::Delete { .. } => return Err(bad("segment op")),
                 }
@@ -826,7 +822,7 @@ impl LazyDoc {
         if counts != unloaded.counts {
             return Err(bad("snapshot text counts"));
         }
-        state.install(items, anchors);
+        state.install(items);
         self.unbuilt = self.unbuilt.saturating_sub(1);
         Ok(())
     }

@@ -11,25 +11,24 @@ use crate::id::{Seq, NO_SEQ};
 use crate::oplog::{KeyTable, Mark};
 use crate::style::{Attributes, Delta, ExpandType, Value};
 
+use super::anchors::{set_insert, set_remove, Anchor};
 use super::item::{Item, ANCHOR_END, STICKS_LEFT};
 use super::{InsertPoint, TextState};
 
-/// One entry of [`TextState`]'s anchor list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct AnchorRef {
-    pub seq: Seq,
-    /// Index of the mark in the op log.
-    pub mark: u32,
-    pub end: bool,
+/// Whether mark `mark` has its end anchor (a mark whose end has not
+/// arrived styles nothing).
+fn is_live(marks: &[Mark], mark: u32) -> bool {
+    marks.get(mark as usize).is_some_and(|m| m.end != NO_SEQ)
 }
 
 /// The marks active at some point of a text, built by walking anchors in
-/// document order.
+/// document order (or by [`super::anchors::AnchorTree::active`]).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct ActiveMarks {
+    /// Sorted.
     active: SmallVec<[u32; 8]>,
     /// Marks whose end anchor came first (only hand-made histories do
-    /// that): their start anchor then starts nothing.
+    /// that): their start anchor then starts nothing. Sorted.
     ended: SmallVec<[u32; 2]>,
 }
 
@@ -37,15 +36,24 @@ impl ActiveMarks {
     /// Passes anchor `mark`/`end`.
     pub fn step(&mut self, mark: u32, end: bool, marks: &[Mark]) {
         if end {
-            if let Some(i) = self.active.iter().position(|&m| m == mark) {
-                self.active.swap_remove(i);
-            } else {
-                self.ended.push(mark);
-            }
-        } else if !self.ended.contains(&mark)
-            && marks.get(mark as usize).is_some_and(|m| m.end != NO_SEQ)
-        {
-            self.active.push(mark);
+            self.close(mark);
+        } else {
+            self.open(mark, is_live(marks, mark));
+        }
+    }
+
+    /// Passes the start anchor of `mark`, which starts it if `live` (its
+    /// end anchor exists) and its end did not come first.
+    pub fn open(&mut self, mark: u32, live: bool) {
+        if live && self.ended.binary_search(&mark).is_err() {
+            set_insert(&mut self.active, mark);
+        }
+    }
+
+    /// Passes the end anchor of `mark`.
+    pub fn close(&mut self, mark: u32) {
+        if !set_remove(&mut self.active, mark) {
+            set_insert(&mut self.ended, mark);
         }
     }
 
@@ -82,6 +90,13 @@ impl ActiveMarks {
             .filter(|m| !m.value.is_null())
             .map(|m| (keys.name(m.key).to_owned(), m.value.clone()))
             .collect()
+    }
+}
+
+impl PartialEq for ActiveMarks {
+    /// Equal when the same marks are active.
+    fn eq(&self, other: &ActiveMarks) -> bool {
+        self.active == other.active
     }
 }
 
@@ -277,24 +292,17 @@ impl TextState {
         out
     }
 
-    /// Adds the anchor just inserted at `(leaf, at)` to the anchor list.
+    /// Adds the anchor just inserted at `(leaf, at)` to the anchor tree.
+    /// O(log n).
     pub fn register_anchor(&mut self, leaf: LeafIndex, at: usize) {
-        // Anchor counts in the tree are always flushed, so the count of
-        // anchors before this one is exact.
+        // Anchor counts in the text tree are flushed from here on (see
+        // `anchors_before`).
         self.flush();
-        let mut k = 0u32;
-        self.tree
-            .visit_previous_caches(Cursor { leaf, offset: 0 }, |c| {
-                if let PreviousCache::NodeCache(c) = c {
-                    k += c.anchors;
-                }
-            });
-        let chunk = self.chunk(leaf);
-        let item = chunk.items[at];
-        k += chunk.items[..at].iter().filter(|i| i.is_anchor()).count() as u32;
+        let rank = self.anchors_before(leaf, at);
+        let item = self.chunk(leaf).items[at];
         self.anchors.insert(
-            k as usize,
-            AnchorRef {
+            rank,
+            Anchor {
                 seq: item.seq,
                 mark: item.mark(),
                 end: item.anchor & ANCHOR_END != 0,
@@ -303,6 +311,33 @@ impl TextState {
         if let Some(f) = &mut self.focus {
             f.extend = None;
         }
+    }
+
+    /// Anchors before item `index` of `leaf`. O(log n). Exact whenever no
+    /// anchor is being placed: [`TextState::place_anchor`] leaves the
+    /// focus leaf's anchor count pending only until
+    /// [`TextState::register_anchor`] flushes it.
+    fn anchors_before(&self, leaf: LeafIndex, index: usize) -> u32 {
+        let mut rank = 0u32;
+        self.tree
+            .visit_previous_caches(Cursor { leaf, offset: 0 }, |c| {
+                if let PreviousCache::NodeCache(c) = c {
+                    rank += c.anchors;
+                }
+            });
+        let items = &self.chunk(leaf).items;
+        rank + items[..index.min(items.len())]
+            .iter()
+            .filter(|i| i.is_anchor())
+            .count() as u32
+    }
+
+    /// Anchors before visible char `pos` (< len): its anchor rank.
+    fn char_anchor_rank(&self, pos: u32) -> u32 {
+        let (leaf, start) = self.locate(Unit::Char, pos);
+        let chunk = self.chunk(leaf);
+        let (i, _) = chunk.find_unit(Unit::Char, pos - start.chars);
+        start.anchors + chunk.items[..i].iter().filter(|it| it.is_anchor()).count() as u32
     }
 
     /// Whether the last local insert left marks for
@@ -332,18 +367,11 @@ impl TextState {
         keys
     }
 
-    /// The marks active at visible char `pos` (< len).
+    /// The marks active at visible char `pos` (< len). O(log n + the marks
+    /// the anchor tree's summaries name on the way).
     fn active_at(&self, pos: u32, marks: &[Mark]) -> ActiveMarks {
-        let (leaf, start) = self.locate(Unit::Char, pos);
-        let chunk = self.chunk(leaf);
-        let (i, _) = chunk.find_unit(Unit::Char, pos - start.chars);
-        let k =
-            start.anchors as usize + chunk.items[..i].iter().filter(|it| it.is_anchor()).count();
-        let mut active = ActiveMarks::default();
-        for a in self.anchors.iter().take(k) {
-            active.step(a.mark, a.end, marks);
-        }
-        active
+        let rank = self.char_anchor_rank(pos);
+        self.anchors.active(rank, |m| is_live(marks, m))
     }
 
     /// The whole text as runs of equal styles.
