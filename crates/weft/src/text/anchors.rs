@@ -5,12 +5,17 @@
 //! The text tree counts anchors beside chars, so the number of anchors
 //! before any place of the text (its *anchor rank*) takes O(log n) to find
 //! there, and the anchors before that place are the first that many of
-//! this tree. This tree then answers, for a rank,
+//! this tree. This tree then answers, for a rank:
 //!
 //! - the marks active there ([`AnchorTree::active`]), from the summaries of
 //!   the subtrees left of it and at most [`LEAF_CAP`] anchors stepped one by
 //!   one: O(log n + the marks those summaries name) instead of a replay of
-//!   every anchor before it.
+//!   every anchor before it;
+//! - where typed text may go in a long gap of deleted text (see `gap.rs`):
+//!   the *depth* (marks opened minus marks closed before a rank) and the
+//!   first rank, past a given one, that is a place right after a deleted
+//!   char with at most a given depth ([`AnchorTree::find_place`]), in
+//!   O(log n).
 //!
 //! **Summaries.** `opened` lists the marks whose start anchor is in the
 //! subtree and whose end anchor is not; `closed` the marks whose end anchor
@@ -21,6 +26,14 @@
 //! Inserting an anchor adds or removes its mark in those lists along its
 //! path (its partner, when already in the tree, is found through them),
 //! one sorted insert or removal per node, rather than recomputing them.
+//!
+//! **Places after deleted chars.** Each anchor knows whether one char or
+//! more sit between it and the anchor before it (`chars_before`, counted
+//! up to 2). That and which side each anchor sticks to decide, with one
+//! bit of state carried from left to right (*in a run*: only left-sticky
+//! anchors since the last char), which ranks are such places; each node
+//! keeps, for both states on entry, the lowest depth of such a place below
+//! it and the state on exit.
 //!
 //! Invariants (checked by [`AnchorTree::assert_invariants`]): every leaf is
 //! at the same depth, no node is empty or over its capacity, the root is
@@ -43,6 +56,9 @@ const BULK_LEAF: usize = LEAF_CAP * 3 / 4;
 
 /// Children per internal node when built in bulk.
 const BULK_BRANCH: usize = BRANCH_CAP * 3 / 4;
+
+/// `Run::lowest` of a node with no place after a deleted char.
+const NO_PLACE: i32 = i32::MAX;
 
 /// A sorted list of mark indexes.
 pub(crate) type MarkSet = SmallVec<[u32; 2]>;
@@ -73,6 +89,53 @@ pub(crate) struct Anchor {
     pub mark: u32,
     /// Ends its mark (else starts it).
     pub end: bool,
+    /// Glued to the char before it (see [`super::STICKS_LEFT`]).
+    pub sticks_left: bool,
+    /// Chars, deleted or not, between the anchor before this one (or the
+    /// start of the text) and this one, counted up to 2.
+    pub chars_before: u8,
+}
+
+impl Anchor {
+    /// What the anchor adds to the depth.
+    #[inline]
+    fn delta(&self) -> i32 {
+        if self.end {
+            -1
+        } else {
+            1
+        }
+    }
+
+    /// Whether the place right before this anchor (after the chars before
+    /// it) is right after a deleted char and its left-sticky anchors, when
+    /// the anchors since the last char before it all stick left
+    /// (`in_run`): the end of such a run, or a place between two chars
+    /// before it, or after the char right before an anchor that does not
+    /// stick left. (Inside a gap every char is deleted.)
+    #[inline]
+    fn is_place(&self, in_run: bool) -> bool {
+        if self.chars_before > 0 {
+            in_run || self.chars_before >= 2 || !self.sticks_left
+        } else {
+            in_run && !self.sticks_left
+        }
+    }
+
+    /// `in_run` after this anchor.
+    #[inline]
+    fn run_after(&self, in_run: bool) -> bool {
+        self.sticks_left && (in_run || self.chars_before > 0)
+    }
+}
+
+/// For one state on entry to a node: the lowest depth (relative to the
+/// node's start) of a place after a deleted char below it, and the state
+/// on exit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Run {
+    lowest: i32,
+    exit: bool,
 }
 
 /// What a subtree does, as seen from outside it.
@@ -80,6 +143,12 @@ pub(crate) struct Anchor {
 struct Summary {
     /// Anchors below.
     len: u32,
+    /// Starts minus ends below.
+    delta: i32,
+    /// Every anchor below sticks left with no char before it.
+    glued: bool,
+    /// Indexed by the `in_run` state on entry.
+    runs: [Run; 2],
     /// Marks started below and not ended below.
     opened: MarkSet,
     /// Marks ended below with no start before the end below.
@@ -104,8 +173,26 @@ impl Summary {
 
     /// The summary of `anchors` without the mark lists.
     fn shape_of_anchors(anchors: &[Anchor]) -> Summary {
+        let mut runs = [Run {
+            lowest: NO_PLACE,
+            exit: false,
+        }; 2];
+        for (entry, run) in runs.iter_mut().enumerate() {
+            let (mut depth, mut in_run) = (0i32, entry == 1);
+            for a in anchors {
+                if a.is_place(in_run) {
+                    run.lowest = run.lowest.min(depth);
+                }
+                depth += a.delta();
+                in_run = a.run_after(in_run);
+            }
+            run.exit = in_run;
+        }
         Summary {
             len: anchors.len() as u32,
+            delta: anchors.iter().map(Anchor::delta).sum(),
+            glued: anchors.iter().all(|a| a.sticks_left && a.chars_before == 0),
+            runs,
             opened: MarkSet::new(),
             closed: MarkSet::new(),
         }
@@ -130,9 +217,34 @@ impl Summary {
     }
 
     /// [`Summary::of_parts`] without the mark lists.
-    fn shape_of_parts<'a>(parts: impl Iterator<Item = &'a Summary>) -> Summary {
+    fn shape_of_parts<'a>(parts: impl Iterator<Item = &'a Summary> + Clone) -> Summary {
+        let mut runs = [Run {
+            lowest: NO_PLACE,
+            exit: false,
+        }; 2];
+        for (entry, run) in runs.iter_mut().enumerate() {
+            let (mut depth, mut in_run) = (0i32, entry == 1);
+            for p in parts.clone() {
+                let inner = p.runs[usize::from(in_run)];
+                if inner.lowest != NO_PLACE {
+                    run.lowest = run.lowest.min(depth + inner.lowest);
+                }
+                depth += p.delta;
+                in_run = inner.exit;
+            }
+            run.exit = in_run;
+        }
+        let (mut len, mut delta, mut glued) = (0, 0, true);
+        for p in parts {
+            len += p.len;
+            delta += p.delta;
+            glued &= p.glued;
+        }
         Summary {
-            len: parts.map(|p| p.len).sum(),
+            len,
+            delta,
+            glued,
+            runs,
             opened: MarkSet::new(),
             closed: MarkSet::new(),
         }
@@ -141,6 +253,9 @@ impl Summary {
     /// Copies everything but the mark lists from `shape`.
     fn set_shape(&mut self, shape: Summary) {
         self.len = shape.len;
+        self.delta = shape.delta;
+        self.glued = shape.glued;
+        self.runs = shape.runs;
     }
 }
 
@@ -170,6 +285,17 @@ impl Node {
 
 /// The path from the root to a leaf, as node ids.
 type Path = SmallVec<[u32; 8]>;
+
+/// Where [`AnchorTree::find_place`] stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PlaceSearch {
+    /// The first rank found, if any.
+    pub found: Option<u32>,
+    /// The run state at the rank found, or at the end of the range.
+    pub in_run: bool,
+    /// The depth there.
+    pub depth: i32,
+}
 
 /// The anchors of one text in document order. See the module doc.
 #[derive(Debug, Clone, Default)]
@@ -239,6 +365,18 @@ impl AnchorTree {
             summary,
             body: Body::Branch(kids),
         })
+    }
+
+    /// The anchor at `rank`.
+    pub fn get(&self, rank: u32) -> Option<Anchor> {
+        if rank >= self.len() {
+            return None;
+        }
+        let (path, offset) = self.path_to(rank, false);
+        match &self.node(*path.last()?).body {
+            Body::Leaf(anchors) => anchors.get(offset as usize).copied(),
+            Body::Branch(_) => None,
+        }
     }
 
     /// The leaf holding rank `rank` (with `append`, the leaf that can take
@@ -420,6 +558,24 @@ impl AnchorTree {
         }
     }
 
+    /// Sets how many chars (up to 2) sit right before the anchor at `rank`.
+    pub fn set_chars_before(&mut self, rank: u32, chars: u8) {
+        if rank >= self.len() {
+            return;
+        }
+        let (path, offset) = self.path_to(rank, false);
+        for &id in path.iter().rev() {
+            if let Body::Leaf(anchors) = &mut self.nodes[id as usize].body {
+                match anchors.get_mut(offset as usize) {
+                    Some(a) if a.chars_before != chars => a.chars_before = chars,
+                    _ => return,
+                }
+            }
+            let shape = self.fresh_summary(&self.node(id).body, false);
+            self.nodes[id as usize].summary.set_shape(shape);
+        }
+    }
+
     /// The marks active after the first `rank` anchors: started and not
     /// ended there, and for which `live` holds when they start (a mark
     /// whose end came first starts nothing). O(log n + the marks named by
@@ -466,6 +622,159 @@ impl AnchorTree {
             }
         }
         active
+    }
+
+    /// Starts minus ends among the first `rank` anchors.
+    pub fn depth(&self, rank: u32) -> i32 {
+        if self.nodes.is_empty() {
+            return 0;
+        }
+        let (mut id, mut left, mut depth) = (ROOT, rank, 0);
+        while left > 0 {
+            match &self.node(id).body {
+                Body::Leaf(anchors) => {
+                    depth += anchors
+                        .iter()
+                        .take(left as usize)
+                        .map(Anchor::delta)
+                        .sum::<i32>();
+                    break;
+                }
+                Body::Branch(children) => {
+                    let mut next = None;
+                    for &c in children {
+                        let s = &self.node(c).summary;
+                        if left < s.len {
+                            next = Some(c);
+                            break;
+                        }
+                        depth += s.delta;
+                        left -= s.len;
+                    }
+                    match next {
+                        Some(c) => id = c,
+                        None => break,
+                    }
+                }
+            }
+        }
+        depth
+    }
+
+    /// The first rank in `from..to` whose anchor does not stick left or
+    /// has a char before it (`to` if none). O(log n).
+    pub fn first_unglued(&self, from: u32, to: u32) -> u32 {
+        if self.nodes.is_empty() || from >= to {
+            return to;
+        }
+        self.unglued_in(ROOT, 0, from, to).unwrap_or(to)
+    }
+
+    fn unglued_in(&self, id: u32, lo: u32, from: u32, to: u32) -> Option<u32> {
+        let node = self.node(id);
+        let hi = lo + node.summary.len;
+        if hi <= from || lo >= to || (from <= lo && hi <= to && node.summary.glued) {
+            return None;
+        }
+        match &node.body {
+            Body::Leaf(anchors) => anchors
+                .iter()
+                .enumerate()
+                .map(|(i, a)| (lo + i as u32, a))
+                .filter(|(r, _)| (from..to).contains(r))
+                .find(|(_, a)| !(a.sticks_left && a.chars_before == 0))
+                .map(|(r, _)| r),
+            Body::Branch(children) => {
+                let mut lo = lo;
+                for &c in children {
+                    if lo >= to {
+                        break;
+                    }
+                    if let Some(r) = self.unglued_in(c, lo, from, to) {
+                        return Some(r);
+                    }
+                    lo += self.node(c).summary.len;
+                }
+                None
+            }
+        }
+    }
+
+    /// The first rank `r` in `from..to` such that the place right before
+    /// anchor `r` is right after a deleted char (and its left-sticky
+    /// anchors), with a depth of at most `target` there, given `depth`
+    /// (the depth at `from`, see [`AnchorTree::depth`]) and no run at
+    /// `from`. Ranks are read as inside one gap: every char between them
+    /// deleted. O(log n).
+    pub fn find_place(&self, from: u32, to: u32, depth: i32, target: i32) -> PlaceSearch {
+        let mut state = PlaceSearch {
+            found: None,
+            in_run: false,
+            depth,
+        };
+        if !self.nodes.is_empty() && from < to {
+            self.place_in(ROOT, 0, from..to, target, &mut state);
+        }
+        state
+    }
+
+    /// [`AnchorTree::find_place`] below node `id`, whose first anchor has
+    /// rank `lo`. Returns whether it found the place (then `state` is at
+    /// it).
+    fn place_in(
+        &self,
+        id: u32,
+        lo: u32,
+        range: std::ops::Range<u32>,
+        target: i32,
+        state: &mut PlaceSearch,
+    ) -> bool {
+        let node = self.node(id);
+        let hi = lo + node.summary.len;
+        if hi <= range.start || lo >= range.end {
+            return false;
+        }
+        if range.start <= lo && hi <= range.end {
+            let run = node.summary.runs[usize::from(state.in_run)];
+            if run.lowest == NO_PLACE || state.depth + run.lowest > target {
+                state.depth += node.summary.delta;
+                state.in_run = run.exit;
+                return false;
+            }
+        }
+        match &node.body {
+            Body::Leaf(anchors) => {
+                for (i, a) in anchors.iter().enumerate() {
+                    let r = lo + i as u32;
+                    if r < range.start {
+                        continue;
+                    }
+                    if r >= range.end {
+                        break;
+                    }
+                    if a.is_place(state.in_run) && state.depth <= target {
+                        state.found = Some(r);
+                        return true;
+                    }
+                    state.depth += a.delta();
+                    state.in_run = a.run_after(state.in_run);
+                }
+                false
+            }
+            Body::Branch(children) => {
+                let mut lo = lo;
+                for &c in children {
+                    if lo >= range.end {
+                        break;
+                    }
+                    if self.place_in(c, lo, range.clone(), target, state) {
+                        return true;
+                    }
+                    lo += self.node(c).summary.len;
+                }
+                false
+            }
+        }
     }
 
     /// Calls `f` on every anchor in document order.
@@ -564,6 +873,30 @@ mod tests {
         active
     }
 
+    /// [`AnchorTree::find_place`] by stepping every anchor.
+    fn naive_place(anchors: &[Anchor], from: u32, to: u32, target: i32) -> PlaceSearch {
+        let depth: i32 = anchors[..from as usize].iter().map(Anchor::delta).sum();
+        let mut s = PlaceSearch {
+            found: None,
+            in_run: false,
+            depth,
+        };
+        for (r, a) in anchors
+            .iter()
+            .enumerate()
+            .take(to as usize)
+            .skip(from as usize)
+        {
+            if a.is_place(s.in_run) && s.depth <= target {
+                s.found = Some(r as u32);
+                return s;
+            }
+            s.depth += a.delta();
+            s.in_run = a.run_after(s.in_run);
+        }
+        s
+    }
+
     fn contents(tree: &AnchorTree) -> Vec<Anchor> {
         let mut out = Vec::new();
         tree.for_each(|a| out.push(*a));
@@ -588,9 +921,15 @@ mod tests {
             let mut seq = 0;
             let mut next_mark = 0;
             while next_mark < marks || !open.is_empty() {
-                let mut anchor = |mark, end, _: &mut Rng| {
+                let mut anchor = |mark, end, rng: &mut Rng| {
                     seq += 1;
-                    Anchor { seq, mark, end }
+                    Anchor {
+                        seq,
+                        mark,
+                        end,
+                        sticks_left: rng.below(2) == 0,
+                        chars_before: rng.below(3) as u8,
+                    }
                 };
                 let (a, at) = if next_mark < marks && (open.is_empty() || rng.below(2) == 0) {
                     let a = anchor(next_mark, false, &mut rng);
@@ -615,6 +954,12 @@ mod tests {
                 };
                 model.insert(at, a);
                 tree.insert(at as u32, a);
+                if rng.below(8) == 0 {
+                    let r = rng.below(model.len() as u32);
+                    let c = rng.below(3) as u8;
+                    model[r as usize].chars_before = c;
+                    tree.set_chars_before(r, c);
+                }
             }
             tree.assert_invariants();
             assert_eq!(contents(&tree), model, "seed {seed}: order");
@@ -628,6 +973,29 @@ mod tests {
                         naive_active(&model, r as usize),
                         "seed {seed}: active at {r}"
                     );
+                    let depth: i32 = model[..r as usize].iter().map(Anchor::delta).sum();
+                    assert_eq!(t.depth(r), depth, "seed {seed}: depth at {r}");
+                    if (r as usize) < model.len() {
+                        assert_eq!(t.get(r), Some(model[r as usize]));
+                    }
+                }
+                for _ in 0..200 {
+                    let from = rng.below(model.len() as u32 + 1);
+                    let to = from + rng.below(model.len() as u32 + 1 - from);
+                    let target = rng.below(6) as i32 - 2;
+                    let depth = t.depth(from);
+                    assert_eq!(
+                        t.find_place(from, to, depth, target),
+                        naive_place(&model, from, to, target),
+                        "seed {seed}: place in {from}..{to} at most {target}"
+                    );
+                    let glued = (from..to)
+                        .find(|&r| {
+                            let a = model[r as usize];
+                            !(a.sticks_left && a.chars_before == 0)
+                        })
+                        .unwrap_or(to);
+                    assert_eq!(t.first_unglued(from, to), glued);
                 }
             }
         }
@@ -642,6 +1010,8 @@ mod tests {
                     seq: 2 * m + u32::from(end),
                     mark: m,
                     end,
+                    sticks_left: end,
+                    chars_before: 1,
                 };
                 tree.insert(tree.len(), a);
             }

@@ -472,7 +472,7 @@ impl TextState {
     /// Inserts the new local run `item` at visible char `pos` (<= len) and
     /// returns its `(origin_left, origin_right)`.
     // Inlined into `Text::insert` (see there); the styled path is out of
-    // line in `styled_insert_point`.
+    // line in `styled_insert`.
     #[inline(always)]
     pub fn local_insert(&mut self, pos: u32, item: Item, content: &str) -> (Seq, Seq) {
         if let Some(f) = &mut self.focus {
@@ -504,13 +504,12 @@ impl TextState {
             });
             return (NO_SEQ, NO_SEQ);
         }
-        let mut point = self.local_insert_point(pos, content);
-        if self.anchors.is_empty() {
-            item.origin_left = point.origin_left;
-            item.origin_right = self.seq_at_or_after(point.leaf, point.index);
-        } else {
-            point = self.styled_insert_point(point, &mut item, content);
+        if !self.anchors.is_empty() {
+            return self.styled_insert(pos, item, content);
         }
+        let point = self.local_insert_point(pos, content);
+        item.origin_left = point.origin_left;
+        item.origin_right = self.seq_at_or_after(point.leaf, point.index);
         let (leaf, index) = self.insert_item(point.leaf, point.index, item);
         let f = self.focus.as_mut().expect("insert focuses its leaf");
         debug_assert_eq!(f.leaf, leaf);
@@ -840,15 +839,23 @@ impl TextState {
 
 /// The anchors among `items` (in document order), for the anchor tree.
 fn anchors_of(items: &[Item]) -> Vec<Anchor> {
-    items
-        .iter()
-        .filter(|item| item.is_anchor())
-        .map(|item| Anchor {
-            seq: item.seq,
-            mark: item.mark(),
-            end: item.anchor & ANCHOR_END != 0,
-        })
-        .collect()
+    let mut anchors = Vec::new();
+    let mut chars = 0u32;
+    for item in items {
+        if item.is_anchor() {
+            anchors.push(Anchor {
+                seq: item.seq,
+                mark: item.mark(),
+                end: item.anchor & ANCHOR_END != 0,
+                sticks_left: item.anchor & STICKS_LEFT != 0,
+                chars_before: chars.min(2) as u8,
+            });
+            chars = 0;
+        } else {
+            chars = chars.saturating_add(item.len);
+        }
+    }
+    anchors
 }
 
 /// Chars `range` of `text` (which must be in bounds).

@@ -57,6 +57,16 @@ impl ActiveMarks {
         }
     }
 
+    /// The active marks, sorted.
+    pub fn marks(&self) -> &[u32] {
+        &self.active
+    }
+
+    /// Whether `mark` is active.
+    pub fn contains(&self, mark: u32) -> bool {
+        self.active.binary_search(&mark).is_ok()
+    }
+
     /// The active mark that wins on `key`.
     pub fn winner(&self, key: u32, marks: &[Mark]) -> Option<u32> {
         let mut best: Option<(u32, &Mark)> = None;
@@ -300,14 +310,22 @@ impl TextState {
         self.flush();
         let rank = self.anchors_before(leaf, at);
         let item = self.chunk(leaf).items[at];
+        let chars_before = self.chars_back(leaf, at);
         self.anchors.insert(
             rank,
             Anchor {
                 seq: item.seq,
                 mark: item.mark(),
                 end: item.anchor & ANCHOR_END != 0,
+                sticks_left: item.anchor & STICKS_LEFT != 0,
+                chars_before,
             },
         );
+        // The next anchor now counts only the chars after this one.
+        let (chars, next) = self.chars_ahead(leaf, at + 1);
+        if next.is_some() {
+            self.anchors.set_chars_before(rank + 1, chars);
+        }
         if let Some(f) = &mut self.focus {
             f.extend = None;
         }
@@ -317,7 +335,7 @@ impl TextState {
     /// anchor is being placed: [`TextState::place_anchor`] leaves the
     /// focus leaf's anchor count pending only until
     /// [`TextState::register_anchor`] flushes it.
-    fn anchors_before(&self, leaf: LeafIndex, index: usize) -> u32 {
+    pub(super) fn anchors_before(&self, leaf: LeafIndex, index: usize) -> u32 {
         let mut rank = 0u32;
         self.tree
             .visit_previous_caches(Cursor { leaf, offset: 0 }, |c| {
@@ -333,11 +351,84 @@ impl TextState {
     }
 
     /// Anchors before visible char `pos` (< len): its anchor rank.
-    fn char_anchor_rank(&self, pos: u32) -> u32 {
+    pub(super) fn char_anchor_rank(&self, pos: u32) -> u32 {
         let (leaf, start) = self.locate(Unit::Char, pos);
         let chunk = self.chunk(leaf);
         let (i, _) = chunk.find_unit(Unit::Char, pos - start.chars);
         start.anchors + chunk.items[..i].iter().filter(|it| it.is_anchor()).count() as u32
+    }
+
+    /// Chars in the items before `(leaf, index)` back to the previous
+    /// anchor or the start of the text, counted up to 2.
+    fn chars_back(&self, leaf: LeafIndex, index: usize) -> u8 {
+        let (mut leaf, mut index) = (leaf, index);
+        let mut chars = 0u32;
+        while chars < 2 {
+            if index == 0 {
+                match self.tree.prev_elem(Cursor { leaf, offset: 0 }) {
+                    Some(c) => {
+                        leaf = c.leaf;
+                        index = self.chunk(leaf).items.len();
+                        continue;
+                    }
+                    None => break,
+                }
+            }
+            index -= 1;
+            let item = self.chunk(leaf).items[index];
+            if item.is_anchor() {
+                break;
+            }
+            chars += item.len;
+        }
+        chars.min(2) as u8
+    }
+
+    /// Chars in the items from `(leaf, index)` on up to the next anchor,
+    /// counted up to 2, and that anchor's place when it comes before a
+    /// count of 2.
+    fn chars_ahead(&self, leaf: LeafIndex, index: usize) -> (u8, Option<(LeafIndex, usize)>) {
+        let (mut leaf, mut index) = (leaf, index);
+        let mut chars = 0u32;
+        while chars < 2 {
+            let Some(item) = self.chunk(leaf).items.get(index) else {
+                match self.next_leaf(leaf) {
+                    Some(next) => (leaf, index) = (next, 0),
+                    None => break,
+                }
+                continue;
+            };
+            if item.is_anchor() {
+                return (chars as u8, Some((leaf, index)));
+            }
+            chars += item.len;
+            index += 1;
+        }
+        (chars.min(2) as u8, None)
+    }
+
+    /// After `added` chars went into the char item at `(leaf, index)`:
+    /// raises the count of chars before the next anchor if it was below 2.
+    /// Returns whether that anchor now counts one char: the typing fast
+    /// path must then not grow the item without coming back here.
+    pub(super) fn note_chars_added(&mut self, leaf: LeafIndex, index: usize, added: u32) -> bool {
+        let item = self.chunk(leaf).items[index];
+        let mut before = item.len - added;
+        if before < 2 {
+            before += u32::from(self.chars_back(leaf, index));
+        }
+        if before >= 2 {
+            return false;
+        }
+        let (ahead, next) = self.chars_ahead(leaf, index + 1);
+        before += u32::from(ahead);
+        let Some((next_leaf, next_index)) = next.filter(|_| before < 2) else {
+            return false;
+        };
+        let now = (before + added).min(2) as u8;
+        let rank = self.anchors_before(next_leaf, next_index);
+        self.anchors.set_chars_before(rank, now);
+        now < 2
     }
 
     /// Whether the last local insert left marks for
