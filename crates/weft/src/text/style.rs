@@ -497,15 +497,18 @@ impl TextState {
         marks: &[Mark],
         mut f: impl FnMut(&ActiveMarks, bool, &Item, u32, u32),
     ) {
-        let mut active = if self.anchors.is_empty() {
-            ActiveMarks::default()
-        } else {
-            self.active_at(range.start, marks)
-        };
-        let mut changed = true;
         let (mut leaf, start) = self.locate(Unit::Char, range.start);
         let chunk = self.chunk(leaf);
         let (mut i, before) = chunk.find_unit(Unit::Char, range.start - start.chars);
+        let mut active = if self.anchors.is_empty() {
+            ActiveMarks::default()
+        } else {
+            // The anchor rank of the first char, from the same descent.
+            let anchors = chunk.items[..i].iter().filter(|it| it.is_anchor()).count();
+            let rank = start.anchors + anchors as u32;
+            self.anchors.active(rank, |m| is_live(marks, m))
+        };
+        let mut changed = true;
         let mut skip = range.start - start.chars - before.chars;
         let mut left = range.end - range.start;
         while left > 0 {
