@@ -42,7 +42,11 @@ const SCANNED_SET_MAX: usize = 16;
 impl TextState {
     /// The item at `(leaf, index)`, stepping to the next leaf when `index`
     /// is past the end of this one. Returns its actual place too.
-    fn item_from(&self, leaf: LeafIndex, index: usize) -> Option<(LeafIndex, usize, Item)> {
+    pub(super) fn item_from(
+        &self,
+        leaf: LeafIndex,
+        index: usize,
+    ) -> Option<(LeafIndex, usize, Item)> {
         if let Some(item) = self.chunk(leaf).items.get(index) {
             return Some((leaf, index, *item));
         }
@@ -220,6 +224,10 @@ impl TextState {
             self.back_over_right_anchors(leaf, index)
         };
         self.set_focus(leaf, None);
-        self.insert_item(leaf, index, item)
+        let (leaf, index) = self.insert_item(leaf, index, item);
+        if !self.anchors.is_empty() {
+            self.note_chars_added(leaf, index, item.len);
+        }
+        (leaf, index)
     }
 }

@@ -139,6 +139,17 @@ impl Item {
         self.utf16 += next.utf16;
     }
 
+    /// Byte offset of char `chars` (at most `len`) in `text`, the run's
+    /// text: O(1) for an ASCII run, else O(chars).
+    #[inline]
+    pub fn byte_offset(&self, text: &str, chars: u32) -> usize {
+        if self.bytes == self.len {
+            chars as usize
+        } else {
+            prefix_units(text.as_bytes(), chars).0 as usize
+        }
+    }
+
     /// Splits off chars `offset..` as a new item; `self` keeps `..offset`.
     /// `content` is the op log's content (to find the byte offset).
     pub fn split(&mut self, offset: u32, content: &[u8]) -> Item {

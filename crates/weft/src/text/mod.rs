@@ -18,9 +18,11 @@
 //! anchors glued there, or right before it. Chars never take anchors as
 //! origins, and integration steps over anchors, so the order of chars is
 //! FugueMax alone. The tree counts anchors beside the chars (chars +
-//! anchors = the entity count), and `anchors` lists them in document
-//! order, so the marks active at a char are a prefix of that list whose
-//! length (the char's entity index minus its char index) takes O(log n).
+//! anchors = the entity count), so the anchors before a char are a prefix
+//! of the document-order list `anchors` whose length takes O(log n); that
+//! list is itself a b-tree ([`anchors`]) whose nodes summarise the marks
+//! they open and close, so the marks active at a char take O(log n) too,
+//! however many marks come before it.
 //!
 //! **Plain-text fast path.** While a text has no anchors (`anchors` is
 //! empty), a char position maps straight to the visible-char counts the
@@ -33,7 +35,9 @@
 //! pending difference; every char seq maps, through the index, to the leaf
 //! holding it.
 
+mod anchors;
 mod chunk;
+mod gap;
 mod handle;
 mod index;
 mod integrate;
@@ -44,7 +48,6 @@ mod table;
 pub(crate) use chunk::Cache;
 pub use handle::Text;
 pub(crate) use item::{char_len, prefix_units, utf16_len, Item, ANCHOR_END, STICKS_LEFT};
-pub(crate) use style::AnchorRef;
 pub(crate) use table::TextTable;
 
 use std::ops::Range;
@@ -55,6 +58,7 @@ use smallvec::SmallVec;
 use crate::error::{Error, Result, Unit};
 use crate::id::{Seq, NO_SEQ};
 
+use anchors::{Anchor, AnchorTree};
 use chunk::{Chunk, ChunkTree, UnitQuery, CHUNK_CAP};
 use index::IdIndex;
 
@@ -98,7 +102,7 @@ pub(crate) struct TextState {
     /// Every style anchor, in document order (their relative order never
     /// changes once placed). Empty for plain text: then no position ever
     /// looks at styles.
-    anchors: Vec<AnchorRef>,
+    anchors: AnchorTree,
     /// Marks without text that the last local insert could not avoid
     /// (see [`TextState::take_resurrected`]).
     resurrected: SmallVec<[u32; 2]>,
@@ -135,7 +139,7 @@ impl TextState {
             tree: BTree::new(),
             index: None,
             focus: None,
-            anchors: Vec::new(),
+            anchors: AnchorTree::default(),
             resurrected: SmallVec::new(),
             unloaded: None,
         }
@@ -152,10 +156,11 @@ impl TextState {
         self.unloaded = Some(unloaded);
     }
 
-    /// Replaces the content with `items` (in document order) and
-    /// `anchors` (the anchor items' list, same order), building the tree
-    /// bottom-up in one pass. Clears the unloaded mark.
-    pub fn install(&mut self, items: Vec<Item>, anchors: Vec<AnchorRef>) {
+    /// Replaces the content with `items` (in document order), building the
+    /// tree and the anchor tree bottom-up in one pass. Clears the unloaded
+    /// mark.
+    pub fn install(&mut self, items: Vec<Item>) {
+        let anchors = anchors_of(&items);
         let chunks: Vec<Chunk> = items
             .chunks(BULK_FILL)
             .map(|c| {
@@ -167,7 +172,7 @@ impl TextState {
         self.tree = chunks.into_iter().collect();
         self.index = None;
         self.focus = None;
-        self.anchors = anchors;
+        self.anchors = AnchorTree::from_anchors(anchors);
         self.resurrected.clear();
         self.unloaded = None;
     }
@@ -482,7 +487,7 @@ impl TextState {
     /// Inserts the new local run `item` at visible char `pos` (<= len) and
     /// returns its `(origin_left, origin_right)`.
     // Inlined into `Text::insert` (see there); the styled path is out of
-    // line in `styled_insert_point`.
+    // line in `styled_insert`.
     #[inline(always)]
     pub fn local_insert(&mut self, pos: u32, item: Item, content: &str) -> (Seq, Seq) {
         if let Some(f) = &mut self.focus {
@@ -514,13 +519,12 @@ impl TextState {
             });
             return (NO_SEQ, NO_SEQ);
         }
-        let mut point = self.local_insert_point(pos, content);
-        if self.anchors.is_empty() {
-            item.origin_left = point.origin_left;
-            item.origin_right = self.seq_at_or_after(point.leaf, point.index);
-        } else {
-            point = self.styled_insert_point(point, &mut item, content);
+        if !self.anchors.is_empty() {
+            return self.styled_insert(pos, item, content);
         }
+        let point = self.local_insert_point(pos, content);
+        item.origin_left = point.origin_left;
+        item.origin_right = self.seq_at_or_after(point.leaf, point.index);
         let (leaf, index) = self.insert_item(point.leaf, point.index, item);
         let f = self.focus.as_mut().expect("insert focuses its leaf");
         debug_assert_eq!(f.leaf, leaf);
@@ -710,9 +714,9 @@ impl TextState {
                 let take = (item.len - skip).min(left);
                 let s = item.byte_start as usize;
                 let text = &content[s..s + item.bytes as usize];
-                let (a, _) = item::prefix_units(text.as_bytes(), skip);
-                let (b, _) = item::prefix_units(text.as_bytes(), skip + take);
-                out.push_str(&text[a as usize..b as usize]);
+                out.push_str(
+                    &text[item.byte_offset(text, skip)..item.byte_offset(text, skip + take)],
+                );
                 left -= take;
                 skip = 0;
             }
@@ -775,7 +779,6 @@ impl TextState {
     pub fn assert_invariants(&self, content: &str) {
         let mut total = Cache::default();
         let mut seen = 0;
-        let mut anchors = Vec::new();
         for chunk in self.tree.iter() {
             assert!(!chunk.items.is_empty(), "no empty leaves");
             assert!(chunk.items.len() <= CHUNK_CAP);
@@ -787,7 +790,6 @@ impl TextState {
                         item.len == 1 && item.deleted,
                         "anchors are single and hold no text"
                     );
-                    anchors.push(item.seq);
                 } else if item.byte_start != crate::oplog::NO_CONTENT {
                     let s = item.byte_start as usize;
                     let text = &content[s..s + item.bytes as usize];
@@ -810,10 +812,14 @@ impl TextState {
             self.tree.root_cache().anchors,
             "anchor counts are flushed"
         );
-        assert!(
-            anchors.iter().eq(self.anchors.iter().map(|a| &a.seq)),
-            "the anchor list follows document order"
+        let mut listed = Vec::new();
+        self.anchors.for_each(|a| listed.push(*a));
+        assert_eq!(
+            listed,
+            anchors_of(&self.items().copied().collect::<Vec<_>>()),
+            "the anchor tree lists the anchors in document order"
         );
+        self.anchors.assert_invariants();
         // Every item is found through the index.
         let mut leaf = self.tree.first_leaf();
         let mut checked = 0;
@@ -844,6 +850,27 @@ impl TextState {
             }
         }
     }
+}
+
+/// The anchors among `items` (in document order), for the anchor tree.
+fn anchors_of(items: &[Item]) -> Vec<Anchor> {
+    let mut anchors = Vec::new();
+    let mut chars = 0u32;
+    for item in items {
+        if item.is_anchor() {
+            anchors.push(Anchor {
+                seq: item.seq,
+                mark: item.mark(),
+                end: item.anchor & ANCHOR_END != 0,
+                sticks_left: item.anchor & STICKS_LEFT != 0,
+                chars_before: chars.min(2) as u8,
+            });
+            chars = 0;
+        } else {
+            chars = chars.saturating_add(item.len);
+        }
+    }
+    anchors
 }
 
 /// Chars `range` of `text` (which must be in bounds).

@@ -11,44 +11,24 @@ use crate::id::{Seq, NO_SEQ};
 use crate::oplog::{KeyTable, Mark};
 use crate::style::{Attributes, Delta, ExpandType, Value};
 
+use super::anchors::{set_insert, set_remove, Anchor};
 use super::item::{Item, ANCHOR_END, STICKS_LEFT};
 use super::{InsertPoint, TextState};
 
-/// Most items of a gap between two visible chars that a styled insert
-/// looks at (see [`TextState::rich_insert_point`]).
-const GAP_SCAN: usize = 64;
-
-/// A mark with an anchor in a gap: (mark, ordinal of its start anchor in
-/// the gap, ordinal of its end anchor).
-type GapMark = (u32, Option<usize>, Option<usize>);
-
-/// Where [`TextState::rich_insert_point`] puts new text, by gap item.
-#[derive(Clone, Copy)]
-enum Place {
-    /// After the visible char before the gap and its left-sticky anchors.
-    Default,
-    /// Right after the first char of the deleted run `i`.
-    Inside(usize),
-    /// After the deleted run `i` and its left-sticky anchors.
-    After(usize),
-}
-
-/// One entry of [`TextState`]'s anchor list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct AnchorRef {
-    pub seq: Seq,
-    /// Index of the mark in the op log.
-    pub mark: u32,
-    pub end: bool,
+/// Whether mark `mark` has its end anchor (a mark whose end has not
+/// arrived styles nothing).
+fn is_live(marks: &[Mark], mark: u32) -> bool {
+    marks.get(mark as usize).is_some_and(|m| m.end != NO_SEQ)
 }
 
 /// The marks active at some point of a text, built by walking anchors in
-/// document order.
+/// document order (or by [`super::anchors::AnchorTree::active`]).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct ActiveMarks {
+    /// Sorted.
     active: SmallVec<[u32; 8]>,
     /// Marks whose end anchor came first (only hand-made histories do
-    /// that): their start anchor then starts nothing.
+    /// that): their start anchor then starts nothing. Sorted.
     ended: SmallVec<[u32; 2]>,
 }
 
@@ -56,16 +36,35 @@ impl ActiveMarks {
     /// Passes anchor `mark`/`end`.
     pub fn step(&mut self, mark: u32, end: bool, marks: &[Mark]) {
         if end {
-            if let Some(i) = self.active.iter().position(|&m| m == mark) {
-                self.active.swap_remove(i);
-            } else {
-                self.ended.push(mark);
-            }
-        } else if !self.ended.contains(&mark)
-            && marks.get(mark as usize).is_some_and(|m| m.end != NO_SEQ)
-        {
-            self.active.push(mark);
+            self.close(mark);
+        } else {
+            self.open(mark, is_live(marks, mark));
         }
+    }
+
+    /// Passes the start anchor of `mark`, which starts it if `live` (its
+    /// end anchor exists) and its end did not come first.
+    pub fn open(&mut self, mark: u32, live: bool) {
+        if live && self.ended.binary_search(&mark).is_err() {
+            set_insert(&mut self.active, mark);
+        }
+    }
+
+    /// Passes the end anchor of `mark`.
+    pub fn close(&mut self, mark: u32) {
+        if !set_remove(&mut self.active, mark) {
+            set_insert(&mut self.ended, mark);
+        }
+    }
+
+    /// The active marks, sorted.
+    pub fn marks(&self) -> &[u32] {
+        &self.active
+    }
+
+    /// Whether `mark` is active.
+    pub fn contains(&self, mark: u32) -> bool {
+        self.active.binary_search(&mark).is_ok()
     }
 
     /// The active mark that wins on `key`.
@@ -101,6 +100,13 @@ impl ActiveMarks {
             .filter(|m| !m.value.is_null())
             .map(|m| (keys.name(m.key).to_owned(), m.value.clone()))
             .collect()
+    }
+}
+
+impl PartialEq for ActiveMarks {
+    /// Equal when the same marks are active.
+    fn eq(&self, other: &ActiveMarks) -> bool {
+        self.active == other.active
     }
 }
 
@@ -143,174 +149,6 @@ impl DeltaBuilder<'_> {
 }
 
 impl TextState {
-    /// [`TextState::rich_insert_point`], then the origins of `item`, which
-    /// are always chars: the text goes after the anchors glued to the char
-    /// before it and before those glued to the char after it. Kept out of
-    /// line so plain-text typing stays small.
-    #[inline(never)]
-    pub(super) fn styled_insert_point(
-        &mut self,
-        point: InsertPoint,
-        item: &mut Item,
-        content: &str,
-    ) -> InsertPoint {
-        let point = self.rich_insert_point(point, content);
-        item.origin_left = point.origin_left;
-        item.origin_right = self.non_anchor_from(point.leaf, point.index);
-        point
-    }
-
-    /// Where text typed right after a visible char goes in a styled text.
-    /// `point` is right after that char. By default the text goes after
-    /// the anchors glued to that char. When the gap up to the next visible
-    /// char holds a mark with no text left (both anchors in the gap), the
-    /// text instead goes after the first deleted char where no such mark
-    /// covers it and every other mark covers it exactly as by default, so
-    /// typing where a mark's text was deleted does not bring the mark
-    /// back. The gap is scanned up to [`GAP_SCAN`] items.
-    pub(super) fn rich_insert_point(&mut self, point: InsertPoint, content: &str) -> InsertPoint {
-        // The gap: (item, leaf, index), up to the next visible char.
-        let mut gap: SmallVec<[(Item, LeafIndex, usize); 16]> = SmallVec::new();
-        let (mut leaf, mut index) = (point.leaf, point.index);
-        let mut bounded = true;
-        loop {
-            let Some(item) = self.chunk(leaf).items.get(index).copied() else {
-                match self.next_leaf(leaf) {
-                    Some(next) => (leaf, index) = (next, 0),
-                    None => break,
-                }
-                continue;
-            };
-            if item.is_visible_text() {
-                break;
-            }
-            if gap.len() == GAP_SCAN {
-                bounded = false;
-                break;
-            }
-            gap.push((item, leaf, index));
-            index += 1;
-        }
-        let sticks_left =
-            |e: &(Item, LeafIndex, usize)| e.0.is_anchor() && e.0.anchor & STICKS_LEFT != 0;
-        // Candidate places: after the char before the gap, or after a
-        // deleted char; each past the left-sticky anchors glued there.
-        let after = |from: usize| from + gap[from..].iter().take_while(|e| sticks_left(e)).count();
-        let default = after(0);
-        let mut place = Place::Default;
-        if bounded && gap.iter().any(|e| e.0.is_anchor()) {
-            // Per mark with an anchor in the gap: (start, end) ordinals.
-            let mut marks: SmallVec<[GapMark; 8]> = SmallVec::new();
-            for (i, e) in gap.iter().enumerate() {
-                if !e.0.is_anchor() {
-                    continue;
-                }
-                let m = e.0.mark();
-                let slot = match marks.iter_mut().find(|x| x.0 == m) {
-                    Some(slot) => slot,
-                    None => {
-                        marks.push((m, None, None));
-                        marks.last_mut().expect("just pushed")
-                    }
-                };
-                if e.0.anchor & ANCHOR_END != 0 {
-                    slot.2 = Some(i);
-                } else {
-                    slot.1 = Some(i);
-                }
-            }
-            let covers = |&(_, s, e): &GapMark, p: usize| {
-                s.is_none_or(|s| s < p) && e.is_none_or(|e| e >= p)
-            };
-            let dead = |m: &GapMark| m.1.is_some() && m.2.is_some();
-            if marks.iter().any(|m| dead(m) && covers(m, default)) {
-                // Candidates left to right: right after the first char of a
-                // deleted run (inside it), then after its last char.
-                let mut candidates: SmallVec<[(usize, Place); 16]> = SmallVec::new();
-                for (i, e) in gap.iter().enumerate() {
-                    if !e.0.is_anchor() {
-                        if e.0.len > 1 {
-                            candidates.push((i + 1, Place::Inside(i)));
-                        }
-                        candidates.push((after(i + 1), Place::After(i)));
-                    }
-                }
-                let ok = |p: usize| {
-                    marks.iter().all(|m| {
-                        if dead(m) {
-                            !covers(m, p)
-                        } else {
-                            covers(m, p) == covers(m, default)
-                        }
-                    })
-                };
-                match candidates.into_iter().find(|c| ok(c.0)) {
-                    Some(c) => place = c.1,
-                    None => {
-                        // No place escapes (a mark expanding both ways):
-                        // the caller unmarks the new text.
-                        self.resurrected.extend(
-                            marks
-                                .iter()
-                                .filter(|m| dead(m) && covers(m, default))
-                                .map(|m| m.0),
-                        );
-                    }
-                }
-            }
-        }
-        let point = match place {
-            Place::Default => {
-                let d = default.checked_sub(1).map(|i| gap[i]);
-                match d {
-                    Some((_, leaf, index)) => InsertPoint {
-                        leaf,
-                        index: index + 1,
-                        origin_left: point.origin_left,
-                    },
-                    None => point,
-                }
-            }
-            Place::After(i) => {
-                let last = after(i + 1) - 1;
-                let (_, leaf, index) = gap[last];
-                InsertPoint {
-                    leaf,
-                    index: index + 1,
-                    origin_left: gap[i].0.end() - 1,
-                }
-            }
-            Place::Inside(i) => {
-                let (item, leaf, index) = gap[i];
-                self.move_focus_to(leaf);
-                let (leaf, index) = self.make_room(leaf, index, 2);
-                let chunk = self.chunk_mut(leaf);
-                let right = chunk.items[index].split(1, content.as_bytes());
-                chunk.items.insert(index + 1, right);
-                InsertPoint {
-                    leaf,
-                    index: index + 1,
-                    origin_left: item.seq,
-                }
-            }
-        };
-        self.move_focus_to(point.leaf);
-        point
-    }
-
-    /// Moves the focus forward, leaf by leaf, to `leaf` (after it), so its
-    /// start counts stay known.
-    fn move_focus_to(&mut self, leaf: LeafIndex) {
-        while let Some(f) = self.focus {
-            if f.leaf == leaf {
-                break;
-            }
-            let next = self.next_leaf(f.leaf).expect("the leaf is after the focus");
-            let start = self.start_after(f.leaf);
-            self.set_focus(next, start);
-        }
-    }
-
     /// The first element at or after `(leaf, index)` that is not an
     /// anchor, as a seq (`NO_SEQ`: the end).
     pub(super) fn non_anchor_from(&self, leaf: LeafIndex, index: usize) -> Seq {
@@ -464,32 +302,133 @@ impl TextState {
         out
     }
 
-    /// Adds the anchor just inserted at `(leaf, at)` to the anchor list.
+    /// Adds the anchor just inserted at `(leaf, at)` to the anchor tree.
+    /// O(log n).
     pub fn register_anchor(&mut self, leaf: LeafIndex, at: usize) {
-        // Anchor counts in the tree are always flushed, so the count of
-        // anchors before this one is exact.
+        // Anchor counts in the text tree are flushed from here on (see
+        // `anchors_before`).
         self.flush();
-        let mut k = 0u32;
-        self.tree
-            .visit_previous_caches(Cursor { leaf, offset: 0 }, |c| {
-                if let PreviousCache::NodeCache(c) = c {
-                    k += c.anchors;
-                }
-            });
-        let chunk = self.chunk(leaf);
-        let item = chunk.items[at];
-        k += chunk.items[..at].iter().filter(|i| i.is_anchor()).count() as u32;
+        let rank = self.anchors_before(leaf, at);
+        let item = self.chunk(leaf).items[at];
+        let chars_before = self.chars_back(leaf, at);
         self.anchors.insert(
-            k as usize,
-            AnchorRef {
+            rank,
+            Anchor {
                 seq: item.seq,
                 mark: item.mark(),
                 end: item.anchor & ANCHOR_END != 0,
+                sticks_left: item.anchor & STICKS_LEFT != 0,
+                chars_before,
             },
         );
+        // The next anchor now counts only the chars after this one.
+        let (chars, next) = self.chars_ahead(leaf, at + 1);
+        if next.is_some() {
+            self.anchors.set_chars_before(rank + 1, chars);
+        }
         if let Some(f) = &mut self.focus {
             f.extend = None;
         }
+    }
+
+    /// Anchors before item `index` of `leaf`. O(log n). Exact whenever no
+    /// anchor is being placed: [`TextState::place_anchor`] leaves the
+    /// focus leaf's anchor count pending only until
+    /// [`TextState::register_anchor`] flushes it.
+    pub(super) fn anchors_before(&self, leaf: LeafIndex, index: usize) -> u32 {
+        let mut rank = 0u32;
+        self.tree
+            .visit_previous_caches(Cursor { leaf, offset: 0 }, |c| {
+                if let PreviousCache::NodeCache(c) = c {
+                    rank += c.anchors;
+                }
+            });
+        let items = &self.chunk(leaf).items;
+        rank + items[..index.min(items.len())]
+            .iter()
+            .filter(|i| i.is_anchor())
+            .count() as u32
+    }
+
+    /// Anchors before visible char `pos` (< len): its anchor rank.
+    pub(super) fn char_anchor_rank(&self, pos: u32) -> u32 {
+        let (leaf, start) = self.locate(Unit::Char, pos);
+        let chunk = self.chunk(leaf);
+        let (i, _) = chunk.find_unit(Unit::Char, pos - start.chars);
+        start.anchors + chunk.items[..i].iter().filter(|it| it.is_anchor()).count() as u32
+    }
+
+    /// Chars in the items before `(leaf, index)` back to the previous
+    /// anchor or the start of the text, counted up to 2.
+    fn chars_back(&self, leaf: LeafIndex, index: usize) -> u8 {
+        let (mut leaf, mut index) = (leaf, index);
+        let mut chars = 0u32;
+        while chars < 2 {
+            if index == 0 {
+                match self.tree.prev_elem(Cursor { leaf, offset: 0 }) {
+                    Some(c) => {
+                        leaf = c.leaf;
+                        index = self.chunk(leaf).items.len();
+                        continue;
+                    }
+                    None => break,
+                }
+            }
+            index -= 1;
+            let item = self.chunk(leaf).items[index];
+            if item.is_anchor() {
+                break;
+            }
+            chars += item.len;
+        }
+        chars.min(2) as u8
+    }
+
+    /// Chars in the items from `(leaf, index)` on up to the next anchor,
+    /// counted up to 2, and that anchor's place when it comes before a
+    /// count of 2.
+    fn chars_ahead(&self, leaf: LeafIndex, index: usize) -> (u8, Option<(LeafIndex, usize)>) {
+        let (mut leaf, mut index) = (leaf, index);
+        let mut chars = 0u32;
+        while chars < 2 {
+            let Some(item) = self.chunk(leaf).items.get(index) else {
+                match self.next_leaf(leaf) {
+                    Some(next) => (leaf, index) = (next, 0),
+                    None => break,
+                }
+                continue;
+            };
+            if item.is_anchor() {
+                return (chars as u8, Some((leaf, index)));
+            }
+            chars += item.len;
+            index += 1;
+        }
+        (chars.min(2) as u8, None)
+    }
+
+    /// After `added` chars went into the char item at `(leaf, index)`:
+    /// raises the count of chars before the next anchor if it was below 2.
+    /// Returns whether that anchor now counts one char: the typing fast
+    /// path must then not grow the item without coming back here.
+    pub(super) fn note_chars_added(&mut self, leaf: LeafIndex, index: usize, added: u32) -> bool {
+        let item = self.chunk(leaf).items[index];
+        let mut before = item.len - added;
+        if before < 2 {
+            before += u32::from(self.chars_back(leaf, index));
+        }
+        if before >= 2 {
+            return false;
+        }
+        let (ahead, next) = self.chars_ahead(leaf, index + 1);
+        before += u32::from(ahead);
+        let Some((next_leaf, next_index)) = next.filter(|_| before < 2) else {
+            return false;
+        };
+        let now = (before + added).min(2) as u8;
+        let rank = self.anchors_before(next_leaf, next_index);
+        self.anchors.set_chars_before(rank, now);
+        now < 2
     }
 
     /// Whether the last local insert left marks for
@@ -519,18 +458,11 @@ impl TextState {
         keys
     }
 
-    /// The marks active at visible char `pos` (< len).
+    /// The marks active at visible char `pos` (< len). O(log n + the marks
+    /// the anchor tree's summaries name on the way).
     fn active_at(&self, pos: u32, marks: &[Mark]) -> ActiveMarks {
-        let (leaf, start) = self.locate(Unit::Char, pos);
-        let chunk = self.chunk(leaf);
-        let (i, _) = chunk.find_unit(Unit::Char, pos - start.chars);
-        let k =
-            start.anchors as usize + chunk.items[..i].iter().filter(|it| it.is_anchor()).count();
-        let mut active = ActiveMarks::default();
-        for a in self.anchors.iter().take(k) {
-            active.step(a.mark, a.end, marks);
-        }
-        active
+        let rank = self.char_anchor_rank(pos);
+        self.anchors.active(rank, |m| is_live(marks, m))
     }
 
     /// The whole text as runs of equal styles.
@@ -565,15 +497,18 @@ impl TextState {
         marks: &[Mark],
         mut f: impl FnMut(&ActiveMarks, bool, &Item, u32, u32),
     ) {
-        let mut active = if self.anchors.is_empty() {
-            ActiveMarks::default()
-        } else {
-            self.active_at(range.start, marks)
-        };
-        let mut changed = true;
         let (mut leaf, start) = self.locate(Unit::Char, range.start);
         let chunk = self.chunk(leaf);
         let (mut i, before) = chunk.find_unit(Unit::Char, range.start - start.chars);
+        let mut active = if self.anchors.is_empty() {
+            ActiveMarks::default()
+        } else {
+            // The anchor rank of the first char, from the same descent.
+            let anchors = chunk.items[..i].iter().filter(|it| it.is_anchor()).count();
+            let rank = start.anchors + anchors as u32;
+            self.anchors.active(rank, |m| is_live(marks, m))
+        };
+        let mut changed = true;
         let mut skip = range.start - start.chars - before.chars;
         let mut left = range.end - range.start;
         while left > 0 {
@@ -624,9 +559,7 @@ impl TextState {
             }
             let s = item.byte_start as usize;
             let text = &content[s..s + item.bytes as usize];
-            let (a, _) = super::prefix_units(text.as_bytes(), skip);
-            let (z, _) = super::prefix_units(text.as_bytes(), skip + take);
-            b.text(&text[a as usize..z as usize]);
+            b.text(&text[item.byte_offset(text, skip)..item.byte_offset(text, skip + take)]);
         });
         b.out
     }

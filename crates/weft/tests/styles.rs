@@ -1,0 +1,137 @@
+//! Styles over long histories: typing where the text of many marks was
+//! deleted does not bring any of them back, and reading or making styles
+//! costs about the same however many marks come before.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::RefDoc;
+use weft::{Delta, Doc, ExpandType, ExportMode, StyleConfig, Value, VersionVector};
+
+const T: &str = "t";
+
+/// A document as peer `peer`, with keys named after each expand rule.
+fn doc(peer: u64) -> Doc {
+    let mut d = Doc::new();
+    d.set_peer_id(peer).unwrap();
+    let mut c = StyleConfig::default();
+    c.set("after", ExpandType::After)
+        .set("before", ExpandType::Before)
+        .set("both", ExpandType::Both)
+        .set("none", ExpandType::None);
+    d.config_text_style(c);
+    d
+}
+
+fn full(doc: &mut Doc) -> Vec<u8> {
+    doc.export(ExportMode::Updates {
+        from: &VersionVector::new(),
+    })
+    .unwrap()
+}
+
+/// `x`, then `n` chars `m` each under its own mark of `key`, then `y`;
+/// all the `m`s deleted.
+fn dead_marks(peer: u64, n: usize, key: &str) -> Doc {
+    let mut d = doc(peer);
+    let mut t = d.text(T);
+    t.insert(0, &format!("x{}y", "m".repeat(n))).unwrap();
+    for i in 0..n {
+        t.mark(1 + i..2 + i, key, true).unwrap();
+    }
+    t.delete(1, n).unwrap();
+    d
+}
+
+#[test]
+fn typing_where_many_marks_were_deleted_revives_none() {
+    let plain = vec![Delta::insert("xZy")];
+    for key in ["after", "before", "both", "none"] {
+        // The gap of tombstones and anchors between `x` and `y` holds 3n
+        // items: up to 21 marks it was read item by item before, from 22
+        // on it is searched in the anchor tree.
+        for n in [21, 22, 100, 10_000] {
+            let what = format!("{key} over {n} deleted marks");
+            let mut d = dead_marks(1, n, key);
+            let snapshot = d.export(ExportMode::Snapshot).unwrap();
+            d.text(T).insert(1, "Z").unwrap();
+            d.assert_invariants();
+            assert_eq!(d.text(T).to_delta(), plain, "{what}");
+            // A replica agrees.
+            let mut fresh = Doc::new();
+            fresh.import(&full(&mut d)).unwrap();
+            assert_eq!(fresh.text(T).to_delta(), plain, "{what}: replica");
+            // And a document loaded from a snapshot types the same way.
+            let mut loaded = doc(2);
+            loaded.import(&snapshot).unwrap();
+            loaded.text(T).insert(1, "Z").unwrap();
+            loaded.assert_invariants();
+            assert_eq!(loaded.text(T).to_delta(), plain, "{what}: from a snapshot");
+            // The reference model (a full scan of the gap) agrees, op for op.
+            if n <= 100 {
+                let mut r = RefDoc::new(1);
+                r.insert(0, &format!("x{}y", "m".repeat(n)));
+                for i in 0..n {
+                    r.mark(1 + i..2 + i, key, Value::Bool(true));
+                }
+                r.delete(1, n);
+                r.insert(1, "Z");
+                assert_eq!(r.to_delta(), plain, "{what}: model");
+                let mut version = VersionVector::new();
+                for (peer, ops) in r.version() {
+                    version.set(peer, ops);
+                }
+                assert_eq!(d.version(), version, "{what}: ops against the model");
+            }
+        }
+    }
+}
+
+/// A text of 40,000 chars with `marks` one-char bold marks spread over
+/// its first 90%.
+fn marked(marks: usize) -> Doc {
+    let mut d = doc(1);
+    let mut t = d.text(T);
+    t.insert(0, &"abcdefghij".repeat(4_000)).unwrap();
+    let step = 36_000 / marks;
+    for i in 0..marks {
+        t.mark(i * step..i * step + 1, "bold", true).unwrap();
+    }
+    d
+}
+
+/// Time of 50 marks and 200 `attributes_at` calls right of every earlier
+/// mark of `base` (on a copy, made outside the timing).
+fn style_work(base: &Doc) -> Duration {
+    let mut d = base.clone();
+    let mut t = d.text(T);
+    let start = Instant::now();
+    for k in 0..50 {
+        let at = 37_000 + 20 * k;
+        t.mark(at..at + 2, "italic", true).unwrap();
+    }
+    for k in 0..200 {
+        let attributes = t.attributes_at(38_000 + 7 * k).unwrap();
+        assert!(attributes.len() <= 1);
+    }
+    start.elapsed()
+}
+
+#[test]
+fn styles_right_of_many_marks_cost_about_the_same() {
+    let few = marked(2_000);
+    let many = marked(16_000);
+    // Interleaved, best of many rounds: other tests share the machine.
+    let (mut t_few, mut t_many) = (Duration::MAX, Duration::MAX);
+    for _ in 0..15 {
+        t_few = t_few.min(style_work(&few));
+        t_many = t_many.min(style_work(&many));
+    }
+    // Replaying every earlier anchor made this ~8x (linear in the marks);
+    // an O(log n) lookup keeps it near 1x.
+    assert!(
+        t_many < 4 * t_few,
+        "right of 16,000 marks: {t_many:?}, right of 2,000: {t_few:?}"
+    );
+}
