@@ -99,8 +99,8 @@ impl LazyDoc {
             .get(unloaded.index as usize)
             .copied()
             .ok_or(bad)?;
-        let (items, anchors) = self.snap.text_items(loaded, log, unloaded, t)?;
-        state.install(items, anchors);
+        let items = self.snap.text_items(loaded, log, unloaded, t)?;
+        state.install(items);
         self.unbuilt = self.unbuilt.saturating_sub(1);
         Ok(())
     }

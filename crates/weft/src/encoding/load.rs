@@ -13,7 +13,7 @@ use std::ops::Range;
 use crate::error::{Error, Result};
 use crate::id::{Seq, NO_SEQ};
 use crate::oplog::{origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
-use crate::text::{AnchorRef, Cache, Item, Unloaded, ANCHOR_END, STICKS_LEFT};
+use crate::text::{Cache, Item, Unloaded, ANCHOR_END, STICKS_LEFT};
 
 use super::history::{self, ReadKind};
 use super::snapshot::{
@@ -184,7 +184,7 @@ impl Snapshot {
     }
 
     /// The items of snapshot text `unloaded.index` (document text `t`) in
-    /// document order and its anchor list, from its segments and the
+    /// document order, from its segments and the
     /// history `log` that [`Snapshot::load_history`] returned with
     /// `loaded`. Checks everything against the history and the counts
     /// the meta promised.
@@ -194,7 +194,7 @@ impl Snapshot {
         log: &OpLog,
         unloaded: Unloaded,
         t: u32,
-    ) -> Result<(Vec<Item>, Vec<AnchorRef>)> {
+    ) -> Result<Vec<Item>> {
         let bad = |what| Error::Malformed { offset: 0, what };
         let i = unloaded.index as usize;
         let segs = loaded.segments.get(i).ok_or(bad("snapshot text index"))?;
@@ -206,7 +206,6 @@ impl Snapshot {
             .ok_or(bad("snapshot text index"))?;
         let content = log.content().get(..range.end).ok_or(bad("snapshot text"))?;
         let mut items: Vec<Item> = Vec::with_capacity(segs.len() + segs.len() / 2);
-        let mut anchors = Vec::new();
         let mut at = range.start;
         let mut covered = 0u64;
         for (j, seg) in segs.iter().enumerate() {
@@ -270,11 +269,6 @@ impl Snapshot {
                         item.origin_left = a.origin_left;
                         item.origin_right = a.origin_right;
                         items.push(item);
-                        anchors.push(AnchorRef {
-                            seq: s,
-                            mark: a.mark,
-                            end: a.end,
-                        });
                     }
                     OpKind::Delete { .. } => return Err(bad("segment op")),
                 }
@@ -298,7 +292,7 @@ impl Snapshot {
         if counts != unloaded.counts {
             return Err(bad("snapshot text counts"));
         }
-        Ok((items, anchors))
+        Ok(items)
     }
 }
 

@@ -45,11 +45,11 @@ use smallvec::SmallVec;
 use super::style::ActiveMarks;
 use crate::id::Seq;
 
-/// Most anchors in a leaf.
-const LEAF_CAP: usize = 64;
+/// Most anchors in a leaf (4 with the test-only `small-nodes` feature).
+const LEAF_CAP: usize = if cfg!(feature = "small-nodes") { 4 } else { 64 };
 
-/// Most children of an internal node.
-const BRANCH_CAP: usize = 16;
+/// Most children of an internal node (4 with `small-nodes`).
+const BRANCH_CAP: usize = if cfg!(feature = "small-nodes") { 4 } else { 16 };
 
 /// Anchors per leaf when built in bulk: room for more before a split.
 const BULK_LEAF: usize = LEAF_CAP * 3 / 4;
