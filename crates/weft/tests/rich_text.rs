@@ -2,9 +2,9 @@
 //! scenario merged in both orders, through updates and through a fresh
 //! document, with the peer ids both ways round.
 
-use weft::{
-    Attributes, Delta, Doc, Error, ExpandType, ExportMode, StyleConfig, Unit, Value, VersionVector,
-};
+mod common;
+
+use weft::{Attributes, Delta, Doc, Error, ExportMode, Unit, Value, VersionVector};
 
 const T: &str = "t";
 
@@ -38,18 +38,9 @@ fn bold(s: &str) -> Delta {
     ins_with(s, &[("bold", true.into())])
 }
 
-/// A document as peer `peer` with the test config: the default plus keys
-/// named after each rule.
+/// A document as peer `peer`, with keys named after each expand rule.
 fn doc(peer: u64) -> Doc {
-    let mut d = Doc::new();
-    d.set_peer_id(peer).unwrap();
-    let mut c = StyleConfig::default();
-    c.set("after", ExpandType::After)
-        .set("before", ExpandType::Before)
-        .set("both", ExpandType::Both)
-        .set("none", ExpandType::None);
-    d.config_text_style(c);
-    d
+    common::styled_doc(peer)
 }
 
 /// Runs `setup` on a base document, then `a` and `b` concurrently on two

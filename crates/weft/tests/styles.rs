@@ -5,21 +5,13 @@
 mod common;
 
 use common::RefDoc;
-use weft::{Delta, Doc, ExpandType, ExportMode, StyleConfig, Value, VersionVector};
+use weft::{Delta, Doc, ExportMode, Value, VersionVector};
 
 const T: &str = "t";
 
 /// A document as peer `peer`, with keys named after each expand rule.
 fn doc(peer: u64) -> Doc {
-    let mut d = Doc::new();
-    d.set_peer_id(peer).unwrap();
-    let mut c = StyleConfig::default();
-    c.set("after", ExpandType::After)
-        .set("before", ExpandType::Before)
-        .set("both", ExpandType::Both)
-        .set("none", ExpandType::None);
-    d.config_text_style(c);
-    d
+    common::styled_doc(peer)
 }
 
 fn full(doc: &mut Doc) -> Vec<u8> {

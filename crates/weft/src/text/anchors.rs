@@ -845,4 +845,4 @@ impl AnchorTree {
 
 #[cfg(test)]
 #[path = "anchors_tests.rs"]
-mod tests;
+pub(super) mod tests;

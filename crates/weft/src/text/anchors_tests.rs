@@ -3,16 +3,18 @@
 
 use super::*;
 
-/// SplitMix64, for reproducible inputs.
-struct Rng(u64);
+/// SplitMix64, for reproducible inputs (the text module's unit tests
+/// share it).
+pub(in crate::text) struct Rng(pub u64);
 
 impl Rng {
-    fn below(&mut self, n: u32) -> u32 {
+    /// Uniform in `0..n` (`0` when `n` is 0).
+    pub fn below(&mut self, n: u32) -> u32 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) % u64::from(n)) as u32
+        ((z ^ (z >> 31)) % u64::from(n.max(1))) as u32
     }
 }
 

@@ -747,6 +747,19 @@ pub fn body(peers: &[u64], texts: &[&str], changes: &[u8], ops: &[u8], content: 
     b
 }
 
+/// An empty document editing as `peer` with the style config the rich
+/// tests use: the default plus keys named after each expand rule.
+pub fn styled_doc(peer: u64) -> Doc {
+    let mut d = doc(peer);
+    let mut c = weft::StyleConfig::default();
+    c.set("after", ExpandType::After)
+        .set("before", ExpandType::Before)
+        .set("both", ExpandType::Both)
+        .set("none", ExpandType::None);
+    d.config_text_style(c);
+    d
+}
+
 /// An empty document editing as `peer`.
 pub fn doc(peer: u64) -> Doc {
     let mut d = Doc::new();
