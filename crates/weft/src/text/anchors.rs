@@ -57,6 +57,13 @@ const BULK_LEAF: usize = LEAF_CAP * 3 / 4;
 /// Children per internal node when built in bulk.
 const BULK_BRANCH: usize = BRANCH_CAP * 3 / 4;
 
+/// What [`AnchorTree::fold_prefix`] hands out: a whole subtree before the
+/// rank, or one anchor of the last leaf.
+enum Prefix<'a> {
+    Subtree(&'a Summary),
+    Anchor(&'a Anchor),
+}
+
 /// `Run::lowest` of a node with no place after a deleted char.
 const NO_PLACE: i32 = i32::MAX;
 
@@ -576,27 +583,21 @@ impl AnchorTree {
         }
     }
 
-    /// The marks active after the first `rank` anchors: started and not
-    /// ended there, and for which `live` holds when they start (a mark
-    /// whose end came first starts nothing). O(log n + the marks named by
-    /// the summaries of the subtrees left of `rank`).
-    pub fn active(&self, rank: u32, live: impl Fn(u32) -> bool) -> ActiveMarks {
-        let mut active = ActiveMarks::default();
+    /// Walks the first `rank` anchors in O(log n): `f` sees the summary of
+    /// every whole subtree among them, left to right, then each anchor of
+    /// the one leaf the walk ends in.
+    fn fold_prefix(&self, rank: u32, mut f: impl FnMut(Prefix<'_>)) {
         if self.nodes.is_empty() {
-            return active;
+            return;
         }
         let (mut id, mut left) = (ROOT, rank);
         while left > 0 {
             match &self.node(id).body {
                 Body::Leaf(anchors) => {
                     for a in anchors.iter().take(left as usize) {
-                        if a.end {
-                            active.close(a.mark);
-                        } else {
-                            active.open(a.mark, live(a.mark));
-                        }
+                        f(Prefix::Anchor(a));
                     }
-                    break;
+                    return;
                 }
                 Body::Branch(children) => {
                     let mut next = None;
@@ -606,58 +607,46 @@ impl AnchorTree {
                             next = Some(c);
                             break;
                         }
-                        for &m in &s.closed {
-                            active.close(m);
-                        }
-                        for &m in &s.opened {
-                            active.open(m, live(m));
-                        }
+                        f(Prefix::Subtree(s));
                         left -= s.len;
                     }
                     match next {
                         Some(c) => id = c,
-                        None => break,
+                        None => return,
                     }
                 }
             }
         }
+    }
+
+    /// The marks active after the first `rank` anchors: started and not
+    /// ended there, and for which `live` holds when they start (a mark
+    /// whose end came first starts nothing). O(log n + the marks named by
+    /// the summaries of the subtrees left of `rank`).
+    pub fn active(&self, rank: u32, live: impl Fn(u32) -> bool) -> ActiveMarks {
+        let mut active = ActiveMarks::default();
+        self.fold_prefix(rank, |p| match p {
+            Prefix::Subtree(s) => {
+                for &m in &s.closed {
+                    active.close(m);
+                }
+                for &m in &s.opened {
+                    active.open(m, live(m));
+                }
+            }
+            Prefix::Anchor(a) if a.end => active.close(a.mark),
+            Prefix::Anchor(a) => active.open(a.mark, live(a.mark)),
+        });
         active
     }
 
     /// Starts minus ends among the first `rank` anchors.
     pub fn depth(&self, rank: u32) -> i32 {
-        if self.nodes.is_empty() {
-            return 0;
-        }
-        let (mut id, mut left, mut depth) = (ROOT, rank, 0);
-        while left > 0 {
-            match &self.node(id).body {
-                Body::Leaf(anchors) => {
-                    depth += anchors
-                        .iter()
-                        .take(left as usize)
-                        .map(Anchor::delta)
-                        .sum::<i32>();
-                    break;
-                }
-                Body::Branch(children) => {
-                    let mut next = None;
-                    for &c in children {
-                        let s = &self.node(c).summary;
-                        if left < s.len {
-                            next = Some(c);
-                            break;
-                        }
-                        depth += s.delta;
-                        left -= s.len;
-                    }
-                    match next {
-                        Some(c) => id = c,
-                        None => break,
-                    }
-                }
-            }
-        }
+        let mut depth = 0;
+        self.fold_prefix(rank, |p| match p {
+            Prefix::Subtree(s) => depth += s.delta,
+            Prefix::Anchor(a) => depth += a.delta(),
+        });
         depth
     }
 
