@@ -462,25 +462,6 @@ fn deliver(docs: &mut [Doc], to: usize, bytes: &[u8]) {
     }
 }
 
-/// What a failed import must leave as it was (cheaper than both exports).
-fn observe_cheap(
-    doc: &mut Doc,
-) -> (
-    Vec<Delta>,
-    VersionVector,
-    Frontiers,
-    Vec<IdSpan>,
-    Vec<String>,
-) {
-    (
-        doc.text("t").to_delta(),
-        doc.version(),
-        doc.frontiers(),
-        doc.pending_spans(),
-        doc.text_names().map(str::to_owned).collect(),
-    )
-}
-
 /// Peer `to` imports an export of `from` (a snapshot or an update) cut at
 /// `cut` with its checksum recomputed: the import must fail and change
 /// nothing.
@@ -497,10 +478,10 @@ fn corrupt(docs: &mut [Doc], from: usize, to: usize, cut: u16, snapshot: bool) {
         bytes.truncate(16 + cut as usize % body);
         let sum = xxhash_rust::xxh3::xxh3_64(&bytes[16..]);
         bytes[8..16].copy_from_slice(&sum.to_le_bytes());
-        let before = observe_cheap(&mut docs[to]);
+        let before = observe(&mut docs[to]);
         assert!(docs[to].import(&bytes).is_err(), "a cut export imported");
         assert_eq!(
-            observe_cheap(&mut docs[to]),
+            observe(&mut docs[to]),
             before,
             "a failed import changed the doc"
         );
@@ -722,15 +703,26 @@ pub fn run_text_vs_string(actions: &[Action]) {
     doc.assert_invariants();
 }
 
-/// Everything observable about a document, to check that a failed import
-/// changed nothing.
-fn observe(doc: &mut Doc) -> (String, Vec<Delta>, VersionVector, Frontiers, Vec<IdSpan>) {
+/// Everything observable about a document (but its exports), to check
+/// that a failed import or load changed nothing.
+type Observed = (
+    String,
+    Vec<Delta>,
+    VersionVector,
+    Frontiers,
+    Vec<IdSpan>,
+    Vec<String>,
+);
+
+/// See [`Observed`].
+fn observe(doc: &mut Doc) -> Observed {
     (
         doc.text("t").to_string(),
         doc.text("t").to_delta(),
         doc.version(),
         doc.frontiers(),
         doc.pending_spans(),
+        doc.text_names().map(str::to_owned).collect(),
     )
 }
 

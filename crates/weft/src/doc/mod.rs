@@ -467,8 +467,7 @@ impl Doc {
             for t in side.texts.iter() {
                 self.texts.find_or_create(t.name());
             }
-            let side_pending: Vec<Parked> = side.pending.iter().cloned().collect();
-            for Parked { update, bytes } in side_pending {
+            for Parked { update, bytes } in side.pending.take_all() {
                 // An invalid one is dropped, as when it is released.
                 if let Ok(more) = self.import_update(update, || bytes) {
                     status.applied.extend(more.applied);

@@ -101,10 +101,11 @@ impl Pending {
                 let Some(parked) = self.slots.get_mut(slot).and_then(Option::take) else {
                     continue;
                 };
-                if let Some(list) = self.by_hash.get_mut(&hash_of(&parked.bytes)) {
+                let hash = hash_of(&parked.bytes);
+                if let Some(list) = self.by_hash.get_mut(&hash) {
                     list.retain(|s| *s != slot);
                     if list.is_empty() {
-                        self.by_hash.remove(&hash_of(&parked.bytes));
+                        self.by_hash.remove(&hash);
                     }
                 }
                 self.free.push(slot);
@@ -112,6 +113,13 @@ impl Pending {
                 out.push(parked);
             }
         }
+    }
+
+    /// Takes every parked update out, in no particular order.
+    pub fn take_all(&mut self) -> impl Iterator<Item = Parked> {
+        let slots = std::mem::take(&mut self.slots);
+        *self = Pending::default();
+        slots.into_iter().flatten()
     }
 
     /// Every parked update, in no particular order.
