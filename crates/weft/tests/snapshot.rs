@@ -138,12 +138,109 @@ fn a_lazy_import_reads_without_loading() {
     }
     assert!(copy.is_lazy(), "reading loads nothing");
 
-    // The first edit loads the history and builds the tree.
+    // The first edit builds the tree, not the history; an export needs
+    // (and loads) everything.
     copy.text("t").insert(5, "!").unwrap();
-    assert!(!copy.is_lazy());
+    assert!(copy.is_lazy());
     doc.text("t").insert(5, "!").unwrap();
     assert_eq!(copy.text("t").to_string(), doc.text("t").to_string());
     copy.assert_invariants();
+    updates(&mut copy, &VersionVector::new());
+    assert!(!copy.is_lazy());
+    copy.assert_invariants();
+}
+
+/// Typing into a lazily imported snapshot builds the edited text's tree
+/// from the snapshot without decoding the history (its chars' origins
+/// unknown); the history loads, and fills them in, when an operation needs
+/// it: a mark, a merge, an export. Whichever it is, the document ends
+/// exactly as one that loaded everything before the same edits.
+#[test]
+fn typing_after_a_lazy_import_defers_the_history() {
+    let trace = Trace::sequential("automerge-paper");
+    let mut doc = Doc::new();
+    doc.set_peer_id(7).unwrap();
+    replay(&mut doc, &trace);
+    doc.text("s").insert(0, "styled text, marked").unwrap();
+    doc.text("s").mark(0..6, "bold", true).unwrap();
+    let bytes = snapshot(&mut doc);
+    let mut rng = Rng::new(0x1a2b);
+    for round in 0..5 {
+        let mut lazy = Doc::new();
+        lazy.import(&bytes).unwrap();
+        lazy.set_peer_id(7).unwrap();
+        let mut eager = Doc::new();
+        eager.import(&bytes).unwrap();
+        eager.load().unwrap();
+        eager.set_peer_id(7).unwrap();
+        for step in 0..300 {
+            let len = lazy.text("t").len();
+            let pos = rng.below(len + 1);
+            if rng.chance(30) && pos < len {
+                let n = 1 + rng.below(8.min(len - pos));
+                lazy.text("t").delete(pos, n).unwrap();
+                eager.text("t").delete(pos, n).unwrap();
+            } else {
+                let s = rng.text(4);
+                lazy.text("t").insert(pos, &s).unwrap();
+                eager.text("t").insert(pos, &s).unwrap();
+            }
+            if step % 50 == 49 {
+                lazy.commit();
+                eager.commit();
+            }
+        }
+        // Typing right after the snapshot's last typed char too.
+        let end = trace.end_content.chars().count().min(lazy.text("t").len());
+        lazy.text("t").insert(end, "z").unwrap();
+        eager.text("t").insert(end, "z").unwrap();
+        assert!(lazy.is_lazy(), "typing decodes no history");
+        lazy.assert_invariants();
+        assert_eq!(lazy.text("t").to_string(), eager.text("t").to_string());
+        assert_eq!(lazy.version(), eager.version());
+        assert_eq!(lazy.frontiers(), eager.frontiers());
+        match round {
+            0 => {}
+            1 => {
+                // Marking the typed text needs the history.
+                lazy.text("t").mark(3..40, "italic", true).unwrap();
+                eager.text("t").mark(3..40, "italic", true).unwrap();
+                lazy.text("t").insert(10, "ab").unwrap();
+                eager.text("t").insert(10, "ab").unwrap();
+            }
+            2 => {
+                // A concurrent remote edit merges into the typed text.
+                let mut remote = Doc::new();
+                remote.import(&bytes).unwrap();
+                remote.set_peer_id(9).unwrap();
+                remote.text("t").insert(100, "remote").unwrap();
+                remote.text("t").delete(2_000, 300).unwrap();
+                let update = updates(&mut remote, &doc.version());
+                lazy.import(&update).unwrap();
+                eager.import(&update).unwrap();
+            }
+            3 => {
+                // Another text's styles, read and edited.
+                assert_eq!(lazy.text("s").to_delta(), eager.text("s").to_delta());
+                lazy.text("s").insert(3, "x").unwrap();
+                eager.text("s").insert(3, "x").unwrap();
+            }
+            _ => lazy.load().unwrap(),
+        }
+        lazy.assert_invariants();
+        assert_eq!(
+            lazy.history_runs().unwrap(),
+            eager.history_runs().unwrap(),
+            "round {round}"
+        );
+        assert_eq!(
+            common::observe(&mut lazy),
+            common::observe(&mut eager),
+            "round {round}"
+        );
+        assert!(!lazy.is_lazy());
+        lazy.assert_invariants();
+    }
 }
 
 /// A document with two styled texts (every expand rule, an unmark,

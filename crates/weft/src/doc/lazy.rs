@@ -3,21 +3,29 @@
 //! The document owns this state machine; `encoding` only decodes. After a
 //! lazy import the document answers its version and frontiers from the
 //! snapshot's meta and reads each text from its stored copy (decompressed
-//! once, on first read). The first operation that needs more (an edit,
-//! a merge, an export, [`crate::Doc::load`]) loads the history into the op
-//! log, and each text's tree is built when that text is first edited (or,
-//! for a text with marks, when its handle is made). Once the history and
-//! every tree are loaded the document drops the snapshot.
+//! once, on first read). Loading then goes in steps, each when an
+//! operation first needs it:
+//!
+//! - the *head*: the change table and the texts, in the op log, with the
+//!   history's op runs left out ([`OpLog::defer_ops`]). Local edits need
+//!   no more: typing into a text without marks builds its tree from the
+//!   snapshot's segments alone, its chars' origins left unknown;
+//! - the *history*: its op runs (a merge, an export, marking, or
+//!   [`crate::Doc::load`]), after which each text's tree is built from
+//!   the history, or, if it was built before, has its origins filled in.
+//!
+//! Once the history and every tree are complete the document drops the
+//! snapshot.
 //!
 //! Each step checks everything before changing anything: on error the
 //! op log and the text are as they were.
 
 use std::sync::{Arc, OnceLock};
 
-use crate::encoding::{Loaded, Meta, Snapshot};
+use crate::encoding::{Head, Loaded, Meta, Snapshot};
 use crate::error::{Error, Result};
 use crate::oplog::OpLog;
-use crate::text::{TextSource, TextState};
+use crate::text::{Need, TextSource, TextState};
 
 /// A document's view of a snapshot it imported lazily. See the module doc.
 #[derive(Debug, Clone)]
@@ -27,10 +35,15 @@ pub(crate) struct LazyDoc {
     texts: Arc<[OnceLock<Result<String>>]>,
     /// The document's text index of each snapshot text.
     doc_index: Vec<u32>,
-    /// Set once the history is in the op log.
+    /// Set once the change table and the texts are in the op log.
+    head: Option<Head>,
+    /// Set once the history's op runs are too.
     loaded: Option<Loaded>,
     /// Texts whose trees are not built yet.
     unbuilt: usize,
+    /// Document indexes of the texts whose trees were built before the
+    /// history loaded: their snapshot chars lack origins.
+    unfilled: Vec<u32>,
 }
 
 impl LazyDoc {
@@ -40,8 +53,10 @@ impl LazyDoc {
             texts: (0..n).map(|_| OnceLock::new()).collect(),
             snap: Arc::new(snap),
             doc_index,
+            head: None,
             loaded: None,
             unbuilt: n,
+            unfilled: Vec::new(),
         }
     }
 
@@ -50,14 +65,15 @@ impl LazyDoc {
         &self.snap.meta
     }
 
-    /// Whether the history is in the op log.
-    pub fn history_loaded(&self) -> bool {
-        self.loaded.is_some()
+    /// Whether the change table is in the op log (so the log, not the
+    /// meta, has the version: it may have local ops on top).
+    pub fn head_loaded(&self) -> bool {
+        self.head.is_some()
     }
 
     /// Whether nothing is left to load (the document can drop this).
     pub fn is_done(&self) -> bool {
-        self.loaded.is_some() && self.unbuilt == 0
+        self.loaded.is_some() && self.unbuilt == 0 && self.unfilled.is_empty()
     }
 
     /// The visible text of snapshot text `i`, in document order.
@@ -71,37 +87,70 @@ impl LazyDoc {
             .map_err(Clone::clone)
     }
 
-    /// Decodes the history into `log` (which must be empty) unless it is
-    /// there already. On error `log` is unchanged.
+    /// Decodes the change table and the texts into `log` (which must be
+    /// empty) unless they are there already. On error `log` is unchanged.
+    fn load_head(&mut self, log: &mut OpLog) -> Result<&Head> {
+        if self.head.is_none() {
+            let (new, head) = self.snap.load_head(|i| self.text(i))?;
+            *log = new;
+            self.head = Some(head);
+        }
+        Ok(self.head.as_ref().expect("just loaded"))
+    }
+
+    /// Loads the head and then the history's op runs into `log` unless
+    /// they are there already. On error `log` is unchanged.
     pub fn load_history(&mut self, log: &mut OpLog) -> Result<()> {
+        self.load_head(log)?;
         if self.loaded.is_some() {
             return Ok(());
         }
-        let (new, loaded) = self.snap.load_history(|i| self.text(i), &self.doc_index)?;
-        *log = new;
-        self.loaded = Some(loaded);
+        let head = self.head.as_ref().expect("loaded above");
+        self.loaded = Some(self.snap.load_history(log, head, &self.doc_index)?);
         Ok(())
     }
 
-    /// Builds `state`'s tree from the snapshot if it still waits for it
-    /// (the history must be loaded). On error `state` is unchanged.
-    pub fn build_text(&mut self, log: &OpLog, state: &mut TextState) -> Result<()> {
-        let Some(unloaded) = state.unloaded() else {
-            return Ok(());
-        };
+    /// Finishes text `t`'s tree once the history is loaded: builds it
+    /// from the snapshot if it still waits for it, or fills in the
+    /// origins of one built before the history. On error `state` is
+    /// unchanged.
+    pub fn finish_text(&mut self, log: &OpLog, state: &mut TextState, t: u32) -> Result<()> {
         let bad = Error::Malformed {
             offset: 0,
             what: "snapshot text index",
         };
-        let loaded = self.loaded.as_ref().ok_or(bad.clone())?;
-        let t = self
-            .doc_index
-            .get(unloaded.index as usize)
-            .copied()
-            .ok_or(bad)?;
-        let items = self.snap.text_items(loaded, log, unloaded, t)?;
+        let (Some(head), Some(loaded)) = (&self.head, &self.loaded) else {
+            return Err(bad);
+        };
+        if let Some(unloaded) = state.unloaded() {
+            if self.doc_index.get(unloaded.index as usize) != Some(&t) {
+                return Err(bad);
+            }
+            let items = self.snap.text_items((head, loaded), log, unloaded, t)?;
+            state.install(items);
+            self.unbuilt = self.unbuilt.saturating_sub(1);
+        } else if let Some(k) = self.unfilled.iter().position(|&u| u == t) {
+            let items = self
+                .snap
+                .fill_origins(loaded, log, t, state.items().copied())?;
+            state.install(items);
+            self.unfilled.swap_remove(k);
+        }
+        Ok(())
+    }
+
+    /// Builds text `t`'s tree before the history, for local edits (see
+    /// [`Snapshot::plain_items`]). On error `state` is unchanged.
+    fn build_plain(&mut self, log: &mut OpLog, state: &mut TextState, t: u32) -> Result<()> {
+        self.load_head(log)?;
+        let Some(unloaded) = state.unloaded() else {
+            return Ok(());
+        };
+        let head = self.head.as_ref().expect("loaded above");
+        let items = self.snap.plain_items(head, log, unloaded)?;
         state.install(items);
         self.unbuilt = self.unbuilt.saturating_sub(1);
+        self.unfilled.push(t);
         Ok(())
     }
 }
@@ -111,8 +160,18 @@ impl TextSource for LazyDoc {
         self.text(index)
     }
 
-    fn load_text(&mut self, log: &mut OpLog, state: &mut TextState) -> Result<()> {
+    fn load_text(
+        &mut self,
+        log: &mut OpLog,
+        state: &mut TextState,
+        text: u32,
+        need: Need,
+    ) -> Result<()> {
+        let plain = state.unloaded().is_none_or(|u| u.counts.anchors == 0);
+        if need == Need::Typing && plain && self.loaded.is_none() {
+            return self.build_plain(log, state, text);
+        }
         self.load_history(log)?;
-        self.build_text(log, state)
+        self.finish_text(log, state, text)
     }
 }

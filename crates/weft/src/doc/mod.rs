@@ -14,7 +14,7 @@ use crate::id::{Counter, IdSpan, PeerId, Seq};
 use crate::merge::{self, Parked, Pending, Readiness, Update};
 use crate::oplog::OpLog;
 use crate::style::StyleConfig;
-use crate::text::{Text, TextSource, TextState, TextTable, Unloaded};
+use crate::text::{Need, Text, TextSource, TextState, TextTable, Unloaded};
 use crate::version::{Frontiers, VersionVector};
 use lazy::LazyDoc;
 
@@ -50,7 +50,7 @@ pub enum ExportMode<'a> {
     /// copy.import(&bytes)?; // checks the checksum; decodes nothing else yet
     /// assert_eq!(copy.text("notes").to_string(), "Hello world");
     /// assert_eq!(copy.version(), doc.version());
-    /// copy.text("notes").insert(11, "!")?; // the first edit loads the history
+    /// copy.text("notes").insert(11, "!")?; // builds this text's tree
     /// assert_eq!(copy.text("notes").to_string(), "Hello world!");
     /// assert_eq!(copy.export(ExportMode::Snapshot)?.len() > 0, true);
     /// # Ok::<(), weft::Error>(())
@@ -229,7 +229,7 @@ impl Doc {
     /// The version of the document (includes the open change).
     pub fn version(&self) -> VersionVector {
         match &self.lazy {
-            Some(lazy) if !lazy.history_loaded() => lazy.meta().version.clone(),
+            Some(lazy) if !lazy.head_loaded() => lazy.meta().version.clone(),
             _ => self.log.version(),
         }
     }
@@ -237,15 +237,18 @@ impl Doc {
     /// The heads of the document's history (includes the open change).
     pub fn frontiers(&self) -> Frontiers {
         match &self.lazy {
-            Some(lazy) if !lazy.history_loaded() => lazy.meta().frontiers.clone(),
+            Some(lazy) if !lazy.head_loaded() => lazy.meta().frontiers.clone(),
             _ => self.log.frontiers(),
         }
     }
 
     /// Loads everything a lazily imported snapshot still holds back: the
-    /// history and every text's tree. Operations that need them call it;
-    /// calling it early moves that cost (about a millisecond for a
-    /// document with 260,000 ops) out of the first edit. O(ops + items).
+    /// history and every text's tree. Operations that need them (merges,
+    /// exports, marking) call it; typing into a text without marks needs
+    /// only that text's tree and the change table, so the first keystroke
+    /// after opening a snapshot decodes no history. Calling it early moves
+    /// that cost (about a millisecond for a document with 260,000 ops) out
+    /// of the first operation that needs it. O(ops + items).
     ///
     /// # Errors
     ///
@@ -261,7 +264,7 @@ impl Doc {
         lazy.load_history(&mut self.log)?;
         for i in 0..self.texts.len() {
             if let Some(state) = self.texts.get_mut(i) {
-                lazy.build_text(&self.log, state)?;
+                lazy.finish_text(&self.log, state, i as u32)?;
             }
         }
         if lazy.is_done() {
@@ -280,9 +283,8 @@ impl Doc {
     /// O(number of texts).
     ///
     /// After a lazy snapshot import, reading a text without marks comes
-    /// straight from the snapshot; its first edit loads the history and
-    /// builds its tree (see [`Doc::load`]); a text with marks is built
-    /// here.
+    /// straight from the snapshot; its first edit builds its tree (see
+    /// [`Doc::load`]); a text with marks is built here, with the history.
     #[inline]
     pub fn text(&mut self, name: &str) -> Text<'_> {
         let index = self.texts.find_or_create(name);
@@ -311,7 +313,7 @@ impl Doc {
         if let (Some(lazy), Some(state)) = (self.lazy.as_deref_mut(), self.texts.get_mut(index)) {
             if state.unloaded().is_some_and(|u| u.counts.anchors > 0) {
                 // An error is reported by the text's first edit.
-                let _ = lazy.load_text(&mut self.log, state);
+                let _ = lazy.load_text(&mut self.log, state, index as u32, Need::Everything);
             }
         }
         if self.lazy.as_deref().is_some_and(LazyDoc::is_done) {
@@ -436,7 +438,7 @@ impl Doc {
     /// (committed ops; from the snapshot's meta while lazy).
     fn known_end(&self, peer: PeerId) -> Counter {
         match &self.lazy {
-            Some(lazy) if !lazy.history_loaded() => lazy.meta().version.get(peer),
+            Some(lazy) if !lazy.head_loaded() => lazy.meta().version.get(peer),
             _ => self.log.known_end(peer),
         }
     }

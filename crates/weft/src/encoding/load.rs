@@ -21,12 +21,24 @@ use super::snapshot::{
     KEY_SEGMENTS,
 };
 
-/// What [`Snapshot::load_history`] leaves for building the texts.
+/// Placeholder origins of the chars of a text built before its history
+/// (see [`Snapshot::plain_items`]): never a seq (seqs stay below it), so
+/// no new run ever continues such an item, and what reads origins
+/// (remote inserts) loads the history, which fills them in, first.
+pub(crate) const UNKNOWN_ORIGIN: Seq = NO_SEQ - 1;
+
+/// What [`Snapshot::load_head`] leaves: each text's segments and where
+/// its document-order text sits in the log's content.
 #[derive(Debug, Clone)]
-pub(crate) struct Loaded {
+pub(crate) struct Head {
     /// Byte range of each text's document-order text in the log's content.
     text_ranges: Vec<Range<usize>>,
     segments: Vec<Vec<Segment>>,
+}
+
+/// What [`Snapshot::load_history`] leaves for building the texts.
+#[derive(Debug, Clone)]
+pub(crate) struct Loaded {
     /// Per text and segment, the index of the op run holding its first
     /// seq (found in one pass in seq order instead of a search each).
     first_runs: Vec<Vec<u32>>,
@@ -36,18 +48,55 @@ pub(crate) struct Loaded {
 }
 
 impl Snapshot {
-    /// Decodes the history into a new op log, reading each text's
-    /// document-order text through `text` and numbering texts by
-    /// `doc_index` (the document's index of each snapshot text). Returns
-    /// the log and what building the texts needs.
-    pub fn load_history<'t>(
-        &self,
-        text: impl Fn(u32) -> Result<&'t str>,
-        doc_index: &[u32],
-    ) -> Result<(OpLog, Loaded)> {
+    /// The cheap part of loading: a new op log holding the change table
+    /// (so the document can take local ops on top) and every text's
+    /// document-order text (read through `text`), but not the op runs of
+    /// the history: those wait for [`Snapshot::load_history`].
+    pub fn load_head<'t>(&self, text: impl Fn(u32) -> Result<&'t str>) -> Result<(OpLog, Head)> {
+        let bad = |what| Error::Malformed { offset: 0, what };
+        let meta = &self.meta;
+        let mut log = OpLog::default();
+        let changes = self.store.get(KEY_CHANGES).ok_or(bad("change table"))?;
+        history::decode_changes(&decompress(changes, "change table")?, &meta.peers, &mut log)?;
+        if log.next_seq() != meta.ops
+            || log.version() != meta.version
+            || log.frontiers() != meta.frontiers
+        {
+            return Err(bad("change table"));
+        }
+        let n = meta.texts.len();
+        let mut text_ranges = Vec::with_capacity(n);
+        let mut segments = Vec::with_capacity(n);
+        for i in 0..n as u32 {
+            let text = text(i)?;
+            if log.content().len() + text.len() >= NO_CONTENT as usize {
+                return Err(Error::HistoryFull);
+            }
+            let start = log.push_content(text) as usize;
+            text_ranges.push(start..start + text.len());
+            segments.push(decode_segments(
+                self.store.get(&key(KEY_SEGMENTS, i)).unwrap_or(&[]),
+            )?);
+        }
+        log.defer_ops();
+        Ok((
+            log,
+            Head {
+                text_ranges,
+                segments,
+            },
+        ))
+    }
+
+    /// Decodes the op runs of the history into `log`, which holds what
+    /// [`Snapshot::load_head`] made (plus any local ops taken since),
+    /// numbering texts by `doc_index` (the document's index of each
+    /// snapshot text). Returns what building the texts needs. On error
+    /// `log` is unchanged.
+    pub fn load_history(&self, log: &mut OpLog, head: &Head, doc_index: &[u32]) -> Result<Loaded> {
         let bad = |what| Error::Malformed { offset: 0, what };
         let n = self.meta.texts.len();
-        let (texts, segments, all) = self.all_segments(text)?;
+        let all = head.all_segments(log.content())?;
         // In seq order (sorted as packed integers: much cheaper than
         // sorting the entries). The text of the visible chars in this
         // order is the content of the history's inserts.
@@ -62,125 +111,58 @@ impl Snapshot {
             .filter_map(|k| all.get((*k & 0xFFFF_FFFF) as usize))
             .collect();
         let total: usize = all.iter().map(|v| v.2.len()).sum();
-        let mut new = OpLog::default();
+        // Built on the side and attached at the end, so that an error
+        // leaves `log` as it was.
+        let mut side = log.history_side();
         // Op runs: about one per segment (inserts split by visibility)
         // plus the deletes; a guess that saves most regrowth.
-        new.reserve(
-            all.len() + all.len() / 2,
-            total + texts.iter().map(|t| t.len()).sum::<usize>(),
-        );
-        for (_, i, range) in &by_seq {
-            let text = texts.get(*i as usize).copied().unwrap_or("");
-            new.push_content(text.get(range.clone()).unwrap_or(""));
-        }
-
-        let meta = &self.meta;
-        let changes = self.store.get(KEY_CHANGES).ok_or(bad("change table"))?;
-        history::decode_changes(&decompress(changes, "change table")?, &meta.peers, &mut new)?;
-        if new.next_seq() != meta.ops {
-            return Err(bad("change table"));
+        side.reserve(all.len() + all.len() / 2, total);
+        for (_, _, range) in &by_seq {
+            side.push_content(log.content().get(range.clone()).unwrap_or(""));
         }
         let mut cursor = SegmentCursor {
             segs: &by_seq,
             i: 0,
             content_at: 0,
         };
+        let ops = self.meta.ops;
         let mut seq = 0;
-        while seq < meta.ops {
+        while seq < ops {
             let value = self
                 .store
                 .get(&key(KEY_HISTORY, seq))
                 .ok_or(bad("history block"))?;
             let block = decompress(value, "history block")?;
-            let end =
-                history::decode_block(&block, seq, meta.ops, n as u32, |seq, len, t, kind| {
-                    let text = doc_index
-                        .get(t as usize)
-                        .copied()
-                        .ok_or(bad("text index"))?;
-                    push_run(&mut new, &mut cursor, seq, len, text, kind)
-                })?;
+            let end = history::decode_block(&block, seq, ops, n as u32, |seq, len, t, kind| {
+                let text = doc_index
+                    .get(t as usize)
+                    .copied()
+                    .ok_or(bad("text index"))?;
+                push_run(&mut side, &mut cursor, seq, len, text, kind)
+            })?;
             if end == seq {
                 return Err(bad("history block"));
             }
             seq = end;
         }
-        if cursor.content_at != total
-            || new.version() != meta.version
-            || new.frontiers() != meta.frontiers
-        {
+        if cursor.content_at != total {
             return Err(bad("snapshot history"));
         }
-        let first_runs = first_runs(new.ops(), &order, &segments);
-        let mut text_ranges = Vec::with_capacity(n);
-        for text in &texts {
-            let start = new.content().len();
-            new.push_content(text);
-            text_ranges.push(start..new.content().len());
-        }
-        if new.content().len() >= NO_CONTENT as usize {
-            return Err(Error::HistoryFull);
-        }
+        let first_runs = first_runs(side.ops(), &order, &head.segments);
         let slots = doc_index.iter().max().map_or(0, |&m| m as usize + 1);
         let mut inserted = vec![0u64; slots];
-        for r in new.ops() {
+        for r in side.ops() {
             if !matches!(r.kind, OpKind::Delete { .. }) {
                 if let Some(n) = inserted.get_mut(r.text as usize) {
                     *n += u64::from(r.len);
                 }
             }
         }
-        Ok((
-            new,
-            Loaded {
-                text_ranges,
-                segments,
-                first_runs,
-                inserted,
-            },
-        ))
-    }
-
-    /// Every text's document-order text (through `text`) and segments,
-    /// and all segments as (segment, snapshot text index, byte range of
-    /// its text if visible). Checks that the visible segments use each
-    /// text exactly.
-    #[expect(clippy::type_complexity, reason = "three parallel results")]
-    fn all_segments<'t>(
-        &self,
-        text: impl Fn(u32) -> Result<&'t str>,
-    ) -> Result<(
-        Vec<&'t str>,
-        Vec<Vec<Segment>>,
-        Vec<(Segment, u32, Range<usize>)>,
-    )> {
-        let bad = |what| Error::Malformed { offset: 0, what };
-        let n = self.meta.texts.len();
-        let mut texts = Vec::with_capacity(n);
-        let mut segments = Vec::with_capacity(n);
-        let mut all: Vec<(Segment, u32, Range<usize>)> = Vec::new();
-        for i in 0..n as u32 {
-            let text = text(i)?;
-            let segs = decode_segments(self.store.get(&key(KEY_SEGMENTS, i)).unwrap_or(&[]))?;
-            all.reserve(segs.len());
-            let mut at = 0usize;
-            for s in &segs {
-                let mut range = at..at;
-                if !s.deleted {
-                    let rest = text.get(at..).unwrap_or("");
-                    let (bytes, _) = bytes_of_chars(rest, s.len).ok_or(bad("segment text"))?;
-                    range = at..at + bytes;
-                    at += bytes;
-                }
-                all.push((*s, i, range));
-            }
-            if at != text.len() {
-                return Err(bad("unused snapshot text"));
-            }
-            texts.push(text);
-            segments.push(segs);
-        }
-        Ok((texts, segments, all))
+        log.attach_history(side)?;
+        Ok(Loaded {
+            first_runs,
+            inserted,
+        })
     }
 
     /// The items of snapshot text `unloaded.index` (document text `t`) in
@@ -190,29 +172,21 @@ impl Snapshot {
     /// the meta promised.
     pub fn text_items(
         &self,
-        loaded: &Loaded,
+        (head, loaded): (&Head, &Loaded),
         log: &OpLog,
         unloaded: Unloaded,
         t: u32,
     ) -> Result<Vec<Item>> {
         let bad = |what| Error::Malformed { offset: 0, what };
         let i = unloaded.index as usize;
-        let segs = loaded.segments.get(i).ok_or(bad("snapshot text index"))?;
+        let (segs, range) = head.text(i)?;
         let first_runs = loaded.first_runs.get(i).ok_or(bad("snapshot text index"))?;
-        let range = loaded
-            .text_ranges
-            .get(i)
-            .cloned()
-            .ok_or(bad("snapshot text index"))?;
         let content = log.content().get(..range.end).ok_or(bad("snapshot text"))?;
         let mut items: Vec<Item> = Vec::with_capacity(segs.len() + segs.len() / 2);
         let mut at = range.start;
         let mut covered = 0u64;
         for (j, seg) in segs.iter().enumerate() {
-            let end = seg
-                .seq
-                .checked_add(seg.len)
-                .filter(|&e| e <= log.next_seq());
+            let end = seg.seq.checked_add(seg.len).filter(|&e| e <= self.meta.ops);
             let end = end.ok_or(bad("segment"))?;
             let mut s = seg.seq;
             let mut ri = match first_runs.get(j).map(|&r| r as usize) {
@@ -233,27 +207,8 @@ impl Snapshot {
                 let off = s - run.seq;
                 match run.kind {
                     OpKind::Insert { .. } => {
-                        let (origin_left, origin_right) = origins_at(run, off);
-                        let mut item = Item {
-                            seq: s,
-                            len: upto - s,
-                            origin_left,
-                            origin_right,
-                            byte_start: NO_CONTENT,
-                            bytes: 0,
-                            utf16: 0,
-                            deleted: seg.deleted,
-                            anchor: 0,
-                        };
-                        if !seg.deleted {
-                            let rest = content.get(at..).unwrap_or("");
-                            let (bytes, utf16) =
-                                bytes_of_chars(rest, item.len).ok_or(bad("segment text"))?;
-                            item.byte_start = at as u32;
-                            item.bytes = bytes as u32;
-                            item.utf16 = utf16;
-                            at += bytes;
-                        }
+                        let mut item = char_item(s, upto - s, seg.deleted, content, &mut at)?;
+                        (item.origin_left, item.origin_right) = origins_at(run, off);
                         items.push(item);
                     }
                     OpKind::MarkStart { .. } | OpKind::MarkEnd { .. } => {
@@ -282,18 +237,177 @@ impl Snapshot {
         }
         // Every insert and anchor of the text, each exactly once.
         let ops = loaded.inserted.get(t as usize).copied().unwrap_or(0);
-        if covered != ops || overlapping(segs, log.next_seq()) {
+        if covered != ops || overlapping(segs, self.meta.ops) {
             return Err(bad("snapshot segments"));
         }
-        let mut counts = Cache::default();
-        for item in &items {
-            counts.add(item.counts());
-        }
-        if counts != unloaded.counts {
-            return Err(bad("snapshot text counts"));
-        }
+        check_counts(&items, unloaded)?;
         Ok(items)
     }
+
+    /// The items of snapshot text `unloaded.index` in document order, from
+    /// its segments alone, before the history is loaded: every char's
+    /// origins are [`UNKNOWN_ORIGIN`] until [`Snapshot::fill_origins`].
+    /// Enough for local edits, which never read origins. Only for a text
+    /// without marks (its anchors need the history). Checks what can be
+    /// checked without the history; the rest is checked when it fills in
+    /// the origins.
+    pub fn plain_items(&self, head: &Head, log: &OpLog, unloaded: Unloaded) -> Result<Vec<Item>> {
+        let bad = |what| Error::Malformed { offset: 0, what };
+        let (segs, range) = head.text(unloaded.index as usize)?;
+        let content = log.content().get(..range.end).ok_or(bad("snapshot text"))?;
+        let mut items: Vec<Item> = Vec::with_capacity(segs.len());
+        let mut at = range.start;
+        for seg in segs {
+            if seg
+                .seq
+                .checked_add(seg.len)
+                .is_none_or(|e| e > self.meta.ops)
+            {
+                return Err(bad("segment"));
+            }
+            let mut item = char_item(seg.seq, seg.len, seg.deleted, content, &mut at)?;
+            item.origin_left = UNKNOWN_ORIGIN;
+            item.origin_right = UNKNOWN_ORIGIN;
+            items.push(item);
+        }
+        if at != range.end {
+            return Err(bad("unused snapshot text"));
+        }
+        if unloaded.counts.anchors > 0 || overlapping(segs, self.meta.ops) {
+            return Err(bad("snapshot segments"));
+        }
+        check_counts(&items, unloaded)?;
+        Ok(items)
+    }
+
+    /// `items` (document text `t`, built by [`Snapshot::plain_items`] and
+    /// edited since) with the origins of the snapshot's chars filled in
+    /// from the loaded history `log`, split where those chars' op runs
+    /// end. Checks what [`Snapshot::text_items`] checks against the
+    /// history: each snapshot char is an insert of this text, and every
+    /// insert of the text is there exactly once.
+    pub fn fill_origins(
+        &self,
+        loaded: &Loaded,
+        log: &OpLog,
+        t: u32,
+        items: impl Iterator<Item = Item>,
+    ) -> Result<Vec<Item>> {
+        let bad = |what| Error::Malformed { offset: 0, what };
+        let content = log.content().as_bytes();
+        let mut out = Vec::new();
+        let mut covered = 0u64;
+        for item in items {
+            if item.seq >= self.meta.ops {
+                out.push(item);
+                continue;
+            }
+            let mut rest = item;
+            let mut ri = log.op_index(rest.seq);
+            loop {
+                let run = log.ops().get(ri).filter(|r| {
+                    r.text == t && r.seq <= rest.seq && matches!(r.kind, OpKind::Insert { .. })
+                });
+                let run = run.ok_or(bad("segment op"))?;
+                let tail =
+                    (rest.end() > run.end()).then(|| rest.split(run.end() - rest.seq, content));
+                (rest.origin_left, rest.origin_right) = origins_at(run, rest.seq - run.seq);
+                covered += u64::from(rest.len);
+                out.push(rest);
+                match tail {
+                    Some(tail) => (rest, ri) = (tail, ri + 1),
+                    None => break,
+                }
+            }
+        }
+        if loaded.inserted.get(t as usize).copied().unwrap_or(0) != covered {
+            return Err(bad("snapshot segments"));
+        }
+        Ok(out)
+    }
+}
+
+impl Head {
+    /// All segments of all texts as (segment, snapshot text index, byte
+    /// range of its text in `content`, the log's, if visible). Checks
+    /// that the visible segments use each text exactly.
+    fn all_segments(&self, content: &str) -> Result<Vec<(Segment, u32, Range<usize>)>> {
+        let bad = |what| Error::Malformed { offset: 0, what };
+        let mut all = Vec::with_capacity(self.segments.iter().map(Vec::len).sum());
+        for (i, (segs, range)) in self.segments.iter().zip(&self.text_ranges).enumerate() {
+            let text = content.get(range.clone()).ok_or(bad("snapshot text"))?;
+            let mut at = 0usize;
+            for s in segs {
+                let mut bytes = 0;
+                if !s.deleted {
+                    let rest = text.get(at..).unwrap_or("");
+                    (bytes, _) = bytes_of_chars(rest, s.len).ok_or(bad("segment text"))?;
+                }
+                all.push((*s, i as u32, range.start + at..range.start + at + bytes));
+                at += bytes;
+            }
+            if at != text.len() {
+                return Err(bad("unused snapshot text"));
+            }
+        }
+        Ok(all)
+    }
+
+    /// The segments of snapshot text `i` and where its text is in the
+    /// log's content.
+    fn text(&self, i: usize) -> Result<(&[Segment], Range<usize>)> {
+        let bad = Error::Malformed {
+            offset: 0,
+            what: "snapshot text index",
+        };
+        let segs = self.segments.get(i).ok_or(bad.clone())?;
+        let range = self.text_ranges.get(i).cloned().ok_or(bad)?;
+        Ok((segs, range))
+    }
+}
+
+/// A char item `seq..seq + len` of a segment: for a visible one, its
+/// text is the next chars of `content` from byte `*at` (which moves on).
+/// Origins are left to the caller.
+fn char_item(seq: Seq, len: u32, deleted: bool, content: &str, at: &mut usize) -> Result<Item> {
+    let mut item = Item {
+        seq,
+        len,
+        origin_left: NO_SEQ,
+        origin_right: NO_SEQ,
+        byte_start: NO_CONTENT,
+        bytes: 0,
+        utf16: 0,
+        deleted,
+        anchor: 0,
+    };
+    if !deleted {
+        let rest = content.get(*at..).unwrap_or("");
+        let (bytes, utf16) = bytes_of_chars(rest, len).ok_or(Error::Malformed {
+            offset: 0,
+            what: "segment text",
+        })?;
+        item.byte_start = *at as u32;
+        item.bytes = bytes as u32;
+        item.utf16 = utf16;
+        *at += bytes;
+    }
+    Ok(item)
+}
+
+/// Checks the counts of a text's items against those its meta promised.
+fn check_counts(items: &[Item], unloaded: Unloaded) -> Result<()> {
+    let mut counts = Cache::default();
+    for item in items {
+        counts.add(item.counts());
+    }
+    if counts != unloaded.counts {
+        return Err(Error::Malformed {
+            offset: 0,
+            what: "snapshot text counts",
+        });
+    }
+    Ok(())
 }
 
 /// Walks the segments of all texts in seq order beside the history's

@@ -138,7 +138,7 @@ mod snapshot;
 mod updates;
 mod value;
 
-pub(crate) use load::Loaded;
+pub(crate) use load::{Head, Loaded};
 pub(crate) use snapshot::{Meta, Snapshot};
 
 use xxhash_rust::xxh3::xxh3_64;

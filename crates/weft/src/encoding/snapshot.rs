@@ -461,10 +461,9 @@ impl RecentEnds {
     }
 
     fn push(&mut self, end: Seq) {
-        self.0.rotate_right(1);
-        if let Some(first) = self.0.first_mut() {
-            *first = end;
-        }
+        // Spelled out: `rotate_right` was a sixth of opening a snapshot.
+        let [a, b, c, _] = self.0;
+        self.0 = [end, a, b, c];
     }
 }
 

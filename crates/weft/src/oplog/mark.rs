@@ -53,6 +53,11 @@ impl KeyTable {
         self.names.len()
     }
 
+    /// Whether no key is interned.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
     pub fn find(&self, key: &str) -> Option<u32> {
         self.index.get(key).copied()
     }

@@ -73,7 +73,12 @@ pub(crate) struct OpLog {
     dep_pool: Vec<Seq>,
     /// Per peer index: indexes into `changes`, by increasing counter.
     by_peer: Vec<Vec<u32>>,
+    /// The op runs from seq `ops_from` on, in seq order.
     ops: Vec<OpRun>,
+    /// 0, or while the op runs of a lazily imported snapshot's history
+    /// are not loaded yet, the seq where the loaded runs start (see
+    /// [`OpLog::defer_ops`]).
+    ops_from: Seq,
     /// UTF-8 text of all inserts this document has content for.
     content: String,
     /// Every mark, in the order their start ops arrived.
@@ -109,7 +114,8 @@ impl OpLog {
         &self.changes
     }
 
-    /// The op runs, by seq.
+    /// The op runs, by seq (from seq 0 unless [`OpLog::defer_ops`] left
+    /// some unloaded).
     #[inline]
     pub fn ops(&self) -> &[OpRun] {
         &self.ops
@@ -141,6 +147,71 @@ impl OpLog {
         let start = self.content.len() as u32;
         self.content.push_str(s);
         start
+    }
+
+    /// Marks the history's op runs as not loaded: the log holds the
+    /// changes of a snapshot (so local ops can go on top of them) but not
+    /// its op runs, which [`OpLog::attach_history`] adds later. Until then
+    /// only local inserts and deletes are taken, and no op before
+    /// [`OpLog::next_seq`] (at this call) is looked up.
+    pub fn defer_ops(&mut self) {
+        debug_assert!(self.ops.is_empty() && self.marks.is_empty());
+        self.ops_from = self.next_seq;
+    }
+
+    /// A log with the same changes and none of the op runs, text or
+    /// marks, to decode deferred op runs into (see
+    /// [`OpLog::attach_history`]).
+    pub fn history_side(&self) -> OpLog {
+        OpLog {
+            peers: self.peers.clone(),
+            changes: self.changes.clone(),
+            dep_pool: self.dep_pool.clone(),
+            by_peer: self.by_peer.clone(),
+            ops: Vec::new(),
+            ops_from: 0,
+            content: String::new(),
+            marks: Vec::new(),
+            keys: KeyTable::default(),
+            version: self.version.clone(),
+            heads: self.heads.clone(),
+            next_seq: self.next_seq,
+            next_lamport: self.next_lamport,
+            open: self.open,
+        }
+    }
+
+    /// Puts the op runs deferred by [`OpLog::defer_ops`] in place: `side`
+    /// (made by [`OpLog::history_side`]) holds them, their text and
+    /// marks. Its text goes after this log's, so the runs and items that
+    /// point into this log's text keep their offsets.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::HistoryFull`] if the text would not fit `u32` offsets;
+    /// nothing changes then.
+    pub fn attach_history(&mut self, side: OpLog) -> Result<()> {
+        debug_assert!(self.marks.is_empty() && self.keys.is_empty());
+        debug_assert_eq!(side.ops.last().map_or(0, OpRun::end), self.ops_from);
+        let shift = self.content.len();
+        if shift + side.content.len() >= NO_CONTENT as usize {
+            return Err(Error::HistoryFull);
+        }
+        let mut ops = side.ops;
+        for r in &mut ops {
+            if let OpKind::Insert { byte_start, .. } = &mut r.kind {
+                if *byte_start != NO_CONTENT {
+                    *byte_start += shift as u32;
+                }
+            }
+        }
+        ops.append(&mut self.ops);
+        self.ops = ops;
+        self.content.push_str(&side.content);
+        self.marks = side.marks;
+        self.keys = side.keys;
+        self.ops_from = 0;
+        Ok(())
     }
 
     /// Makes room for `ops` more op runs and `bytes` more text.
@@ -423,6 +494,7 @@ impl OpLog {
 
     /// Index of the op run holding `seq`.
     pub fn op_index(&self, seq: Seq) -> usize {
+        debug_assert!(seq >= self.ops_from, "op run {seq} is not loaded");
         self.ops.partition_point(|r| r.end() <= seq)
     }
 
@@ -431,7 +503,7 @@ impl OpLog {
     pub fn push_op_unmerged(&mut self, run: OpRun) {
         debug_assert_eq!(
             run.seq,
-            self.ops.last().map_or(0, OpRun::end),
+            self.ops.last().map_or(self.ops_from, OpRun::end),
             "op runs are contiguous"
         );
         self.ops.push(run);
@@ -442,7 +514,7 @@ impl OpLog {
     pub fn push_op(&mut self, run: OpRun) {
         debug_assert_eq!(
             run.seq,
-            self.ops.last().map_or(0, OpRun::end),
+            self.ops.last().map_or(self.ops_from, OpRun::end),
             "op runs are contiguous"
         );
         if let Some(last) = self.ops.last_mut() {
@@ -588,7 +660,7 @@ impl OpLog {
             seq = c.seq_end();
         }
         assert_eq!(seq, self.next_seq);
-        let mut seq = 0;
+        let mut seq = self.ops_from;
         for r in &self.ops {
             assert_eq!(r.seq, seq, "op runs are contiguous");
             assert!(r.len > 0);

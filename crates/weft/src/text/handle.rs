@@ -10,7 +10,7 @@ use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{Attributes, Delta, StyleConfig, Value};
 
 use super::item::{char_len, utf16_len, Item};
-use super::{TextSource, TextState};
+use super::{Need, TextSource, TextState};
 
 /// A named text of a [`crate::Doc`], borrowed for reading and editing.
 ///
@@ -75,9 +75,9 @@ impl<'a> Text<'a> {
     /// Before an edit: loads the history and this text's tree if they
     /// still live in a lazily imported snapshot.
     #[inline(always)]
-    fn ensure_loaded(&mut self) -> Result<()> {
+    fn ensure_loaded(&mut self, need: Need) -> Result<()> {
         if self.lazy.is_some() {
-            self.load()
+            self.load(need)
         } else {
             Ok(())
         }
@@ -85,9 +85,9 @@ impl<'a> Text<'a> {
 
     #[cold]
     #[inline(never)]
-    fn load(&mut self) -> Result<()> {
+    fn load(&mut self, need: Need) -> Result<()> {
         match self.lazy.as_deref_mut() {
-            Some(lazy) => lazy.load_text(self.log, self.state),
+            Some(lazy) => lazy.load_text(self.log, self.state, self.text, need),
             None => Ok(()),
         }
     }
@@ -162,7 +162,7 @@ impl<'a> Text<'a> {
     // state's insert) saves ~6% of the instructions of a B4 replay.
     #[inline(always)]
     pub fn insert(&mut self, pos: usize, s: &str) -> Result<()> {
-        self.ensure_loaded()?;
+        self.ensure_loaded(Need::Typing)?;
         // Loaded now: the tree's count is the length.
         let len = self.state.len(Unit::Char) as usize;
         if pos > len {
@@ -237,7 +237,7 @@ impl<'a> Text<'a> {
     // See `insert`: the same for deleting (~3%).
     #[inline(always)]
     pub fn delete(&mut self, pos: usize, len: usize) -> Result<()> {
-        self.ensure_loaded()?;
+        self.ensure_loaded(Need::Typing)?;
         let total = self.state.len(Unit::Char) as usize;
         let end = pos.saturating_add(len);
         if end > total {
@@ -282,7 +282,7 @@ impl<'a> Text<'a> {
         if pos.checked_add(del).is_none_or(|end| end > self.len()) {
             return self.delete(pos, del);
         }
-        self.ensure_loaded()?;
+        self.ensure_loaded(Need::Typing)?;
         let ops = del as u64 + u64::from(char_len(s)) + self.unmark_bound();
         self.log.check_room(self.peer, ops, s.len() as u64)?;
         self.delete(pos, del)?;
@@ -490,7 +490,7 @@ impl Text<'_> {
     }
 
     fn mark_value(&mut self, range: Range<usize>, key: &str, value: Value) -> Result<()> {
-        self.ensure_loaded()?;
+        self.ensure_loaded(Need::Everything)?;
         let len = self.len();
         if range.start >= range.end {
             return Err(Error::InvalidRange {
@@ -657,7 +657,7 @@ impl Text<'_> {
         // Check that it fits before changing anything: positions, and room
         // for every op it can make (a bound: inserts may unmark inherited
         // keys, at most one mark per key).
-        self.ensure_loaded()?;
+        self.ensure_loaded(Need::Everything)?;
         let keys = self.log.keys().len() as u64
             + delta
                 .iter()

@@ -72,9 +72,26 @@ pub(crate) trait TextSource {
     /// order.
     fn stored_text(&self, index: u32) -> Result<&str>;
 
-    /// Loads the history (if not yet) and builds `state`'s tree (if it
-    /// still waits for it). On error nothing changed.
-    fn load_text(&mut self, log: &mut crate::oplog::OpLog, state: &mut TextState) -> Result<()>;
+    /// Loads what an operation of kind `need` on text `text` (whose state
+    /// is `state`) needs: the history (or for typing, possibly only its
+    /// change table) and the text's tree. On error nothing changed.
+    fn load_text(
+        &mut self,
+        log: &mut crate::oplog::OpLog,
+        state: &mut TextState,
+        text: u32,
+        need: Need,
+    ) -> Result<()>;
+}
+
+/// What a [`Text`] operation needs of a lazily imported snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Need {
+    /// Local inserts and deletes: the text's tree and the change table
+    /// (not the history's op runs, for a text without marks).
+    Typing,
+    /// Everything: the history too (marks, anything reading origins).
+    Everything,
 }
 
 /// The focus leaf (see the module doc).
