@@ -93,23 +93,25 @@ impl CanRemove for CacheDiff {
 }
 
 /// A b-tree leaf: items in document order and their visible counts.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Chunk {
     pub items: Vec<Item>,
     pub counts: Cache,
 }
 
 impl Chunk {
-    pub fn new(items: Vec<Item>) -> Chunk {
-        let mut counts = Cache::default();
-        for item in &items {
-            counts.add(item.counts());
+    /// A leaf holding copies of `items`, with room for [`CHUNK_CAP`] items:
+    /// one allocation.
+    pub fn new(items: &[Item]) -> Chunk {
+        let mut vec = Vec::with_capacity(CHUNK_CAP.max(items.len()));
+        vec.extend_from_slice(items);
+        Chunk {
+            items: vec,
+            counts: counts_of(items),
         }
-        let mut items = items;
-        items.reserve_exact(CHUNK_CAP.saturating_sub(items.len()));
-        Chunk { items, counts }
     }
 
+    /// Whether the leaf holds [`CHUNK_CAP`] items (or more).
     pub fn is_full(&self) -> bool {
         self.items.len() >= CHUNK_CAP
     }
@@ -163,10 +165,30 @@ impl Chunk {
 
     /// Moves `items[at..]` into a new chunk.
     pub fn split_off(&mut self, at: usize) -> Chunk {
-        let tail = Chunk::new(self.items.split_off(at));
+        // Not `Vec::split_off`: its exact-size vector would need a second
+        // allocation to grow to a leaf's capacity.
+        let tail = Chunk::new(&self.items[at..]);
+        self.items.truncate(at);
         self.counts.sub(tail.counts);
         tail
     }
+}
+
+impl Clone for Chunk {
+    /// A copy with a leaf's full capacity (a derived clone would allocate
+    /// an exact-size vector, and grow it again on the next insert).
+    fn clone(&self) -> Chunk {
+        Chunk::new(&self.items)
+    }
+}
+
+/// The summed counts of `items`.
+fn counts_of(items: &[Item]) -> Cache {
+    let mut counts = Cache::default();
+    for item in items {
+        counts.add(item.counts());
+    }
+    counts
 }
 
 impl HasLength for Chunk {
@@ -179,7 +201,7 @@ impl HasLength for Chunk {
 
 impl Sliceable for Chunk {
     fn _slice(&self, range: std::ops::Range<usize>) -> Self {
-        Chunk::new(self.items.get(range).unwrap_or(&[]).to_vec())
+        Chunk::new(self.items.get(range).unwrap_or(&[]))
     }
 }
 

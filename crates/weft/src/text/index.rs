@@ -202,8 +202,6 @@ mod tests {
     fn distinct_leaves(n: usize) -> Vec<LeafIndex> {
         use super::super::chunk::{Chunk, ChunkTree};
         let mut tree: generic_btree::BTree<ChunkTree> = generic_btree::BTree::new();
-        (0..n)
-            .map(|_| tree.push(Chunk::new(Vec::new())).leaf)
-            .collect()
+        (0..n).map(|_| tree.push(Chunk::new(&[])).leaf).collect()
     }
 }

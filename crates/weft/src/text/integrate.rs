@@ -128,7 +128,7 @@ impl TextState {
     ) -> (LeafIndex, usize) {
         self.build_index();
         let Some(first) = self.tree.first_leaf() else {
-            let cursor = self.tree.push(Chunk::new(vec![item]));
+            let cursor = self.tree.push(Chunk::new(&[item]));
             self.index_push(item.seq, cursor.leaf);
             return (cursor.leaf, 0);
         };

@@ -178,14 +178,7 @@ impl TextState {
     /// mark.
     pub fn install(&mut self, items: Vec<Item>) {
         let anchors = anchors_of(&items);
-        let chunks: Vec<Chunk> = items
-            .chunks(BULK_FILL)
-            .map(|c| {
-                let mut items = Vec::with_capacity(CHUNK_CAP);
-                items.extend_from_slice(c);
-                Chunk::new(items)
-            })
-            .collect();
+        let chunks: Vec<Chunk> = items.chunks(BULK_FILL).map(Chunk::new).collect();
         self.tree = chunks.into_iter().collect();
         self.index = None;
         self.focus = None;
@@ -434,7 +427,7 @@ impl TextState {
                 self.flush();
                 let (_, split) = self
                     .tree
-                    .update_leaf(leaf, |_| (false, Some(Chunk::new(vec![item])), None));
+                    .update_leaf(leaf, |_| (false, Some(Chunk::new(&[item])), None));
                 let new_leaf = *split.arr.first().expect("update_leaf inserted the leaf");
                 self.index_push(item.seq, new_leaf);
                 let start = self.start_after(leaf);
@@ -526,7 +519,7 @@ impl TextState {
         if self.tree.is_empty() {
             item.origin_left = NO_SEQ;
             item.origin_right = NO_SEQ;
-            let cursor = self.tree.push(Chunk::new(vec![item]));
+            let cursor = self.tree.push(Chunk::new(&[item]));
             self.index_push(item.seq, cursor.leaf);
             self.focus = Some(Focus {
                 leaf: cursor.leaf,

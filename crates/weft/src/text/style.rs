@@ -201,7 +201,7 @@ impl TextState {
     pub fn place_anchor(&mut self, item: Item, content: &str) -> (LeafIndex, usize) {
         self.build_index();
         let Some(first) = self.tree.first_leaf() else {
-            let cursor = self.tree.push(super::chunk::Chunk::new(vec![item]));
+            let cursor = self.tree.push(super::chunk::Chunk::new(&[item]));
             self.index_push(item.seq, cursor.leaf);
             return (cursor.leaf, 0);
         };
