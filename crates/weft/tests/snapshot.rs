@@ -485,6 +485,20 @@ fn forged_bodies_never_panic_and_fail_cleanly_when_they_load() {
             let t = copy.text(&name);
             let _ = (t.to_string(), t.to_delta(), t.len(), t.slice(0..t.len()));
         }
+        // Typing before the history loads (trees built from the segments
+        // alone) never panics either; what it could not check fails when
+        // the history loads.
+        let mut typed = copy.clone();
+        for name in copy.text_names().map(str::to_owned).collect::<Vec<_>>() {
+            let mut t = typed.text(&name);
+            let n = t.len();
+            let _ = t.insert(n / 2, "typed");
+            let _ = t.delete(0, n.min(3));
+        }
+        if typed.load().is_ok() {
+            typed.assert_invariants();
+            let _ = typed.export(ExportMode::Snapshot);
+        }
         let before = observe(&mut copy);
         match copy.load() {
             Err(_) => {

@@ -147,8 +147,8 @@ impl LazyDoc {
             return Ok(());
         };
         let head = self.head.as_ref().expect("loaded above");
-        let items = self.snap.plain_items(head, log, unloaded)?;
-        state.install(items);
+        let built = self.snap.plain_items(head, log, unloaded)?;
+        state.install_built(built);
         self.unbuilt = self.unbuilt.saturating_sub(1);
         self.unfilled.push(t);
         Ok(())

@@ -100,7 +100,21 @@ impl<'a> Reader<'a> {
         Ok(u64::from_le_bytes(a))
     }
 
+    #[inline]
     pub fn varint(&mut self) -> Result<u64> {
+        // Most varints are one byte.
+        if let Some(&b) = self.bytes.get(self.pos) {
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(u64::from(b));
+            }
+        }
+        self.varint_long()
+    }
+
+    /// [`Reader::varint`] past its one-byte case.
+    #[inline(never)]
+    fn varint_long(&mut self) -> Result<u64> {
         let mut v: u64 = 0;
         for shift in (0..64).step_by(7) {
             let b = self.u8()?;

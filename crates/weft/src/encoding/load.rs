@@ -13,7 +13,7 @@ use std::ops::Range;
 use crate::error::{Error, Result};
 use crate::id::{Seq, NO_SEQ};
 use crate::oplog::{origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
-use crate::text::{Cache, Item, Unloaded, ANCHOR_END, STICKS_LEFT};
+use crate::text::{Cache, Item, TreeBuilder, Unloaded, ANCHOR_END, STICKS_LEFT};
 
 use super::history::{self, ReadKind};
 use super::snapshot::{
@@ -244,18 +244,23 @@ impl Snapshot {
         Ok(items)
     }
 
-    /// The items of snapshot text `unloaded.index` in document order, from
-    /// its segments alone, before the history is loaded: every char's
-    /// origins are [`UNKNOWN_ORIGIN`] until [`Snapshot::fill_origins`].
-    /// Enough for local edits, which never read origins. Only for a text
-    /// without marks (its anchors need the history). Checks what can be
-    /// checked without the history; the rest is checked when it fills in
-    /// the origins.
-    pub fn plain_items(&self, head: &Head, log: &OpLog, unloaded: Unloaded) -> Result<Vec<Item>> {
+    /// The leaves of snapshot text `unloaded.index`, from its segments
+    /// alone, before the history is loaded: every char's origins are
+    /// [`UNKNOWN_ORIGIN`] until [`Snapshot::fill_origins`]. Enough for
+    /// local edits, which never read origins. Only for a text without
+    /// marks (its anchors need the history). Checks what can be checked
+    /// without the history; the rest is checked when it fills in the
+    /// origins.
+    pub fn plain_items(&self, head: &Head, log: &OpLog, unloaded: Unloaded) -> Result<TreeBuilder> {
         let bad = |what| Error::Malformed { offset: 0, what };
         let (segs, range) = head.text(unloaded.index as usize)?;
+        // Overlapping segments are caught when the origins are filled in:
+        // until then no seq is looked up.
+        if unloaded.counts.anchors > 0 {
+            return Err(bad("snapshot segments"));
+        }
         let content = log.content().get(..range.end).ok_or(bad("snapshot text"))?;
-        let mut items: Vec<Item> = Vec::with_capacity(segs.len());
+        let mut built = TreeBuilder::default();
         let mut at = range.start;
         for seg in segs {
             if seg
@@ -268,16 +273,15 @@ impl Snapshot {
             let mut item = char_item(seg.seq, seg.len, seg.deleted, content, &mut at)?;
             item.origin_left = UNKNOWN_ORIGIN;
             item.origin_right = UNKNOWN_ORIGIN;
-            items.push(item);
+            built.push(item);
         }
         if at != range.end {
             return Err(bad("unused snapshot text"));
         }
-        if unloaded.counts.anchors > 0 || overlapping(segs, self.meta.ops) {
-            return Err(bad("snapshot segments"));
+        if built.counts() != unloaded.counts {
+            return Err(bad("snapshot text counts"));
         }
-        check_counts(&items, unloaded)?;
-        Ok(items)
+        Ok(built)
     }
 
     /// `items` (document text `t`, built by [`Snapshot::plain_items`] and
@@ -297,11 +301,17 @@ impl Snapshot {
         let content = log.content().as_bytes();
         let mut out = Vec::new();
         let mut covered = 0u64;
+        let mut snapshot_chars = Vec::new();
         for item in items {
             if item.seq >= self.meta.ops {
                 out.push(item);
                 continue;
             }
+            snapshot_chars.push(Segment {
+                seq: item.seq,
+                len: item.len,
+                deleted: item.deleted,
+            });
             let mut rest = item;
             let mut ri = log.op_index(rest.seq);
             loop {
@@ -320,7 +330,9 @@ impl Snapshot {
                 }
             }
         }
-        if loaded.inserted.get(t as usize).copied().unwrap_or(0) != covered {
+        if loaded.inserted.get(t as usize).copied().unwrap_or(0) != covered
+            || overlapping(&snapshot_chars, self.meta.ops)
+        {
             return Err(bad("snapshot segments"));
         }
         Ok(out)

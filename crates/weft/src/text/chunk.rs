@@ -111,6 +111,14 @@ impl Chunk {
         }
     }
 
+    /// A leaf holding `items` (allocated with room for [`CHUNK_CAP`]).
+    fn from_vec(items: Vec<Item>) -> Chunk {
+        Chunk {
+            counts: counts_of(&items),
+            items,
+        }
+    }
+
     /// Whether the leaf holds [`CHUNK_CAP`] items (or more).
     pub fn is_full(&self) -> bool {
         self.items.len() >= CHUNK_CAP
@@ -183,6 +191,47 @@ impl Clone for Chunk {
 }
 
 /// The summed counts of `items`.
+/// Builds the leaves of a text's tree from its chars in document order,
+/// leaf by leaf, without a list of all items in between (what building a
+/// big text from a snapshot spends its time on: a few hundred MB of
+/// memory touched for a few million chars otherwise). Chars only: a text
+/// with style anchors is built with [`super::TextState::install`].
+#[derive(Debug, Default)]
+pub(crate) struct TreeBuilder {
+    pub(super) leaves: Vec<Chunk>,
+    leaf: Vec<Item>,
+    counts: Cache,
+}
+
+impl TreeBuilder {
+    /// Appends the next item (not an anchor).
+    #[inline]
+    pub fn push(&mut self, item: Item) {
+        debug_assert!(!item.is_anchor());
+        self.counts.add(item.counts());
+        if self.leaf.capacity() == 0 {
+            self.leaf.reserve_exact(CHUNK_CAP);
+        }
+        self.leaf.push(item);
+        if self.leaf.len() == super::BULK_FILL {
+            self.flush();
+        }
+    }
+
+    /// The visible counts of the items pushed so far.
+    pub fn counts(&self) -> Cache {
+        self.counts
+    }
+
+    /// Closes the last, partly filled leaf.
+    pub(super) fn flush(&mut self) {
+        if !self.leaf.is_empty() {
+            let items = std::mem::take(&mut self.leaf);
+            self.leaves.push(Chunk::from_vec(items));
+        }
+    }
+}
+
 fn counts_of(items: &[Item]) -> Cache {
     let mut counts = Cache::default();
     for item in items {

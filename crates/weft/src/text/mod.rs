@@ -45,7 +45,7 @@ mod item;
 mod style;
 mod table;
 
-pub(crate) use chunk::Cache;
+pub(crate) use chunk::{Cache, TreeBuilder};
 pub use handle::Text;
 pub(crate) use item::{char_len, prefix_units, utf16_len, Item, ANCHOR_END, STICKS_LEFT};
 pub(crate) use table::TextTable;
@@ -183,6 +183,17 @@ impl TextState {
         self.index = None;
         self.focus = None;
         self.anchors = AnchorTree::from_anchors(anchors);
+        self.resurrected.clear();
+        self.unloaded = None;
+    }
+
+    /// Replaces the tree with the leaves `built` (chars only).
+    pub fn install_built(&mut self, mut built: TreeBuilder) {
+        built.flush();
+        self.tree = built.leaves.into_iter().collect();
+        self.index = None;
+        self.focus = None;
+        self.anchors = AnchorTree::default();
         self.resurrected.clear();
         self.unloaded = None;
     }
