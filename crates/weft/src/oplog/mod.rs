@@ -27,7 +27,7 @@ use std::ops::Range;
 use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
-use crate::id::{Counter, IdSpan, Lamport, OpId, PeerId, Seq, NO_SEQ};
+use crate::id::{Counter, IdSpan, Lamport, OpId, PeerId, PeerIdx, Seq, NO_SEQ};
 use crate::style::{ExpandType, Value};
 use crate::version::{Frontiers, VersionVector};
 
@@ -35,21 +35,24 @@ use crate::version::{Frontiers, VersionVector};
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PeerTable {
     ids: Vec<PeerId>,
-    index: BTreeMap<PeerId, u32>,
+    index: BTreeMap<PeerId, PeerIdx>,
 }
 
 impl PeerTable {
-    pub fn get(&self, idx: u32) -> PeerId {
-        self.ids[idx as usize]
+    /// The peer with index `idx` (which this table gave out).
+    pub fn get(&self, idx: PeerIdx) -> PeerId {
+        self.ids[idx.as_usize()]
     }
 
+    /// The index of `peer`, if it is in the table.
     #[inline]
-    pub fn find(&self, peer: PeerId) -> Option<u32> {
+    pub fn find(&self, peer: PeerId) -> Option<PeerIdx> {
         self.index.get(&peer).copied()
     }
 
-    pub fn intern(&mut self, peer: PeerId) -> u32 {
-        let next = self.ids.len() as u32;
+    /// The index of `peer`, added to the table if missing.
+    pub fn intern(&mut self, peer: PeerId) -> PeerIdx {
+        let next = PeerIdx::new(self.ids.len() as u32);
         let idx = *self.index.entry(peer).or_insert(next);
         if idx == next {
             self.ids.push(peer);
@@ -71,7 +74,8 @@ pub(crate) struct OpLog {
     changes: Vec<Change>,
     /// The deps of all changes (see [`Change::deps_start`]).
     dep_pool: Vec<Seq>,
-    /// Per peer index: indexes into `changes`, by increasing counter.
+    /// Per peer (by [`PeerIdx`]): indexes into `changes`, by increasing
+    /// counter.
     by_peer: Vec<Vec<u32>>,
     ops: Vec<OpRun>,
     /// UTF-8 text of all inserts this document has content for.
@@ -279,19 +283,21 @@ impl OpLog {
         deps.dedup();
     }
 
+    /// Appends a change of peer `peer` (ops `counter..counter + len`,
+    /// first Lamport `lamport`, canonical `deps`) at the next seq.
     fn push_change(
         &mut self,
-        peer: u32,
+        peer: PeerIdx,
         counter: Counter,
         len: u32,
         lamport: Lamport,
         deps: &[Seq],
     ) {
         let idx = self.changes.len() as u32;
-        if self.by_peer.len() <= peer as usize {
-            self.by_peer.resize_with(peer as usize + 1, Vec::new);
+        if self.by_peer.len() <= peer.as_usize() {
+            self.by_peer.resize_with(peer.as_usize() + 1, Vec::new);
         }
-        self.by_peer[peer as usize].push(idx);
+        self.by_peer[peer.as_usize()].push(idx);
         self.changes.push(Change {
             peer,
             counter,
@@ -381,7 +387,7 @@ impl OpLog {
     pub fn changes_missing_from(&self, version: &VersionVector) -> Vec<(usize, Range<Seq>)> {
         let mut out = Vec::new();
         for (peer_idx, list) in self.by_peer.iter().enumerate() {
-            let known = version.get(self.peers.get(peer_idx as u32));
+            let known = version.get(self.peers.get(PeerIdx::new(peer_idx as u32)));
             let first = list.partition_point(|&c| self.changes[c as usize].counter_end() <= known);
             for &c in &list[first..] {
                 let change = &self.changes[c as usize];
@@ -415,7 +421,7 @@ impl OpLog {
 
     /// The seq of op `id`, if this document knows it.
     pub fn id_to_seq(&self, id: OpId) -> Option<Seq> {
-        let list = self.by_peer.get(self.peers.find(id.peer)? as usize)?;
+        let list = self.by_peer.get(self.peers.find(id.peer)?.as_usize())?;
         let i = list.partition_point(|&c| self.changes[c as usize].counter_end() <= id.counter);
         let change = &self.changes[*list.get(i)? as usize];
         (change.counter <= id.counter).then(|| change.seq + (id.counter - change.counter))
@@ -535,12 +541,12 @@ impl OpLog {
     /// same runs, however their changes were split on arrival. O(changes).
     pub fn canonical_runs(&self) -> Vec<(IdSpan, Lamport, Vec<OpId>)> {
         let mut out: Vec<(IdSpan, Lamport, Vec<OpId>)> = Vec::new();
-        let mut order: Vec<u32> = (0..self.by_peer.len() as u32).collect();
+        let mut order: Vec<PeerIdx> = (0..self.by_peer.len() as u32).map(PeerIdx::new).collect();
         order.sort_unstable_by_key(|&p| self.peers.get(p));
         for p in order {
             let peer = self.peers.get(p);
             let first = out.len();
-            for &c in &self.by_peer[p as usize] {
+            for &c in &self.by_peer[p.as_usize()] {
                 let c = &self.changes[c as usize];
                 let mut deps: Vec<OpId> = self.deps(c).iter().map(|&d| self.seq_to_id(d)).collect();
                 deps.sort_unstable();
@@ -599,7 +605,7 @@ impl OpLog {
             let mut counter = 0;
             for &c in list {
                 let c = &self.changes[c as usize];
-                assert_eq!(c.peer as usize, peer_idx);
+                assert_eq!(c.peer.as_usize(), peer_idx);
                 assert_eq!(c.counter, counter, "a peer's counters are contiguous");
                 counter = c.counter_end();
             }
