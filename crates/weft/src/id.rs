@@ -7,7 +7,8 @@
 //! document (encodings translate it back to an `OpId`).
 //!
 //! The document's tables are indexed by small numbers that never leave it
-//! either: [`PeerIdx`] (the op log's peer table). Each is its own type, so
+//! either: [`PeerIdx`] (the op log's peer table) and [`KeyIdx`] (its
+//! style keys). Each is its own type, so
 //! an index of one table cannot be passed where another's is expected;
 //! encodings convert them to and from plain integers at the boundary.
 
@@ -72,6 +73,12 @@ index_type!(
     /// Index of a peer in the op log's peer table (`PeerTable`), in order
     /// of first appearance in this document.
     PeerIdx
+);
+
+index_type!(
+    /// Index of a style key in the op log's key table (`KeyTable`), in
+    /// order of first use by a mark in this document.
+    KeyIdx
 );
 
 /// The id of one operation: the peer that made it and its counter.

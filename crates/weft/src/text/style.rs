@@ -7,7 +7,7 @@ use generic_btree::{Cursor, LeafIndex, PreviousCache};
 use smallvec::SmallVec;
 
 use crate::error::Unit;
-use crate::id::{Seq, NO_SEQ};
+use crate::id::{KeyIdx, Seq, NO_SEQ};
 use crate::oplog::{KeyTable, Mark};
 use crate::style::{Attributes, Delta, ExpandType, Value};
 
@@ -68,7 +68,7 @@ impl ActiveMarks {
     }
 
     /// The active mark that wins on `key`.
-    pub fn winner(&self, key: u32, marks: &[Mark]) -> Option<u32> {
+    pub fn winner(&self, key: KeyIdx, marks: &[Mark]) -> Option<u32> {
         let mut best: Option<(u32, &Mark)> = None;
         for &i in &self.active {
             let Some(m) = marks.get(i as usize).filter(|m| m.key == key) else {
@@ -442,10 +442,10 @@ impl TextState {
     /// text of their own would style it (see
     /// [`TextState::rich_insert_point`]): per such key, whether one of
     /// those marks is what gives the new text that key. Clears the list.
-    pub fn take_resurrected(&mut self, pos: u32, marks: &[Mark]) -> SmallVec<[u32; 2]> {
+    pub fn take_resurrected(&mut self, pos: u32, marks: &[Mark]) -> SmallVec<[KeyIdx; 2]> {
         let dead = std::mem::take(&mut self.resurrected);
         let active = self.active_at(pos, marks);
-        let mut keys: SmallVec<[u32; 2]> = SmallVec::new();
+        let mut keys: SmallVec<[KeyIdx; 2]> = SmallVec::new();
         for &d in &dead {
             let Some(m) = marks.get(d as usize) else {
                 continue;
