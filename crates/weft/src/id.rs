@@ -7,8 +7,8 @@
 //! document (encodings translate it back to an `OpId`).
 //!
 //! The document's tables are indexed by small numbers that never leave it
-//! either: [`PeerIdx`] (the op log's peer table) and [`KeyIdx`] (its
-//! style keys). Each is its own type, so
+//! either: [`PeerIdx`] (the op log's peer table), [`KeyIdx`] (its style
+//! keys) and [`MarkIdx`] (its marks). Each is its own type, so
 //! an index of one table cannot be passed where another's is expected;
 //! encodings convert them to and from plain integers at the boundary.
 
@@ -79,6 +79,13 @@ index_type!(
     /// Index of a style key in the op log's key table (`KeyTable`), in
     /// order of first use by a mark in this document.
     KeyIdx
+);
+
+index_type!(
+    /// Index of a mark in the op log's marks (`OpLog::marks`), in the
+    /// order their start ops arrived in this document. A style anchor
+    /// keeps it in its item's `byte_start`.
+    MarkIdx
 );
 
 /// The id of one operation: the peer that made it and its counter.

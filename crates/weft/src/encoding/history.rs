@@ -321,7 +321,7 @@ impl BlockWriter {
                 mark,
             } => {
                 self.origins(run.seq, origin_left, origin_right);
-                let m = log.marks().get(mark as usize);
+                let m = log.mark(mark);
                 self.out.push(m.map_or(0, |m| m.expand.to_byte()));
                 let key = m.map_or("", |m| log.keys().name(m.key));
                 write_bytes(&mut self.out, key.as_bytes());
@@ -333,7 +333,7 @@ impl BlockWriter {
                 mark,
             } => {
                 self.origins(run.seq, origin_left, origin_right);
-                let start = log.marks().get(mark as usize).map_or(run.seq, |m| m.start);
+                let start = log.mark(mark).map_or(run.seq, |m| m.start);
                 write_varint(&mut self.out, u64::from(run.seq - start));
             }
         }

@@ -258,7 +258,7 @@ impl Snapshot {
                     }
                     OpKind::MarkStart { .. } | OpKind::MarkEnd { .. } => {
                         let a = run.kind.anchor().ok_or(bad("mark"))?;
-                        let m = log.marks().get(a.mark as usize).ok_or(bad("mark"))?;
+                        let m = log.mark(a.mark).ok_or(bad("mark"))?;
                         if !seg.deleted {
                             return Err(bad("visible anchor"));
                         }
@@ -407,7 +407,7 @@ fn push_run(
                 Some((rt, OpKind::MarkStart { mark, .. })) if rt == text => mark,
                 _ => return Err(bad("mark start")),
             };
-            let m = log.marks().get(mark as usize).ok_or(bad("mark"))?;
+            let m = log.mark(mark).ok_or(bad("mark"))?;
             let glue_ok = if m.expand.anchor_sticks_left(true) {
                 right == NO_SEQ
             } else {

@@ -324,7 +324,7 @@ impl RunWriter<'_> {
         self.write_kind(kind | text_flag, 1);
         let own = log.seq_to_id(piece.seq);
         self.write_origins(own, a.origin_left, a.origin_right);
-        let m = log.marks().get(a.mark as usize);
+        let m = log.mark(a.mark);
         if start {
             self.ops.push(m.map_or(0, |m| m.expand.to_byte()));
             write_bytes(

@@ -172,8 +172,7 @@ impl Resolver<'_> {
             match (seq, run.map(|r| (r.text, r.kind))) {
                 (Some(seq), Some((t, OpKind::MarkStart { mark, .. }))) if t == text => self
                     .log
-                    .marks()
-                    .get(mark as usize)
+                    .mark(mark)
                     .filter(|m| m.end == NO_SEQ)
                     .map(|m| (seq, m.expand)),
                 _ => None,

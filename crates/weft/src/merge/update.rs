@@ -184,7 +184,7 @@ fn run_kind(log: &OpLog, run: &OpRun, content: &mut String) -> Option<UpdateKind
             origin_right,
             mark,
         } => {
-            let m = log.marks().get(mark as usize)?;
+            let m = log.mark(mark)?;
             UpdateKind::MarkStart {
                 left: id(origin_left),
                 right: id(origin_right),
@@ -200,7 +200,7 @@ fn run_kind(log: &OpLog, run: &OpRun, content: &mut String) -> Option<UpdateKind
         } => UpdateKind::MarkEnd {
             left: id(origin_left),
             right: id(origin_right),
-            start: log.seq_to_id(log.marks().get(mark as usize)?.start),
+            start: log.seq_to_id(log.mark(mark)?.start),
         },
     })
 }

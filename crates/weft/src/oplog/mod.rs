@@ -27,7 +27,7 @@ use std::ops::Range;
 use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
-use crate::id::{Counter, IdSpan, Lamport, OpId, PeerId, PeerIdx, Seq, NO_SEQ};
+use crate::id::{Counter, IdSpan, Lamport, MarkIdx, OpId, PeerId, PeerIdx, Seq, NO_SEQ};
 use crate::style::{ExpandType, Value};
 use crate::version::{Frontiers, VersionVector};
 
@@ -131,6 +131,12 @@ impl OpLog {
         &self.marks
     }
 
+    /// Mark `mark`, if there is one.
+    #[inline]
+    pub fn mark(&self, mark: MarkIdx) -> Option<&Mark> {
+        self.marks.get(mark.as_usize())
+    }
+
     /// The style keys the marks use.
     #[inline]
     pub fn keys(&self) -> &KeyTable {
@@ -158,8 +164,14 @@ impl OpLog {
     /// key by the op's Lamport timestamp and peer. The one constructor of
     /// marks: local marks, merged updates and loaded snapshots all call
     /// it. Returns the mark's index.
-    pub fn start_mark(&mut self, key: &str, value: Value, expand: ExpandType, start: Seq) -> u32 {
-        let mark = self.marks.len() as u32;
+    pub fn start_mark(
+        &mut self,
+        key: &str,
+        value: Value,
+        expand: ExpandType,
+        start: Seq,
+    ) -> MarkIdx {
+        let mark = MarkIdx::new(self.marks.len() as u32);
         let key = self.keys.intern(key);
         self.marks.push(Mark {
             key,
@@ -176,10 +188,10 @@ impl OpLog {
     /// Records op `end` as the end of mark `mark`. Returns the mark, or
     /// `None` (changing nothing) when there is no such mark or it has an
     /// end already.
-    pub fn end_mark(&mut self, mark: u32, end: Seq) -> Option<&Mark> {
+    pub fn end_mark(&mut self, mark: MarkIdx, end: Seq) -> Option<&Mark> {
         let m = self
             .marks
-            .get_mut(mark as usize)
+            .get_mut(mark.as_usize())
             .filter(|m| m.end == NO_SEQ)?;
         m.end = end;
         Some(m)

@@ -1,6 +1,6 @@
 //! [`OpRun`]: a run of consecutive ops of one kind, the unit the log stores.
 
-use crate::id::{Seq, NO_SEQ};
+use crate::id::{MarkIdx, Seq, NO_SEQ};
 
 /// Marks an insert whose text this document never received (the exporter
 /// left it out because the same update also deleted it).
@@ -31,14 +31,14 @@ pub(crate) enum OpKind {
     MarkStart {
         origin_left: Seq,
         origin_right: Seq,
-        mark: u32,
+        mark: MarkIdx,
     },
     /// Inserts the end anchor of mark `mark`. Always one op, after the
     /// mark's start in the history.
     MarkEnd {
         origin_left: Seq,
         origin_right: Seq,
-        mark: u32,
+        mark: MarkIdx,
     },
 }
 
@@ -47,7 +47,7 @@ pub(crate) enum OpKind {
 pub(crate) struct AnchorOp {
     pub origin_left: Seq,
     pub origin_right: Seq,
-    pub mark: u32,
+    pub mark: MarkIdx,
     /// The end anchor (else the start).
     pub end: bool,
 }
