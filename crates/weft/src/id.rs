@@ -8,7 +8,8 @@
 //!
 //! The document's tables are indexed by small numbers that never leave it
 //! either: [`PeerIdx`] (the op log's peer table), [`KeyIdx`] (its style
-//! keys) and [`MarkIdx`] (its marks). Each is its own type, so
+//! keys), [`MarkIdx`] (its marks) and [`TextIdx`] (the document's texts).
+//! Each is its own type, so
 //! an index of one table cannot be passed where another's is expected;
 //! encodings convert them to and from plain integers at the boundary.
 
@@ -86,6 +87,14 @@ index_type!(
     /// order their start ops arrived in this document. A style anchor
     /// keeps it in its item's `byte_start`.
     MarkIdx
+);
+
+index_type!(
+    /// Index of a text in the document's text table (`TextTable`), in
+    /// order of creation. Updates and snapshots number texts their own
+    /// way (plain `u32`s, indexes into their name lists); decoders map
+    /// those to a `TextIdx`.
+    TextIdx
 );
 
 /// The id of one operation: the peer that made it and its counter.

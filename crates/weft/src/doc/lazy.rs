@@ -16,6 +16,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::encoding::{Loaded, Meta, Snapshot};
 use crate::error::{Error, Result};
+use crate::id::TextIdx;
 use crate::oplog::OpLog;
 use crate::text::{TextSource, TextState};
 
@@ -26,7 +27,7 @@ pub(crate) struct LazyDoc {
     /// Each text's document-order text, decompressed on first read.
     texts: Arc<[OnceLock<Result<String>>]>,
     /// The document's text index of each snapshot text.
-    doc_index: Vec<u32>,
+    doc_index: Vec<TextIdx>,
     /// Set once the history is in the op log.
     loaded: Option<Loaded>,
     /// Texts whose trees are not built yet.
@@ -34,7 +35,7 @@ pub(crate) struct LazyDoc {
 }
 
 impl LazyDoc {
-    pub fn new(snap: Snapshot, doc_index: Vec<u32>) -> LazyDoc {
+    pub fn new(snap: Snapshot, doc_index: Vec<TextIdx>) -> LazyDoc {
         let n = snap.meta.texts.len();
         LazyDoc {
             texts: (0..n).map(|_| OnceLock::new()).collect(),

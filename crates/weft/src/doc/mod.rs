@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::encoding::{self, Decoded, Snapshot};
 use crate::error::{Error, Result, Unit};
-use crate::id::{Counter, IdSpan, PeerId, Seq};
+use crate::id::{Counter, IdSpan, PeerId, Seq, TextIdx};
 use crate::merge::{self, Parked, Pending, Readiness, Update};
 use crate::oplog::OpLog;
 use crate::style::StyleConfig;
@@ -259,10 +259,8 @@ impl Doc {
             return Ok(());
         };
         lazy.load_history(&mut self.log)?;
-        for i in 0..self.texts.len() {
-            if let Some(state) = self.texts.get_mut(i) {
-                lazy.build_text(&self.log, state)?;
-            }
+        for state in self.texts.iter_mut() {
+            lazy.build_text(&self.log, state)?;
         }
         if lazy.is_done() {
             self.lazy = None;
@@ -293,7 +291,7 @@ impl Doc {
         Text::new(
             &mut self.log,
             self.texts.get_mut(index).expect("just found or created"),
-            index as u32,
+            index,
             self.peer,
             &mut self.scratch,
             &self.style,
@@ -307,7 +305,7 @@ impl Doc {
     /// Drops the snapshot once a text handle's edits loaded its last
     /// part.
     #[cold]
-    fn build_styled(&mut self, index: usize) {
+    fn build_styled(&mut self, index: TextIdx) {
         if let (Some(lazy), Some(state)) = (self.lazy.as_deref_mut(), self.texts.get_mut(index)) {
             if state.unloaded().is_some_and(|u| u.counts.anchors > 0) {
                 // An error is reported by the text's first edit.
@@ -505,7 +503,7 @@ impl Doc {
                     counts: t.counts,
                 });
             }
-            doc_index.push(index as u32);
+            doc_index.push(index);
         }
         let applied = snapshot
             .meta

@@ -11,7 +11,7 @@
 use std::ops::Range;
 
 use crate::error::{Error, Result};
-use crate::id::{Seq, NO_SEQ};
+use crate::id::{Seq, TextIdx, NO_SEQ};
 use crate::oplog::{origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::text::{Cache, Item, Unloaded, ANCHOR_END, STICKS_LEFT};
 
@@ -43,7 +43,7 @@ impl Snapshot {
     pub fn load_history<'t>(
         &self,
         text: impl Fn(u32) -> Result<&'t str>,
-        doc_index: &[u32],
+        doc_index: &[TextIdx],
     ) -> Result<(OpLog, Loaded)> {
         let bad = |what| Error::Malformed { offset: 0, what };
         let n = self.meta.texts.len();
@@ -121,11 +121,11 @@ impl Snapshot {
         if new.content().len() >= NO_CONTENT as usize {
             return Err(Error::HistoryFull);
         }
-        let slots = doc_index.iter().max().map_or(0, |&m| m as usize + 1);
+        let slots = doc_index.iter().max().map_or(0, |&m| m.as_usize() + 1);
         let mut inserted = vec![0u64; slots];
         for r in new.ops() {
             if !matches!(r.kind, OpKind::Delete { .. }) {
-                if let Some(n) = inserted.get_mut(r.text as usize) {
+                if let Some(n) = inserted.get_mut(r.text.as_usize()) {
                     *n += u64::from(r.len);
                 }
             }
@@ -193,7 +193,7 @@ impl Snapshot {
         loaded: &Loaded,
         log: &OpLog,
         unloaded: Unloaded,
-        t: u32,
+        t: TextIdx,
     ) -> Result<Vec<Item>> {
         let bad = |what| Error::Malformed { offset: 0, what };
         let i = unloaded.index as usize;
@@ -281,7 +281,7 @@ impl Snapshot {
             return Err(bad("unused snapshot text"));
         }
         // Every insert and anchor of the text, each exactly once.
-        let ops = loaded.inserted.get(t as usize).copied().unwrap_or(0);
+        let ops = loaded.inserted.get(t.as_usize()).copied().unwrap_or(0);
         if covered != ops || overlapping(segs, log.next_seq()) {
             return Err(bad("snapshot segments"));
         }
@@ -330,7 +330,7 @@ fn push_run(
     cursor: &mut SegmentCursor<'_>,
     seq: Seq,
     len: u32,
-    text: u32,
+    text: TextIdx,
     kind: ReadKind,
 ) -> Result<()> {
     let bad = |what| Error::Malformed { offset: 0, what };
@@ -437,7 +437,7 @@ fn push_insert(
     cursor: &mut SegmentCursor<'_>,
     seq: Seq,
     len: u32,
-    text: u32,
+    text: TextIdx,
     (left, right): (Seq, Seq),
 ) -> Result<()> {
     let bad = |what| Error::Malformed { offset: 0, what };

@@ -27,7 +27,7 @@ use std::ops::Range;
 use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
-use crate::id::{Counter, IdSpan, Lamport, MarkIdx, OpId, PeerId, PeerIdx, Seq, NO_SEQ};
+use crate::id::{Counter, IdSpan, Lamport, MarkIdx, OpId, PeerId, PeerIdx, Seq, TextIdx, NO_SEQ};
 use crate::style::{ExpandType, Value};
 use crate::version::{Frontiers, VersionVector};
 
@@ -478,7 +478,7 @@ impl OpLog {
     #[expect(clippy::too_many_arguments, reason = "the fields of one run")]
     pub fn push_insert(
         &mut self,
-        text: u32,
+        text: TextIdx,
         seq: Seq,
         len: u32,
         origin_left: Seq,

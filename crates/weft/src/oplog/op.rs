@@ -1,6 +1,6 @@
 //! [`OpRun`]: a run of consecutive ops of one kind, the unit the log stores.
 
-use crate::id::{MarkIdx, Seq, NO_SEQ};
+use crate::id::{MarkIdx, Seq, TextIdx, NO_SEQ};
 
 /// Marks an insert whose text this document never received (the exporter
 /// left it out because the same update also deleted it).
@@ -87,8 +87,8 @@ impl OpKind {
 pub(crate) struct OpRun {
     pub seq: Seq,
     pub len: u32,
-    /// Index of the text in the document's text table.
-    pub text: u32,
+    /// The text the ops edit, in the document's text table.
+    pub text: TextIdx,
     pub kind: OpKind,
 }
 
@@ -227,7 +227,7 @@ mod tests {
         OpRun {
             seq,
             len: 1,
-            text: 0,
+            text: TextIdx::default(),
             kind: OpKind::Delete {
                 target,
                 reversed: false,
@@ -258,7 +258,7 @@ mod tests {
         let backward = OpRun {
             seq: 13,
             len: 2,
-            text: 0,
+            text: TextIdx::default(),
             kind: OpKind::Delete {
                 target: 3,
                 reversed: true,
@@ -281,7 +281,7 @@ mod tests {
         let ins = |seq, left, start| OpRun {
             seq,
             len: 1,
-            text: 0,
+            text: TextIdx::default(),
             kind: OpKind::Insert {
                 origin_left: left,
                 origin_right: NO_SEQ,
