@@ -5,6 +5,13 @@
 //! by [`IdSpan`]. Inside one document, ops are also numbered by [`Seq`], their
 //! position in this document's local history; a `Seq` never leaves the
 //! document (encodings translate it back to an `OpId`).
+//!
+//! The document's tables are indexed by small numbers that never leave it
+//! either: [`PeerIdx`] (the op log's peer table), [`KeyIdx`] (its style
+//! keys), [`MarkIdx`] (its marks) and [`TextIdx`] (the document's texts).
+//! Each is its own type, so an index of one table cannot be passed where
+//! another's is expected; encodings convert them to and from plain
+//! integers at the boundary.
 
 use std::fmt;
 use std::ops::Range;
@@ -27,6 +34,68 @@ pub(crate) type Seq = u32;
 
 /// "No op": the start or end of a text when used as an origin.
 pub(crate) const NO_SEQ: Seq = Seq::MAX;
+
+/// Defines a `u32` index newtype, `$name`: `new` makes one from a plain
+/// number, `as_usize` indexes its table, and `u32::from` gives the plain
+/// number back (for encodings). `repr(transparent)`: it sits in hot structs
+/// at the size of a plain `u32`.
+macro_rules! index_type {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+        #[repr(transparent)]
+        pub(crate) struct $name(u32);
+
+        impl $name {
+            /// The index with number `i`.
+            #[inline]
+            pub const fn new(i: u32) -> Self {
+                $name(i)
+            }
+
+            /// The index as a `usize`, to index its table.
+            #[inline]
+            pub const fn as_usize(self) -> usize {
+                self.0 as usize
+            }
+        }
+
+        impl From<$name> for u32 {
+            /// The index as a plain number.
+            #[inline]
+            fn from(i: $name) -> u32 {
+                i.0
+            }
+        }
+    };
+}
+
+index_type!(
+    /// Index of a peer in the op log's peer table (`PeerTable`), in order
+    /// of first appearance in this document.
+    PeerIdx
+);
+
+index_type!(
+    /// Index of a style key in the op log's key table (`KeyTable`), in
+    /// order of first use by a mark in this document.
+    KeyIdx
+);
+
+index_type!(
+    /// Index of a mark in the op log's marks (`OpLog::marks`), in the
+    /// order their start ops arrived in this document. A style anchor
+    /// keeps it in its item's `byte_start`.
+    MarkIdx
+);
+
+index_type!(
+    /// Index of a text in the document's text table (`TextTable`), in
+    /// order of creation. Updates and snapshots number texts their own
+    /// way (plain `u32`s, indexes into their name lists); decoders map
+    /// those to a `TextIdx`.
+    TextIdx
+);
 
 /// The id of one operation: the peer that made it and its counter.
 ///

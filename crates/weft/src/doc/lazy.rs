@@ -24,6 +24,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::encoding::{Head, Loaded, Meta, Snapshot};
 use crate::error::{Error, Result};
+use crate::id::TextIdx;
 use crate::oplog::OpLog;
 use crate::text::{Need, TextSource, TextState};
 
@@ -34,7 +35,7 @@ pub(crate) struct LazyDoc {
     /// Each text's document-order text, decompressed on first read.
     texts: Arc<[OnceLock<Result<String>>]>,
     /// The document's text index of each snapshot text.
-    doc_index: Vec<u32>,
+    doc_index: Vec<TextIdx>,
     /// Set once the change table and the texts are in the op log.
     head: Option<Head>,
     /// Set once the history's op runs are too.
@@ -43,11 +44,11 @@ pub(crate) struct LazyDoc {
     unbuilt: usize,
     /// Document indexes of the texts whose trees were built before the
     /// history loaded: their snapshot chars lack origins.
-    unfilled: Vec<u32>,
+    unfilled: Vec<TextIdx>,
 }
 
 impl LazyDoc {
-    pub fn new(snap: Snapshot, doc_index: Vec<u32>) -> LazyDoc {
+    pub fn new(snap: Snapshot, doc_index: Vec<TextIdx>) -> LazyDoc {
         let n = snap.meta.texts.len();
         LazyDoc {
             texts: (0..n).map(|_| OnceLock::new()).collect(),
@@ -114,7 +115,7 @@ impl LazyDoc {
     /// from the snapshot if it still waits for it, or fills in the
     /// origins of one built before the history. On error `state` is
     /// unchanged.
-    pub fn finish_text(&mut self, log: &OpLog, state: &mut TextState, t: u32) -> Result<()> {
+    pub fn finish_text(&mut self, log: &OpLog, state: &mut TextState, t: TextIdx) -> Result<()> {
         let bad = Error::Malformed {
             offset: 0,
             what: "snapshot text index",
@@ -141,7 +142,7 @@ impl LazyDoc {
 
     /// Builds text `t`'s tree before the history, for local edits (see
     /// [`Snapshot::plain_items`]). On error `state` is unchanged.
-    fn build_plain(&mut self, log: &mut OpLog, state: &mut TextState, t: u32) -> Result<()> {
+    fn build_plain(&mut self, log: &mut OpLog, state: &mut TextState, t: TextIdx) -> Result<()> {
         self.load_head(log)?;
         let Some(unloaded) = state.unloaded() else {
             return Ok(());
@@ -164,7 +165,7 @@ impl TextSource for LazyDoc {
         &mut self,
         log: &mut OpLog,
         state: &mut TextState,
-        text: u32,
+        text: TextIdx,
         need: Need,
     ) -> Result<()> {
         let plain = state.unloaded().is_none_or(|u| u.counts.anchors == 0);

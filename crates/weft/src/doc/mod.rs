@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::encoding::{self, Decoded, Snapshot};
 use crate::error::{Error, Result, Unit};
-use crate::id::{Counter, IdSpan, PeerId, Seq};
+use crate::id::{Counter, IdSpan, PeerId, Seq, TextIdx};
 use crate::merge::{self, Parked, Pending, Readiness, Update};
 use crate::oplog::OpLog;
 use crate::style::StyleConfig;
@@ -262,10 +262,8 @@ impl Doc {
             return Ok(());
         };
         lazy.load_history(&mut self.log)?;
-        for i in 0..self.texts.len() {
-            if let Some(state) = self.texts.get_mut(i) {
-                lazy.finish_text(&self.log, state, i as u32)?;
-            }
+        for (i, state) in self.texts.iter_mut().enumerate() {
+            lazy.finish_text(&self.log, state, TextIdx::new(i as u32))?;
         }
         if lazy.is_done() {
             self.lazy = None;
@@ -295,7 +293,7 @@ impl Doc {
         Text::new(
             &mut self.log,
             self.texts.get_mut(index).expect("just found or created"),
-            index as u32,
+            index,
             self.peer,
             &mut self.scratch,
             &self.style,
@@ -309,11 +307,11 @@ impl Doc {
     /// Drops the snapshot once a text handle's edits loaded its last
     /// part.
     #[cold]
-    fn build_styled(&mut self, index: usize) {
+    fn build_styled(&mut self, index: TextIdx) {
         if let (Some(lazy), Some(state)) = (self.lazy.as_deref_mut(), self.texts.get_mut(index)) {
             if state.unloaded().is_some_and(|u| u.counts.anchors > 0) {
                 // An error is reported by the text's first edit.
-                let _ = lazy.load_text(&mut self.log, state, index as u32, Need::Everything);
+                let _ = lazy.load_text(&mut self.log, state, index, Need::Everything);
             }
         }
         if self.lazy.as_deref().is_some_and(LazyDoc::is_done) {
@@ -507,7 +505,7 @@ impl Doc {
                     counts: t.counts,
                 });
             }
-            doc_index.push(index as u32);
+            doc_index.push(index);
         }
         let applied = snapshot
             .meta

@@ -32,7 +32,7 @@
 //! ```
 
 use crate::error::Result;
-use crate::id::{PeerId, Seq, NO_SEQ};
+use crate::id::{PeerId, Seq, TextIdx, NO_SEQ};
 use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{ExpandType, Value};
 
@@ -232,7 +232,9 @@ impl Iterator for CanonicalRuns<'_> {
 pub(crate) struct BlockWriter {
     out: Vec<u8>,
     runs: u64,
-    text: u32,
+    /// The text of the previous run (the first run's is written unless
+    /// it is text 0).
+    text: TextIdx,
     last_target: Option<Seq>,
 }
 
@@ -241,7 +243,7 @@ impl BlockWriter {
         BlockWriter {
             out: Vec::with_capacity(4096),
             runs: 0,
-            text: 0,
+            text: TextIdx::default(),
             last_target: None,
         }
     }
@@ -298,7 +300,7 @@ impl BlockWriter {
             write_varint(&mut self.out, u64::from(run.len));
         }
         if flag != 0 {
-            write_varint(&mut self.out, u64::from(run.text));
+            write_varint(&mut self.out, u64::from(u32::from(run.text)));
         }
         match run.kind {
             OpKind::Insert {
@@ -321,7 +323,7 @@ impl BlockWriter {
                 mark,
             } => {
                 self.origins(run.seq, origin_left, origin_right);
-                let m = log.marks().get(mark as usize);
+                let m = log.mark(mark);
                 self.out.push(m.map_or(0, |m| m.expand.to_byte()));
                 let key = m.map_or("", |m| log.keys().name(m.key));
                 write_bytes(&mut self.out, key.as_bytes());
@@ -333,7 +335,7 @@ impl BlockWriter {
                 mark,
             } => {
                 self.origins(run.seq, origin_left, origin_right);
-                let start = log.marks().get(mark as usize).map_or(run.seq, |m| m.start);
+                let start = log.mark(mark).map_or(run.seq, |m| m.start);
                 write_varint(&mut self.out, u64::from(run.seq - start));
             }
         }
@@ -347,7 +349,7 @@ impl BlockWriter {
         block.extend_from_slice(&self.out);
         self.out.clear();
         self.runs = 0;
-        self.text = 0;
+        self.text = TextIdx::default();
         self.last_target = None;
         block
     }

@@ -11,7 +11,7 @@
 use std::ops::Range;
 
 use crate::error::{Error, Result};
-use crate::id::{Seq, NO_SEQ};
+use crate::id::{Seq, TextIdx, NO_SEQ};
 use crate::oplog::{origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::text::{Cache, Item, TreeBuilder, Unloaded, ANCHOR_END, STICKS_LEFT};
 
@@ -93,7 +93,12 @@ impl Snapshot {
     /// numbering texts by `doc_index` (the document's index of each
     /// snapshot text). Returns what building the texts needs. On error
     /// `log` is unchanged.
-    pub fn load_history(&self, log: &mut OpLog, head: &Head, doc_index: &[u32]) -> Result<Loaded> {
+    pub fn load_history(
+        &self,
+        log: &mut OpLog,
+        head: &Head,
+        doc_index: &[TextIdx],
+    ) -> Result<Loaded> {
         let bad = |what| Error::Malformed { offset: 0, what };
         let n = self.meta.texts.len();
         let all = head.all_segments(log.content())?;
@@ -149,11 +154,11 @@ impl Snapshot {
             return Err(bad("snapshot history"));
         }
         let first_runs = first_runs(side.ops(), &order, &head.segments);
-        let slots = doc_index.iter().max().map_or(0, |&m| m as usize + 1);
+        let slots = doc_index.iter().max().map_or(0, |&m| m.as_usize() + 1);
         let mut inserted = vec![0u64; slots];
         for r in side.ops() {
             if !matches!(r.kind, OpKind::Delete { .. }) {
-                if let Some(n) = inserted.get_mut(r.text as usize) {
+                if let Some(n) = inserted.get_mut(r.text.as_usize()) {
                     *n += u64::from(r.len);
                 }
             }
@@ -175,7 +180,7 @@ impl Snapshot {
         (head, loaded): (&Head, &Loaded),
         log: &OpLog,
         unloaded: Unloaded,
-        t: u32,
+        t: TextIdx,
     ) -> Result<Vec<Item>> {
         let bad = |what| Error::Malformed { offset: 0, what };
         let i = unloaded.index as usize;
@@ -213,7 +218,7 @@ impl Snapshot {
                     }
                     OpKind::MarkStart { .. } | OpKind::MarkEnd { .. } => {
                         let a = run.kind.anchor().ok_or(bad("mark"))?;
-                        let m = log.marks().get(a.mark as usize).ok_or(bad("mark"))?;
+                        let m = log.mark(a.mark).ok_or(bad("mark"))?;
                         if !seg.deleted {
                             return Err(bad("visible anchor"));
                         }
@@ -236,7 +241,7 @@ impl Snapshot {
             return Err(bad("unused snapshot text"));
         }
         // Every insert and anchor of the text, each exactly once.
-        let ops = loaded.inserted.get(t as usize).copied().unwrap_or(0);
+        let ops = loaded.inserted.get(t.as_usize()).copied().unwrap_or(0);
         if covered != ops || overlapping(segs, self.meta.ops) {
             return Err(bad("snapshot segments"));
         }
@@ -294,7 +299,7 @@ impl Snapshot {
         &self,
         loaded: &Loaded,
         log: &OpLog,
-        t: u32,
+        t: TextIdx,
         items: impl Iterator<Item = Item>,
     ) -> Result<Vec<Item>> {
         let bad = |what| Error::Malformed { offset: 0, what };
@@ -330,7 +335,7 @@ impl Snapshot {
                 }
             }
         }
-        if loaded.inserted.get(t as usize).copied().unwrap_or(0) != covered
+        if loaded.inserted.get(t.as_usize()).copied().unwrap_or(0) != covered
             || overlapping(&snapshot_chars, self.meta.ops)
         {
             return Err(bad("snapshot segments"));
@@ -456,7 +461,7 @@ fn push_run(
     cursor: &mut SegmentCursor<'_>,
     seq: Seq,
     len: u32,
-    text: u32,
+    text: TextIdx,
     kind: ReadKind,
 ) -> Result<()> {
     let bad = |what| Error::Malformed { offset: 0, what };
@@ -533,7 +538,7 @@ fn push_run(
                 Some((rt, OpKind::MarkStart { mark, .. })) if rt == text => mark,
                 _ => return Err(bad("mark start")),
             };
-            let m = log.marks().get(mark as usize).ok_or(bad("mark"))?;
+            let m = log.mark(mark).ok_or(bad("mark"))?;
             let glue_ok = if m.expand.anchor_sticks_left(true) {
                 right == NO_SEQ
             } else {
@@ -563,7 +568,7 @@ fn push_insert(
     cursor: &mut SegmentCursor<'_>,
     seq: Seq,
     len: u32,
-    text: u32,
+    text: TextIdx,
     (left, right): (Seq, Seq),
 ) -> Result<()> {
     let bad = |what| Error::Malformed { offset: 0, what };

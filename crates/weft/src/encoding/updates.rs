@@ -7,7 +7,7 @@ use std::ops::Range;
 use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
-use crate::id::{Counter, OpId, PeerId, Seq, NO_SEQ};
+use crate::id::{Counter, OpId, PeerId, Seq, TextIdx, NO_SEQ};
 use crate::merge::{Update, UpdateChange, UpdateKind, UpdateRun};
 use crate::oplog::{Change, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::style::{ExpandType, Value};
@@ -33,8 +33,8 @@ const FLAG_TEXT: u8 = 1 << 3;
 struct Tables {
     peers: Vec<PeerId>,
     peer_index: HashMap<PeerId, u64>,
-    texts: Vec<u32>,
-    text_index: HashMap<u32, u64>,
+    texts: Vec<TextIdx>,
+    text_index: HashMap<TextIdx, u64>,
 }
 
 impl Tables {
@@ -47,7 +47,7 @@ impl Tables {
         i
     }
 
-    fn text(&mut self, text: u32) -> u64 {
+    fn text(&mut self, text: TextIdx) -> u64 {
         let next = self.texts.len() as u64;
         let i = *self.text_index.entry(text).or_insert(next);
         if i == next {
@@ -132,9 +132,7 @@ pub(crate) fn encode_body(log: &OpLog, texts: &TextTable, from: &VersionVector) 
     for &ti in &t.texts {
         write_bytes(
             &mut names,
-            texts
-                .get(ti as usize)
-                .map_or(&[][..], |t| t.name().as_bytes()),
+            texts.get(ti).map_or(&[][..], |t| t.name().as_bytes()),
         );
     }
     write_bytes(&mut body, &names);
@@ -195,7 +193,7 @@ struct RunWriter<'a> {
     ops: Vec<u8>,
     content: Vec<u8>,
     /// The last insert written: (end seq, origin_right, text).
-    prev_insert: Option<(Seq, Seq, u32)>,
+    prev_insert: Option<(Seq, Seq, TextIdx)>,
     /// The text index (in the update's table) of the previous run.
     cur_text: u64,
     /// The id the next reference is written relative to.
@@ -324,7 +322,7 @@ impl RunWriter<'_> {
         self.write_kind(kind | text_flag, 1);
         let own = log.seq_to_id(piece.seq);
         self.write_origins(own, a.origin_left, a.origin_right);
-        let m = log.marks().get(a.mark as usize);
+        let m = log.mark(a.mark);
         if start {
             self.ops.push(m.map_or(0, |m| m.expand.to_byte()));
             write_bytes(

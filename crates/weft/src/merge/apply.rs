@@ -10,7 +10,7 @@
 use std::ops::Range;
 
 use crate::error::{Error, Result};
-use crate::id::{IdSpan, OpId, Seq};
+use crate::id::{IdSpan, OpId, Seq, TextIdx};
 use crate::oplog::{OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::text::{char_len, utf16_len, Item, TextTable, ANCHOR_END, STICKS_LEFT};
 
@@ -42,7 +42,7 @@ pub(crate) fn apply(
     let touched = plan.touched;
     let drop_focus = |texts: &mut TextTable| {
         for &t in &touched {
-            if let Some(state) = texts.get_mut(t as usize) {
+            if let Some(state) = texts.get_mut(t) {
                 state.drop_focus();
             }
         }
@@ -136,7 +136,7 @@ fn insert(
     id: OpId,
     seq: Seq,
     len: u32,
-    text: u32,
+    text: TextIdx,
     (left, right): (Seq, Seq),
     content: Option<&str>,
 ) -> Result<()> {
@@ -158,7 +158,7 @@ fn insert(
         deleted: byte_start == NO_CONTENT,
         anchor: 0,
     };
-    let state = texts.get_mut(text as usize).ok_or_else(|| broken("text"))?;
+    let state = texts.get_mut(text).ok_or_else(|| broken("text"))?;
     state.integrate(item, id, log, log.content());
     log.push_op(OpRun {
         seq,
@@ -179,7 +179,7 @@ fn mark_end(
     log: &mut OpLog,
     texts: &mut TextTable,
     seq: Seq,
-    text: u32,
+    text: TextIdx,
     (left, right): (Seq, Seq),
     start: Seq,
 ) -> Result<()> {
@@ -210,7 +210,7 @@ fn anchor(
     log: &mut OpLog,
     texts: &mut TextTable,
     seq: Seq,
-    text: u32,
+    text: TextIdx,
     kind: OpKind,
     flags: u8,
 ) -> Result<()> {
@@ -218,7 +218,7 @@ fn anchor(
     let mut item = Item::anchor(seq, a.mark, flags);
     item.origin_left = a.origin_left;
     item.origin_right = a.origin_right;
-    let state = texts.get_mut(text as usize).ok_or_else(|| broken("text"))?;
+    let state = texts.get_mut(text).ok_or_else(|| broken("text"))?;
     let (leaf, at) = state.place_anchor(item, log.content());
     state.register_anchor(leaf, at);
     log.push_op(OpRun {
@@ -236,7 +236,7 @@ fn delete(
     log: &mut OpLog,
     texts: &mut TextTable,
     seq: Seq,
-    text: u32,
+    text: TextIdx,
     pieces: &[Range<Seq>],
     reversed: bool,
 ) -> Result<()> {
@@ -259,7 +259,7 @@ fn delete(
     } else {
         pieces.iter().for_each(|p| record(log, p));
     }
-    let state = texts.get_mut(text as usize).ok_or_else(|| broken("text"))?;
+    let state = texts.get_mut(text).ok_or_else(|| broken("text"))?;
     for piece in pieces {
         state.remote_delete(piece.clone(), log.content());
     }

@@ -14,7 +14,7 @@ use std::ops::Range;
 use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
-use crate::id::{Counter, OpId, PeerId, Seq, NO_SEQ};
+use crate::id::{Counter, OpId, PeerId, Seq, TextIdx, NO_SEQ};
 use crate::oplog::{OpKind, OpLog};
 use crate::style::ExpandType;
 use crate::text::TextTable;
@@ -39,7 +39,7 @@ pub(super) enum PlannedOp {
         id: OpId,
         seq: Seq,
         len: u32,
-        text: u32,
+        text: TextIdx,
         left: Seq,
         right: Seq,
         content: Option<Range<usize>>,
@@ -48,7 +48,7 @@ pub(super) enum PlannedOp {
     /// run `run`.
     MarkStart {
         seq: Seq,
-        text: u32,
+        text: TextIdx,
         left: Seq,
         right: Seq,
         run: usize,
@@ -56,7 +56,7 @@ pub(super) enum PlannedOp {
     /// Inserts the end anchor of the mark whose start op is `start`.
     MarkEnd {
         seq: Seq,
-        text: u32,
+        text: TextIdx,
         left: Seq,
         right: Seq,
         start: Seq,
@@ -64,7 +64,7 @@ pub(super) enum PlannedOp {
     /// Deletes the chars `pieces` (ascending seqs, in the order op by op).
     Delete {
         seq: Seq,
-        text: u32,
+        text: TextIdx,
         pieces: SmallVec<[Range<Seq>; 1]>,
         reversed: bool,
     },
@@ -74,8 +74,8 @@ pub(super) enum PlannedOp {
 #[derive(Debug)]
 pub(crate) struct Plan {
     pub(super) new_texts: Vec<Box<str>>,
-    /// Indexes of the texts the update edits.
-    pub(super) touched: Vec<u32>,
+    /// The texts the update edits.
+    pub(super) touched: Vec<TextIdx>,
     pub(super) changes: Vec<PlannedChange>,
     pub(super) ops: Vec<PlannedOp>,
 }
@@ -100,17 +100,17 @@ struct Resolver<'a> {
     by_peer: HashMap<PeerId, Vec<usize>>,
     /// Planned insert runs: (first seq, len, text), when the update edits
     /// several texts.
-    inserts: Vec<(Seq, u32, u32)>,
+    inserts: Vec<(Seq, u32, TextIdx)>,
     /// One bit per planned op (from seq `base`): set for inserts. With a
     /// single text in the update this answers "is an insert of that text"
     /// with a bit test.
     insert_bits: Vec<u64>,
     base: Seq,
-    single_text: Option<u32>,
+    single_text: Option<TextIdx>,
     /// Index into `inserts` of the last hit: references cluster.
     hint: std::cell::Cell<usize>,
     /// Planned start anchors: (seq, text, expand rule), ascending seqs.
-    anchors: Vec<(Seq, u32, ExpandType)>,
+    anchors: Vec<(Seq, TextIdx, ExpandType)>,
     /// Start seqs of the marks whose end this plan adds.
     ended: Vec<Seq>,
 }
@@ -140,7 +140,7 @@ impl Resolver<'_> {
     }
 
     /// Whether the log's ops `seqs` are all inserts into `text`.
-    fn log_inserts(&self, seqs: Range<Seq>, text: u32) -> bool {
+    fn log_inserts(&self, seqs: Range<Seq>, text: TextIdx) -> bool {
         let mut i = self.log.op_index(seqs.start);
         let mut at = seqs.start;
         while at < seqs.end {
@@ -158,7 +158,7 @@ impl Resolver<'_> {
     /// Resolves the start op of a mark ended by an op at `before`: it must
     /// be a start anchor in `text` whose mark has no end yet. Returns its
     /// seq and the mark's expand rule.
-    fn mark_start(&mut self, id: OpId, text: u32, before: Seq) -> Result<(Seq, ExpandType)> {
+    fn mark_start(&mut self, id: OpId, text: TextIdx, before: Seq) -> Result<(Seq, ExpandType)> {
         let found = if let Some((start, _, seq0)) = self.planned(id) {
             let seq = seq0 + (id.counter - start);
             let i = self.anchors.binary_search_by_key(&seq, |a| a.0).ok();
@@ -172,8 +172,7 @@ impl Resolver<'_> {
             match (seq, run.map(|r| (r.text, r.kind))) {
                 (Some(seq), Some((t, OpKind::MarkStart { mark, .. }))) if t == text => self
                     .log
-                    .marks()
-                    .get(mark as usize)
+                    .mark(mark)
                     .filter(|m| m.end == NO_SEQ)
                     .map(|m| (seq, m.expand)),
                 _ => None,
@@ -194,7 +193,7 @@ impl Resolver<'_> {
         &self,
         (left, right): (Option<OpId>, Option<OpId>),
         sticks_left: bool,
-        text: u32,
+        text: TextIdx,
         before: Seq,
     ) -> Result<(Seq, Seq)> {
         let (glued, other) = if sticks_left {
@@ -215,7 +214,7 @@ impl Resolver<'_> {
 
     /// Records a planned insert run, in the one structure
     /// [`Resolver::planned_inserts`] will read.
-    fn add_insert(&mut self, seq: Seq, len: u32, text: u32) {
+    fn add_insert(&mut self, seq: Seq, len: u32, text: TextIdx) {
         if self.single_text.is_none() {
             self.inserts.push((seq, len, text));
             return;
@@ -237,7 +236,7 @@ impl Resolver<'_> {
     }
 
     /// Whether the planned ops `seqs` are all inserts into `text`.
-    fn planned_inserts(&self, seqs: Range<Seq>, text: u32) -> bool {
+    fn planned_inserts(&self, seqs: Range<Seq>, text: TextIdx) -> bool {
         if let Some(only) = self.single_text {
             if only != text {
                 return false;
@@ -275,7 +274,13 @@ impl Resolver<'_> {
 
     /// Resolves ops `id.counter..id.counter + n` of `id.peer`, which must be
     /// inserts into `text` made before seq `before`, to ascending seq ranges.
-    fn chars(&self, id: OpId, n: u32, text: u32, before: Seq) -> Result<SmallVec<[Range<Seq>; 1]>> {
+    fn chars(
+        &self,
+        id: OpId,
+        n: u32,
+        text: TextIdx,
+        before: Seq,
+    ) -> Result<SmallVec<[Range<Seq>; 1]>> {
         let mut out: SmallVec<[Range<Seq>; 1]> = SmallVec::new();
         let mut counter = id.counter;
         let end = id.counter.checked_add(n).ok_or(Error::UnknownId(id))?;
@@ -312,7 +317,7 @@ impl Resolver<'_> {
     /// [`Resolver::chars`] that looks in the update first: origins are two
     /// per insert run, and going through `chars` cost about twice as many
     /// instructions here (callgrind, B4 import).
-    fn origin(&self, id: Option<OpId>, text: u32, before: Seq) -> Result<Seq> {
+    fn origin(&self, id: Option<OpId>, text: TextIdx, before: Seq) -> Result<Seq> {
         let Some(id) = id else {
             return Ok(NO_SEQ);
         };
@@ -506,19 +511,19 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
 
 /// The update's text indexes mapped to the document's, and the names of
 /// the texts the document does not have yet (they get the next indexes).
-fn map_texts(texts: &TextTable, update: &Update) -> (Vec<Box<str>>, Vec<u32>) {
+fn map_texts(texts: &TextTable, update: &Update) -> (Vec<Box<str>>, Vec<TextIdx>) {
     let mut new_texts: Vec<Box<str>> = Vec::new();
-    let mut new_index: HashMap<&str, usize> = HashMap::new();
+    let mut new_index: HashMap<&str, TextIdx> = HashMap::new();
     let mut text_map = Vec::with_capacity(update.texts.len());
     for name in &update.texts {
         let idx = match texts.find(name) {
             Some(i) => i,
             None => *new_index.entry(name).or_insert_with(|| {
                 new_texts.push(name.clone());
-                texts.len() + new_texts.len() - 1
+                TextIdx::new((texts.len() + new_texts.len() - 1) as u32)
             }),
         };
-        text_map.push(idx as u32);
+        text_map.push(idx);
     }
     (new_texts, text_map)
 }
@@ -533,7 +538,7 @@ struct Piece {
     offset: u32,
     len: u32,
     /// The document's index of the run's text.
-    text: u32,
+    text: TextIdx,
     /// The seq the piece's first op gets.
     seq: Seq,
 }

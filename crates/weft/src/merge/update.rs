@@ -8,7 +8,7 @@ use std::ops::Range;
 use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
-use crate::id::{Counter, OpId, PeerId, Seq, NO_SEQ};
+use crate::id::{Counter, OpId, PeerId, Seq, TextIdx, NO_SEQ};
 use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{ExpandType, Value};
 use crate::text::{TextState, TextTable};
@@ -109,7 +109,8 @@ impl Update {
             runs: Vec::new(),
             content: String::new(),
         };
-        let mut text_index: HashMap<u32, u32> = HashMap::new();
+        // The log's text indexes -> the update's.
+        let mut text_index: HashMap<TextIdx, u32> = HashMap::new();
         for (ci, range) in &missing.pieces {
             let change = log.changes().get(*ci).ok_or(internal("change"))?;
             let peer = log.peers().get(change.peer);
@@ -126,7 +127,7 @@ impl Update {
                 let text = match text_index.get(&run.text) {
                     Some(&t) => t,
                     None => {
-                        let name = texts.get(run.text as usize).map_or("", TextState::name);
+                        let name = texts.get(run.text).map_or("", TextState::name);
                         update.texts.push(name.into());
                         let t = (update.texts.len() - 1) as u32;
                         text_index.insert(run.text, t);
@@ -184,7 +185,7 @@ fn run_kind(log: &OpLog, run: &OpRun, content: &mut String) -> Option<UpdateKind
             origin_right,
             mark,
         } => {
-            let m = log.marks().get(mark as usize)?;
+            let m = log.mark(mark)?;
             UpdateKind::MarkStart {
                 left: id(origin_left),
                 right: id(origin_right),
@@ -200,7 +201,7 @@ fn run_kind(log: &OpLog, run: &OpRun, content: &mut String) -> Option<UpdateKind
         } => UpdateKind::MarkEnd {
             left: id(origin_left),
             right: id(origin_right),
-            start: log.seq_to_id(log.marks().get(mark as usize)?.start),
+            start: log.seq_to_id(log.mark(mark)?.start),
         },
     })
 }

@@ -1,6 +1,6 @@
 //! [`Change`]: a run of one peer's consecutive ops with shared dependencies.
 
-use crate::id::{Counter, Lamport, Seq};
+use crate::id::{Counter, Lamport, PeerIdx, Seq};
 
 /// Ops `counter..counter + len` of one peer, made one after another on top of
 /// the version named by its deps (the heads the peer had seen when it started).
@@ -10,7 +10,7 @@ use crate::id::{Counter, Lamport, Seq};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Change {
     /// Index of the peer in the log's peer table.
-    pub peer: u32,
+    pub peer: PeerIdx,
     pub counter: Counter,
     pub seq: Seq,
     pub len: u32,

@@ -2,14 +2,14 @@
 
 use std::collections::BTreeMap;
 
-use crate::id::{Lamport, PeerId, Seq};
+use crate::id::{KeyIdx, Lamport, PeerId, Seq};
 use crate::style::{ExpandType, Value};
 
 /// A mark: key = value over the chars between its two anchors.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Mark {
-    /// Index into [`KeyTable`].
-    pub key: u32,
+    /// The mark's style key, in the [`KeyTable`].
+    pub key: KeyIdx,
     pub value: Value,
     pub expand: ExpandType,
     /// Of the start op: with `peer`, orders marks of one key (last wins).
@@ -34,15 +34,16 @@ impl Mark {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct KeyTable {
     names: Vec<Box<str>>,
-    index: BTreeMap<Box<str>, u32>,
+    index: BTreeMap<Box<str>, KeyIdx>,
 }
 
 impl KeyTable {
-    pub fn intern(&mut self, key: &str) -> u32 {
+    /// The index of `key`, added to the table if missing.
+    pub fn intern(&mut self, key: &str) -> KeyIdx {
         if let Some(&i) = self.index.get(key) {
             return i;
         }
-        let i = self.names.len() as u32;
+        let i = KeyIdx::new(self.names.len() as u32);
         self.names.push(key.into());
         self.index.insert(key.into(), i);
         i
@@ -58,11 +59,13 @@ impl KeyTable {
         self.names.is_empty()
     }
 
-    pub fn find(&self, key: &str) -> Option<u32> {
+    /// The index of `key`, if a mark ever used it.
+    pub fn find(&self, key: &str) -> Option<KeyIdx> {
         self.index.get(key).copied()
     }
 
-    pub fn name(&self, i: u32) -> &str {
-        self.names.get(i as usize).map_or("", |n| n)
+    /// The name of key `i` (which this table gave out).
+    pub fn name(&self, i: KeyIdx) -> &str {
+        self.names.get(i.as_usize()).map_or("", |n| n)
     }
 }

@@ -27,7 +27,7 @@ use std::ops::Range;
 use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
-use crate::id::{Counter, IdSpan, Lamport, OpId, PeerId, Seq, NO_SEQ};
+use crate::id::{Counter, IdSpan, Lamport, MarkIdx, OpId, PeerId, PeerIdx, Seq, TextIdx, NO_SEQ};
 use crate::style::{ExpandType, Value};
 use crate::version::{Frontiers, VersionVector};
 
@@ -35,21 +35,24 @@ use crate::version::{Frontiers, VersionVector};
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PeerTable {
     ids: Vec<PeerId>,
-    index: BTreeMap<PeerId, u32>,
+    index: BTreeMap<PeerId, PeerIdx>,
 }
 
 impl PeerTable {
-    pub fn get(&self, idx: u32) -> PeerId {
-        self.ids[idx as usize]
+    /// The peer with index `idx` (which this table gave out).
+    pub fn get(&self, idx: PeerIdx) -> PeerId {
+        self.ids[idx.as_usize()]
     }
 
+    /// The index of `peer`, if it is in the table.
     #[inline]
-    pub fn find(&self, peer: PeerId) -> Option<u32> {
+    pub fn find(&self, peer: PeerId) -> Option<PeerIdx> {
         self.index.get(&peer).copied()
     }
 
-    pub fn intern(&mut self, peer: PeerId) -> u32 {
-        let next = self.ids.len() as u32;
+    /// The index of `peer`, added to the table if missing.
+    pub fn intern(&mut self, peer: PeerId) -> PeerIdx {
+        let next = PeerIdx::new(self.ids.len() as u32);
         let idx = *self.index.entry(peer).or_insert(next);
         if idx == next {
             self.ids.push(peer);
@@ -71,7 +74,8 @@ pub(crate) struct OpLog {
     changes: Vec<Change>,
     /// The deps of all changes (see [`Change::deps_start`]).
     dep_pool: Vec<Seq>,
-    /// Per peer index: indexes into `changes`, by increasing counter.
+    /// Per peer (by [`PeerIdx`]): indexes into `changes`, by increasing
+    /// counter.
     by_peer: Vec<Vec<u32>>,
     /// The op runs from seq `ops_from` on, in seq order.
     ops: Vec<OpRun>,
@@ -131,6 +135,12 @@ impl OpLog {
     #[inline]
     pub fn marks(&self) -> &[Mark] {
         &self.marks
+    }
+
+    /// Mark `mark`, if there is one.
+    #[inline]
+    pub fn mark(&self, mark: MarkIdx) -> Option<&Mark> {
+        self.marks.get(mark.as_usize())
     }
 
     /// The style keys the marks use.
@@ -225,8 +235,14 @@ impl OpLog {
     /// key by the op's Lamport timestamp and peer. The one constructor of
     /// marks: local marks, merged updates and loaded snapshots all call
     /// it. Returns the mark's index.
-    pub fn start_mark(&mut self, key: &str, value: Value, expand: ExpandType, start: Seq) -> u32 {
-        let mark = self.marks.len() as u32;
+    pub fn start_mark(
+        &mut self,
+        key: &str,
+        value: Value,
+        expand: ExpandType,
+        start: Seq,
+    ) -> MarkIdx {
+        let mark = MarkIdx::new(self.marks.len() as u32);
         let key = self.keys.intern(key);
         self.marks.push(Mark {
             key,
@@ -243,10 +259,10 @@ impl OpLog {
     /// Records op `end` as the end of mark `mark`. Returns the mark, or
     /// `None` (changing nothing) when there is no such mark or it has an
     /// end already.
-    pub fn end_mark(&mut self, mark: u32, end: Seq) -> Option<&Mark> {
+    pub fn end_mark(&mut self, mark: MarkIdx, end: Seq) -> Option<&Mark> {
         let m = self
             .marks
-            .get_mut(mark as usize)
+            .get_mut(mark.as_usize())
             .filter(|m| m.end == NO_SEQ)?;
         m.end = end;
         Some(m)
@@ -350,19 +366,21 @@ impl OpLog {
         deps.dedup();
     }
 
+    /// Appends a change of peer `peer` (ops `counter..counter + len`,
+    /// first Lamport `lamport`, canonical `deps`) at the next seq.
     fn push_change(
         &mut self,
-        peer: u32,
+        peer: PeerIdx,
         counter: Counter,
         len: u32,
         lamport: Lamport,
         deps: &[Seq],
     ) {
         let idx = self.changes.len() as u32;
-        if self.by_peer.len() <= peer as usize {
-            self.by_peer.resize_with(peer as usize + 1, Vec::new);
+        if self.by_peer.len() <= peer.as_usize() {
+            self.by_peer.resize_with(peer.as_usize() + 1, Vec::new);
         }
-        self.by_peer[peer as usize].push(idx);
+        self.by_peer[peer.as_usize()].push(idx);
         self.changes.push(Change {
             peer,
             counter,
@@ -452,7 +470,7 @@ impl OpLog {
     pub fn changes_missing_from(&self, version: &VersionVector) -> Vec<(usize, Range<Seq>)> {
         let mut out = Vec::new();
         for (peer_idx, list) in self.by_peer.iter().enumerate() {
-            let known = version.get(self.peers.get(peer_idx as u32));
+            let known = version.get(self.peers.get(PeerIdx::new(peer_idx as u32)));
             let first = list.partition_point(|&c| self.changes[c as usize].counter_end() <= known);
             for &c in &list[first..] {
                 let change = &self.changes[c as usize];
@@ -486,7 +504,7 @@ impl OpLog {
 
     /// The seq of op `id`, if this document knows it.
     pub fn id_to_seq(&self, id: OpId) -> Option<Seq> {
-        let list = self.by_peer.get(self.peers.find(id.peer)? as usize)?;
+        let list = self.by_peer.get(self.peers.find(id.peer)?.as_usize())?;
         let i = list.partition_point(|&c| self.changes[c as usize].counter_end() <= id.counter);
         let change = &self.changes[*list.get(i)? as usize];
         (change.counter <= id.counter).then(|| change.seq + (id.counter - change.counter))
@@ -532,7 +550,7 @@ impl OpLog {
     #[expect(clippy::too_many_arguments, reason = "the fields of one run")]
     pub fn push_insert(
         &mut self,
-        text: u32,
+        text: TextIdx,
         seq: Seq,
         len: u32,
         origin_left: Seq,
@@ -607,12 +625,12 @@ impl OpLog {
     /// same runs, however their changes were split on arrival. O(changes).
     pub fn canonical_runs(&self) -> Vec<(IdSpan, Lamport, Vec<OpId>)> {
         let mut out: Vec<(IdSpan, Lamport, Vec<OpId>)> = Vec::new();
-        let mut order: Vec<u32> = (0..self.by_peer.len() as u32).collect();
+        let mut order: Vec<PeerIdx> = (0..self.by_peer.len() as u32).map(PeerIdx::new).collect();
         order.sort_unstable_by_key(|&p| self.peers.get(p));
         for p in order {
             let peer = self.peers.get(p);
             let first = out.len();
-            for &c in &self.by_peer[p as usize] {
+            for &c in &self.by_peer[p.as_usize()] {
                 let c = &self.changes[c as usize];
                 let mut deps: Vec<OpId> = self.deps(c).iter().map(|&d| self.seq_to_id(d)).collect();
                 deps.sort_unstable();
@@ -671,7 +689,7 @@ impl OpLog {
             let mut counter = 0;
             for &c in list {
                 let c = &self.changes[c as usize];
-                assert_eq!(c.peer as usize, peer_idx);
+                assert_eq!(c.peer.as_usize(), peer_idx);
                 assert_eq!(c.counter, counter, "a peer's counters are contiguous");
                 counter = c.counter_end();
             }

@@ -1,6 +1,6 @@
 //! [`OpRun`]: a run of consecutive ops of one kind, the unit the log stores.
 
-use crate::id::{Seq, NO_SEQ};
+use crate::id::{MarkIdx, Seq, TextIdx, NO_SEQ};
 
 /// Marks an insert whose text this document never received (the exporter
 /// left it out because the same update also deleted it).
@@ -31,14 +31,14 @@ pub(crate) enum OpKind {
     MarkStart {
         origin_left: Seq,
         origin_right: Seq,
-        mark: u32,
+        mark: MarkIdx,
     },
     /// Inserts the end anchor of mark `mark`. Always one op, after the
     /// mark's start in the history.
     MarkEnd {
         origin_left: Seq,
         origin_right: Seq,
-        mark: u32,
+        mark: MarkIdx,
     },
 }
 
@@ -47,7 +47,7 @@ pub(crate) enum OpKind {
 pub(crate) struct AnchorOp {
     pub origin_left: Seq,
     pub origin_right: Seq,
-    pub mark: u32,
+    pub mark: MarkIdx,
     /// The end anchor (else the start).
     pub end: bool,
 }
@@ -87,8 +87,8 @@ impl OpKind {
 pub(crate) struct OpRun {
     pub seq: Seq,
     pub len: u32,
-    /// Index of the text in the document's text table.
-    pub text: u32,
+    /// The text the ops edit, in the document's text table.
+    pub text: TextIdx,
     pub kind: OpKind,
 }
 
@@ -227,7 +227,7 @@ mod tests {
         OpRun {
             seq,
             len: 1,
-            text: 0,
+            text: TextIdx::default(),
             kind: OpKind::Delete {
                 target,
                 reversed: false,
@@ -258,7 +258,7 @@ mod tests {
         let backward = OpRun {
             seq: 13,
             len: 2,
-            text: 0,
+            text: TextIdx::default(),
             kind: OpKind::Delete {
                 target: 3,
                 reversed: true,
@@ -281,7 +281,7 @@ mod tests {
         let ins = |seq, left, start| OpRun {
             seq,
             len: 1,
-            text: 0,
+            text: TextIdx::default(),
             kind: OpKind::Insert {
                 origin_left: left,
                 origin_right: NO_SEQ,

@@ -43,7 +43,7 @@
 use smallvec::SmallVec;
 
 use super::style::ActiveMarks;
-use crate::id::Seq;
+use crate::id::{MarkIdx, Seq};
 
 /// Most anchors in a leaf (4 with the test-only `small-nodes` feature).
 const LEAF_CAP: usize = if cfg!(feature = "small-nodes") { 4 } else { 64 };
@@ -68,17 +68,20 @@ enum Prefix<'a> {
 const NO_PLACE: i32 = i32::MAX;
 
 /// A sorted list of mark indexes.
-pub(crate) type MarkSet = SmallVec<[u32; 2]>;
+pub(crate) type MarkSet = SmallVec<[MarkIdx; 2]>;
 
 /// Inserts `mark` into the sorted `set` (once).
-pub(crate) fn set_insert<A: smallvec::Array<Item = u32>>(set: &mut SmallVec<A>, mark: u32) {
+pub(crate) fn set_insert<A: smallvec::Array<Item = MarkIdx>>(set: &mut SmallVec<A>, mark: MarkIdx) {
     if let Err(i) = set.binary_search(&mark) {
         set.insert(i, mark);
     }
 }
 
 /// Removes `mark` from the sorted `set`; returns whether it was there.
-pub(crate) fn set_remove<A: smallvec::Array<Item = u32>>(set: &mut SmallVec<A>, mark: u32) -> bool {
+pub(crate) fn set_remove<A: smallvec::Array<Item = MarkIdx>>(
+    set: &mut SmallVec<A>,
+    mark: MarkIdx,
+) -> bool {
     match set.binary_search(&mark) {
         Ok(i) => {
             set.remove(i);
@@ -92,8 +95,8 @@ pub(crate) fn set_remove<A: smallvec::Array<Item = u32>>(set: &mut SmallVec<A>, 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Anchor {
     pub seq: Seq,
-    /// Index of the mark in the op log.
-    pub mark: u32,
+    /// The anchor's mark in the op log.
+    pub mark: MarkIdx,
     /// Ends its mark (else starts it).
     pub end: bool,
     /// Glued to the char before it (see [`super::STICKS_LEFT`]).
@@ -415,7 +418,7 @@ impl AnchorTree {
 
     /// The rank and path of the start (`start`) or end anchor of `mark`
     /// while its other anchor is not in the tree, if it is there.
-    fn lone_anchor(&self, mark: u32, start: bool) -> Option<(u32, Path)> {
+    fn lone_anchor(&self, mark: MarkIdx, start: bool) -> Option<(u32, Path)> {
         let names = |s: &Summary| {
             if start {
                 s.opened.binary_search(&mark).is_ok()
@@ -623,7 +626,7 @@ impl AnchorTree {
     /// ended there, and for which `live` holds when they start (a mark
     /// whose end came first starts nothing). O(log n + the marks named by
     /// the summaries of the subtrees left of `rank`).
-    pub fn active(&self, rank: u32, live: impl Fn(u32) -> bool) -> ActiveMarks {
+    pub fn active(&self, rank: u32, live: impl Fn(MarkIdx) -> bool) -> ActiveMarks {
         let mut active = ActiveMarks::default();
         self.fold_prefix(rank, |p| match p {
             Prefix::Subtree(s) => {

@@ -69,7 +69,7 @@ fn queries_match_stepping_every_anchor() {
         let mut rng = Rng(seed);
         let mut tree = AnchorTree::default();
         let mut model: Vec<Anchor> = Vec::new();
-        let mut open: Vec<u32> = Vec::new();
+        let mut open: Vec<MarkIdx> = Vec::new();
         // A few deep trees (three levels and more).
         let marks = if seed < 36 {
             20 + rng.below(300)
@@ -90,10 +90,10 @@ fn queries_match_stepping_every_anchor() {
                 }
             };
             let (a, at) = if next_mark < marks && (open.is_empty() || rng.below(2) == 0) {
-                let a = anchor(next_mark, false, &mut rng);
+                let a = anchor(MarkIdx::new(next_mark), false, &mut rng);
                 let at = rng.below(model.len() as u32 + 1) as usize;
                 if rng.below(20) > 0 {
-                    open.push(next_mark);
+                    open.push(MarkIdx::new(next_mark));
                 }
                 next_mark += 1;
                 (a, at)
@@ -166,7 +166,7 @@ fn many_small_marks_name_few_marks_per_node() {
         for end in [false, true] {
             let a = Anchor {
                 seq: 2 * m + u32::from(end),
-                mark: m,
+                mark: MarkIdx::new(m),
                 end,
                 sticks_left: end,
                 chars_before: 1,
@@ -182,6 +182,6 @@ fn many_small_marks_name_few_marks_per_node() {
         .max();
     assert!(most <= Some(2), "{most:?}");
     let mut active = ActiveMarks::default();
-    active.open(5_000, true);
+    active.open(MarkIdx::new(5_000), true);
     assert_eq!(tree.active(2 * 5_000 + 1, |_| true), active);
 }

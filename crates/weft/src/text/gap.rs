@@ -30,7 +30,7 @@ use generic_btree::{Cursor, LeafIndex, PreviousCache};
 use smallvec::SmallVec;
 
 use crate::error::Unit;
-use crate::id::Seq;
+use crate::id::{MarkIdx, Seq};
 
 use super::anchors::MarkSet;
 use super::item::{Item, ANCHOR_END, STICKS_LEFT};
@@ -43,7 +43,7 @@ const GAP_SCAN: usize = 64;
 
 /// A mark with an anchor in a gap: (mark, ordinal of its start anchor in
 /// the gap, ordinal of its end anchor).
-type GapMark = (u32, Option<usize>, Option<usize>);
+type GapMark = (MarkIdx, Option<usize>, Option<usize>);
 
 /// A place [`TextState::scan_gap`] tries, by gap item.
 #[derive(Clone, Copy)]
@@ -267,7 +267,7 @@ impl TextState {
             index,
             ..default
         };
-        let all = |_: u32| true;
+        let all = |_: MarkIdx| true;
         let before = self.anchors.active(a0, all);
         let at_default = self.anchors.active(r_default, all);
         let beyond = self.anchors.active(a1, all);
@@ -282,7 +282,7 @@ impl TextState {
         if dead.is_empty() {
             return default;
         }
-        let wanted: SmallVec<[u32; 8]> = at_default
+        let wanted: SmallVec<[MarkIdx; 8]> = at_default
             .marks()
             .iter()
             .copied()
@@ -454,8 +454,13 @@ mod tests {
         }
 
         fn mark(&mut self, range: Range<u32>, expand: ExpandType) {
-            self.state
-                .local_mark(range, self.seq, self.marks, expand, &self.content);
+            self.state.local_mark(
+                range,
+                self.seq,
+                MarkIdx::new(self.marks),
+                expand,
+                &self.content,
+            );
             self.seq += 2;
             self.marks += 1;
             self.state.assert_invariants(&self.content);

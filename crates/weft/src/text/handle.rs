@@ -5,7 +5,7 @@ use std::mem;
 use std::ops::Range;
 
 use crate::error::{Error, Result, Unit};
-use crate::id::{PeerId, Seq};
+use crate::id::{PeerId, Seq, TextIdx};
 use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{Attributes, Delta, StyleConfig, Value};
 
@@ -40,7 +40,8 @@ use super::{Need, TextSource, TextState};
 pub struct Text<'a> {
     log: &'a mut OpLog,
     state: &'a mut TextState,
-    text: u32,
+    /// The text's index in the document's text table.
+    text: TextIdx,
     peer: PeerId,
     /// Reused buffer for the seqs a delete removes.
     deleted: &'a mut Vec<Range<Seq>>,
@@ -55,7 +56,7 @@ impl<'a> Text<'a> {
     pub(crate) fn new(
         log: &'a mut OpLog,
         state: &'a mut TextState,
-        text: u32,
+        text: TextIdx,
         peer: PeerId,
         deleted: &'a mut Vec<Range<Seq>>,
         config: &'a StyleConfig,

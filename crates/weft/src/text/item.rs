@@ -1,7 +1,7 @@
 //! [`Item`]: a run of chars typed in sequence by one peer, the list element of
 //! the sequence CRDT.
 
-use crate::id::Seq;
+use crate::id::{MarkIdx, Seq};
 use crate::oplog::NO_CONTENT;
 
 use super::chunk::Cache;
@@ -89,18 +89,18 @@ impl Item {
 
     /// For an anchor, the index of its mark.
     #[inline]
-    pub fn mark(&self) -> u32 {
-        self.byte_start
+    pub fn mark(&self) -> MarkIdx {
+        MarkIdx::new(self.byte_start)
     }
 
     /// A style anchor item.
-    pub fn anchor(seq: Seq, mark: u32, flags: u8) -> Item {
+    pub fn anchor(seq: Seq, mark: MarkIdx, flags: u8) -> Item {
         Item {
             seq,
             len: 1,
             origin_left: crate::id::NO_SEQ,
             origin_right: crate::id::NO_SEQ,
-            byte_start: mark,
+            byte_start: u32::from(mark),
             bytes: 0,
             utf16: 0,
             deleted: true,

@@ -56,7 +56,7 @@ use generic_btree::{BTree, LeafIndex};
 use smallvec::SmallVec;
 
 use crate::error::{Error, Result, Unit};
-use crate::id::{Seq, NO_SEQ};
+use crate::id::{MarkIdx, Seq, NO_SEQ};
 
 use anchors::{Anchor, AnchorTree};
 use chunk::{Chunk, ChunkTree, UnitQuery, CHUNK_CAP};
@@ -79,7 +79,7 @@ pub(crate) trait TextSource {
         &mut self,
         log: &mut crate::oplog::OpLog,
         state: &mut TextState,
-        text: u32,
+        text: crate::id::TextIdx,
         need: Need,
     ) -> Result<()>;
 }
@@ -122,7 +122,7 @@ pub(crate) struct TextState {
     anchors: AnchorTree,
     /// Marks without text that the last local insert could not avoid
     /// (see [`TextState::take_resurrected`]).
-    resurrected: SmallVec<[u32; 2]>,
+    resurrected: SmallVec<[MarkIdx; 2]>,
     /// Set while the text lives only in a lazily imported snapshot (the
     /// tree is empty until it is built from there).
     unloaded: Option<Unloaded>,
@@ -762,7 +762,7 @@ impl TextState {
                         } else {
                             "START"
                         },
-                        item.mark(),
+                        u32::from(item.mark()),
                         if item.anchor & STICKS_LEFT != 0 {
                             " sticks left"
                         } else {

@@ -7,7 +7,7 @@ use generic_btree::{Cursor, LeafIndex, PreviousCache};
 use smallvec::SmallVec;
 
 use crate::error::Unit;
-use crate::id::{Seq, NO_SEQ};
+use crate::id::{KeyIdx, MarkIdx, Seq, NO_SEQ};
 use crate::oplog::{KeyTable, Mark};
 use crate::style::{Attributes, Delta, ExpandType, Value};
 
@@ -17,8 +17,8 @@ use super::{InsertPoint, TextState};
 
 /// Whether mark `mark` has its end anchor (a mark whose end has not
 /// arrived styles nothing).
-fn is_live(marks: &[Mark], mark: u32) -> bool {
-    marks.get(mark as usize).is_some_and(|m| m.end != NO_SEQ)
+fn is_live(marks: &[Mark], mark: MarkIdx) -> bool {
+    marks.get(mark.as_usize()).is_some_and(|m| m.end != NO_SEQ)
 }
 
 /// The marks active at some point of a text, built by walking anchors in
@@ -26,15 +26,15 @@ fn is_live(marks: &[Mark], mark: u32) -> bool {
 #[derive(Debug, Default, Clone)]
 pub(crate) struct ActiveMarks {
     /// Sorted.
-    active: SmallVec<[u32; 8]>,
+    active: SmallVec<[MarkIdx; 8]>,
     /// Marks whose end anchor came first (only hand-made histories do
     /// that): their start anchor then starts nothing. Sorted.
-    ended: SmallVec<[u32; 2]>,
+    ended: SmallVec<[MarkIdx; 2]>,
 }
 
 impl ActiveMarks {
     /// Passes anchor `mark`/`end`.
-    pub fn step(&mut self, mark: u32, end: bool, marks: &[Mark]) {
+    pub fn step(&mut self, mark: MarkIdx, end: bool, marks: &[Mark]) {
         if end {
             self.close(mark);
         } else {
@@ -44,34 +44,34 @@ impl ActiveMarks {
 
     /// Passes the start anchor of `mark`, which starts it if `live` (its
     /// end anchor exists) and its end did not come first.
-    pub fn open(&mut self, mark: u32, live: bool) {
+    pub fn open(&mut self, mark: MarkIdx, live: bool) {
         if live && self.ended.binary_search(&mark).is_err() {
             set_insert(&mut self.active, mark);
         }
     }
 
     /// Passes the end anchor of `mark`.
-    pub fn close(&mut self, mark: u32) {
+    pub fn close(&mut self, mark: MarkIdx) {
         if !set_remove(&mut self.active, mark) {
             set_insert(&mut self.ended, mark);
         }
     }
 
     /// The active marks, sorted.
-    pub fn marks(&self) -> &[u32] {
+    pub fn marks(&self) -> &[MarkIdx] {
         &self.active
     }
 
     /// Whether `mark` is active.
-    pub fn contains(&self, mark: u32) -> bool {
+    pub fn contains(&self, mark: MarkIdx) -> bool {
         self.active.binary_search(&mark).is_ok()
     }
 
     /// The active mark that wins on `key`.
-    pub fn winner(&self, key: u32, marks: &[Mark]) -> Option<u32> {
-        let mut best: Option<(u32, &Mark)> = None;
+    pub fn winner(&self, key: KeyIdx, marks: &[Mark]) -> Option<MarkIdx> {
+        let mut best: Option<(MarkIdx, &Mark)> = None;
         for &i in &self.active {
-            let Some(m) = marks.get(i as usize).filter(|m| m.key == key) else {
+            let Some(m) = marks.get(i.as_usize()).filter(|m| m.key == key) else {
                 continue;
             };
             if best.is_none_or(|(_, b)| m.wins_over(b)) {
@@ -85,7 +85,7 @@ impl ActiveMarks {
     /// nulls.
     pub fn attributes(&self, marks: &[Mark], keys: &KeyTable) -> Attributes {
         let mut winners: SmallVec<[&Mark; 8]> = SmallVec::new();
-        for m in self.active.iter().filter_map(|&m| marks.get(m as usize)) {
+        for m in self.active.iter().filter_map(|&m| marks.get(m.as_usize())) {
             match winners.iter_mut().find(|w| w.key == m.key) {
                 Some(w) => {
                     if m.wins_over(w) {
@@ -266,7 +266,7 @@ impl TextState {
         &mut self,
         range: Range<u32>,
         seq: Seq,
-        mark: u32,
+        mark: MarkIdx,
         expand: ExpandType,
         content: &str,
     ) -> [(Seq, Seq); 2] {
@@ -442,12 +442,12 @@ impl TextState {
     /// text of their own would style it (see
     /// [`TextState::rich_insert_point`]): per such key, whether one of
     /// those marks is what gives the new text that key. Clears the list.
-    pub fn take_resurrected(&mut self, pos: u32, marks: &[Mark]) -> SmallVec<[u32; 2]> {
+    pub fn take_resurrected(&mut self, pos: u32, marks: &[Mark]) -> SmallVec<[KeyIdx; 2]> {
         let dead = std::mem::take(&mut self.resurrected);
         let active = self.active_at(pos, marks);
-        let mut keys: SmallVec<[u32; 2]> = SmallVec::new();
+        let mut keys: SmallVec<[KeyIdx; 2]> = SmallVec::new();
         for &d in &dead {
-            let Some(m) = marks.get(d as usize) else {
+            let Some(m) = marks.get(d.as_usize()) else {
                 continue;
             };
             let winner = active.winner(m.key, marks);
@@ -585,7 +585,7 @@ impl TextState {
             if changed {
                 let current = active
                     .winner(key, marks)
-                    .and_then(|w| marks.get(w as usize))
+                    .and_then(|w| marks.get(w.as_usize()))
                     .map_or(&Value::Null, |m| &m.value);
                 ok &= current == value;
             }

@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 
+use crate::id::TextIdx;
+
 use super::TextState;
 
 /// Texts below this count are found by a linear scan (cheaper than
@@ -12,46 +14,58 @@ const SCAN_MAX: usize = 8;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct TextTable {
     states: Vec<TextState>,
-    by_name: HashMap<Box<str>, u32>,
+    by_name: HashMap<Box<str>, TextIdx>,
 }
 
 impl TextTable {
     /// Index of the text called `name`.
     #[inline]
-    pub fn find(&self, name: &str) -> Option<usize> {
+    pub fn find(&self, name: &str) -> Option<TextIdx> {
         if self.states.len() <= SCAN_MAX {
-            self.states.iter().position(|t| t.name() == name)
+            self.states
+                .iter()
+                .position(|t| t.name() == name)
+                .map(|i| TextIdx::new(i as u32))
         } else {
-            self.by_name.get(name).map(|&i| i as usize)
+            self.by_name.get(name).copied()
         }
     }
 
     /// Index of the text called `name`, created empty if missing.
-    pub fn find_or_create(&mut self, name: &str) -> usize {
+    pub fn find_or_create(&mut self, name: &str) -> TextIdx {
         match self.find(name) {
             Some(i) => i,
             None => {
-                let i = self.states.len();
-                self.by_name.insert(name.into(), i as u32);
+                let i = TextIdx::new(self.states.len() as u32);
+                self.by_name.insert(name.into(), i);
                 self.states.push(TextState::new(name));
                 i
             }
         }
     }
 
+    /// Number of texts.
     pub fn len(&self) -> usize {
         self.states.len()
     }
 
-    pub fn get(&self, i: usize) -> Option<&TextState> {
-        self.states.get(i)
+    /// Text `i`, if there is one.
+    pub fn get(&self, i: TextIdx) -> Option<&TextState> {
+        self.states.get(i.as_usize())
     }
 
-    pub fn get_mut(&mut self, i: usize) -> Option<&mut TextState> {
-        self.states.get_mut(i)
+    /// Text `i`, if there is one, for editing.
+    pub fn get_mut(&mut self, i: TextIdx) -> Option<&mut TextState> {
+        self.states.get_mut(i.as_usize())
     }
 
+    /// The texts, by index.
     pub fn iter(&self) -> impl Iterator<Item = &TextState> + '_ {
         self.states.iter()
+    }
+
+    /// The texts, by index, for editing.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut TextState> + '_ {
+        self.states.iter_mut()
     }
 }
