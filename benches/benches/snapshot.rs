@@ -1,8 +1,11 @@
 //! Snapshots of B4 and the other traces: export, lazy import, import +
-//! read the whole text, import + load everything (what the first edit
-//! costs), and a `memcpy` of the snapshot's bytes as the floor measured in
-//! the same run. The issue's bars (B4): export <= 1.0 ms, import until
-//! readable <= 165 us.
+//! read the whole text, import + one keystroke in the middle ("open and
+//! type": builds the text's tree, not the history), import + load
+//! everything (what a merge or an export first costs), and a `memcpy` of
+//! the snapshot's bytes as the floor measured in the same run. The bars
+//! (B4): export <= 1.0 ms, import until readable <= 165 us, open and type
+//! at most half of diamond-types' load + edit (`../shared/peers --what
+//! decode`, row `decode_edit`).
 #![expect(
     missing_docs,
     reason = "criterion_group! generates an undocumented pub fn"
@@ -39,6 +42,16 @@ fn snapshot(c: &mut Criterion) {
                 let s = d.text("text").to_string();
                 assert_eq!(s.len(), text.len());
                 s
+            })
+        });
+        group.bench_function(BenchmarkId::new("import_edit", name), |b| {
+            b.iter(|| {
+                let mut d = Doc::new();
+                d.import(&bytes).unwrap();
+                let mut t = d.text("text");
+                let middle = t.len() / 2;
+                t.insert(middle, "x").unwrap();
+                d
             })
         });
         group.bench_function(BenchmarkId::new("import_load", name), |b| {

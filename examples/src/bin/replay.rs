@@ -320,8 +320,8 @@ fn run() -> Result<bool, Box<dyn Error>> {
         snap_import.median / memcpy.median
     );
     println!("  + to_string         {snap_read}");
-    println!("  + load everything   {snap_load}  (history and tree, as the first edit does)");
-    println!("  + first edit        {snap_edit}");
+    println!("  + load everything   {snap_load}  (history and tree, as a merge or export does)");
+    println!("  + first edit        {snap_edit}  (the text's tree, no history)");
     if args.rich {
         let (rich_apply, rich) = time_runs(args.runs, || apply_rich(&flat, args.times, false));
         let (mut rich, marks) = rich?;
