@@ -34,6 +34,11 @@ pub(crate) struct Head {
     /// Byte range of each text's document-order text in the log's content.
     text_ranges: Vec<Range<usize>>,
     segments: Vec<Vec<Segment>>,
+    /// Where the history's text goes in the log's content once it loads:
+    /// reserved right after the texts (it is as long as they are
+    /// together), so that text typed before the history comes after it,
+    /// as it does when the history loads first.
+    history_text: Range<usize>,
 }
 
 /// What [`Snapshot::load_history`] leaves for building the texts.
@@ -78,12 +83,20 @@ impl Snapshot {
                 self.store.get(&key(KEY_SEGMENTS, i)).unwrap_or(&[]),
             )?);
         }
+        // The history's inserts hold exactly the visible text (checked
+        // when it loads): reserve that much.
+        let total = log.content().len();
+        if 2 * total >= NO_CONTENT as usize {
+            return Err(Error::HistoryFull);
+        }
+        log.push_content(&"\0".repeat(total));
         log.defer_ops();
         Ok((
             log,
             Head {
                 text_ranges,
                 segments,
+                history_text: total..2 * total,
             },
         ))
     }
@@ -150,7 +163,7 @@ impl Snapshot {
             }
             seq = end;
         }
-        if cursor.content_at != total {
+        if cursor.content_at != total || head.history_text.len() != total {
             return Err(bad("snapshot history"));
         }
         let first_runs = first_runs(side.ops(), &order, &head.segments);
@@ -163,7 +176,7 @@ impl Snapshot {
                 }
             }
         }
-        log.attach_history(side)?;
+        log.attach_history(side, head.history_text.start);
         Ok(Loaded {
             first_runs,
             inserted,

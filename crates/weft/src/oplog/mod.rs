@@ -193,35 +193,35 @@ impl OpLog {
 
     /// Puts the op runs deferred by [`OpLog::defer_ops`] in place: `side`
     /// (made by [`OpLog::history_side`]) holds them, their text and
-    /// marks. Its text goes after this log's, so the runs and items that
-    /// point into this log's text keep their offsets.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::HistoryFull`] if the text would not fit `u32` offsets;
-    /// nothing changes then.
-    pub fn attach_history(&mut self, side: OpLog) -> Result<()> {
+    /// marks. Their text goes to this log's content at byte `at`, over a
+    /// placeholder of the same length reserved before any local op, so
+    /// the log ends as if the history had loaded first: same offsets, and
+    /// the first local run joins the history's last when it continues it.
+    pub fn attach_history(&mut self, side: OpLog, at: usize) {
         debug_assert!(self.marks.is_empty() && self.keys.is_empty());
         debug_assert_eq!(side.ops.last().map_or(0, OpRun::end), self.ops_from);
-        let shift = self.content.len();
-        if shift + side.content.len() >= NO_CONTENT as usize {
-            return Err(Error::HistoryFull);
-        }
-        let mut ops = side.ops;
-        for r in &mut ops {
+        let end = at + side.content.len();
+        debug_assert!(self
+            .content
+            .get(at..end)
+            .is_some_and(|p| p.bytes().all(|b| b == 0)));
+        self.content.replace_range(at..end, &side.content);
+        let local = std::mem::replace(&mut self.ops, side.ops);
+        for r in &mut self.ops {
             if let OpKind::Insert { byte_start, .. } = &mut r.kind {
                 if *byte_start != NO_CONTENT {
-                    *byte_start += shift as u32;
+                    *byte_start += at as u32;
                 }
             }
         }
-        ops.append(&mut self.ops);
-        self.ops = ops;
-        self.content.push_str(&side.content);
+        self.ops_from = 0;
+        let mut local = local.into_iter();
+        if let Some(first) = local.next() {
+            self.push_op(first);
+        }
+        self.ops.extend(local);
         self.marks = side.marks;
         self.keys = side.keys;
-        self.ops_from = 0;
-        Ok(())
     }
 
     /// Makes room for `ops` more op runs and `bytes` more text.
