@@ -195,7 +195,9 @@ fn typing_on_after_a_lazy_import_exports_the_same_bytes() {
             common::observe(&mut loaded),
             "{text}"
         );
-        assert_eq!(lazy.debug_sizes(), loaded.debug_sizes(), "{text}");
+        // Ops, op runs and changes (tree items may be split differently).
+        let (a, b) = (lazy.debug_sizes(), loaded.debug_sizes());
+        assert_eq!((a.0, a.1, a.2), (b.0, b.1, b.2), "{text}");
     }
 }
 

@@ -34,11 +34,6 @@ pub(crate) struct Head {
     /// Byte range of each text's document-order text in the log's content.
     text_ranges: Vec<Range<usize>>,
     segments: Vec<Vec<Segment>>,
-    /// Where the history's text goes in the log's content once it loads:
-    /// reserved right after the texts (it is as long as they are
-    /// together), so that text typed before the history comes after it,
-    /// as it does when the history loads first.
-    history_text: Range<usize>,
 }
 
 /// What [`Snapshot::load_history`] leaves for building the texts.
@@ -83,20 +78,12 @@ impl Snapshot {
                 self.store.get(&key(KEY_SEGMENTS, i)).unwrap_or(&[]),
             )?);
         }
-        // The history's inserts hold exactly the visible text (checked
-        // when it loads): reserve that much.
-        let total = log.content().len();
-        if 2 * total >= NO_CONTENT as usize {
-            return Err(Error::HistoryFull);
-        }
-        log.push_content(&"\0".repeat(total));
         log.defer_ops();
         Ok((
             log,
             Head {
                 text_ranges,
                 segments,
-                history_text: total..2 * total,
             },
         ))
     }
@@ -134,14 +121,15 @@ impl Snapshot {
         let mut side = log.history_side();
         // Op runs: about one per segment (inserts split by visibility)
         // plus the deletes; a guess that saves most regrowth.
-        side.reserve(all.len() + all.len() / 2, total);
-        for (_, _, range) in &by_seq {
-            side.push_content(log.content().get(range.clone()).unwrap_or(""));
-        }
+        side.reserve(all.len() + all.len() / 2, 0);
+        // The inserts' text is the texts' own: each insert piece lies in
+        // one segment, whose chars are contiguous in its text.
         let mut cursor = SegmentCursor {
             segs: &by_seq,
+            content: log.content(),
             i: 0,
-            content_at: 0,
+            in_segment: 0,
+            handed_out: 0,
         };
         let ops = self.meta.ops;
         let mut seq = 0;
@@ -163,7 +151,7 @@ impl Snapshot {
             }
             seq = end;
         }
-        if cursor.content_at != total || head.history_text.len() != total {
+        if cursor.handed_out != total {
             return Err(bad("snapshot history"));
         }
         let first_runs = first_runs(side.ops(), &order, &head.segments);
@@ -176,7 +164,7 @@ impl Snapshot {
                 }
             }
         }
-        log.attach_history(side, head.history_text.start);
+        log.attach_history(side);
         Ok(Loaded {
             first_runs,
             inserted,
@@ -441,12 +429,16 @@ fn check_counts(items: &[Item], unloaded: Unloaded) -> Result<()> {
 }
 
 /// Walks the segments of all texts in seq order beside the history's
-/// inserts, handing out their content.
+/// inserts, handing out where their text is in the log's content.
 struct SegmentCursor<'a> {
     segs: &'a [&'a (Segment, u32, Range<usize>)],
+    /// The log's content (the texts, which the segments' ranges index).
+    content: &'a str,
     i: usize,
-    /// Bytes of the op-order content handed out so far.
-    content_at: usize,
+    /// Bytes of segment `i` handed out so far.
+    in_segment: usize,
+    /// Bytes handed out in all.
+    handed_out: usize,
 }
 
 /// Index of the op run holding `seq` (an earlier op): most references
@@ -606,8 +598,9 @@ fn push_insert(
             .is_some_and(|s| s.0.seq + s.0.len <= at)
         {
             cursor.i += 1;
+            cursor.in_segment = 0;
         }
-        let (seg, _, _) = cursor
+        let (seg, _, range) = cursor
             .segs
             .get(cursor.i)
             .ok_or(bad("insert without segment"))?;
@@ -619,10 +612,11 @@ fn push_insert(
         let (byte_start, bytes) = if seg.deleted {
             (NO_CONTENT, 0)
         } else {
-            let rest = log.content().get(cursor.content_at..).unwrap_or("");
+            let start = range.start + cursor.in_segment;
+            let rest = cursor.content.get(start..range.end).unwrap_or("");
             let (bytes, _) = bytes_of_chars(rest, upto - at).ok_or(bad("content"))?;
-            let start = cursor.content_at;
-            cursor.content_at += bytes;
+            cursor.in_segment += bytes;
+            cursor.handed_out += bytes;
             (start as u32, bytes as u32)
         };
         log.push_op_unmerged(OpRun {

@@ -192,28 +192,15 @@ impl OpLog {
     }
 
     /// Puts the op runs deferred by [`OpLog::defer_ops`] in place: `side`
-    /// (made by [`OpLog::history_side`]) holds them, their text and
-    /// marks. Their text goes to this log's content at byte `at`, over a
-    /// placeholder of the same length reserved before any local op, so
-    /// the log ends as if the history had loaded first: same offsets, and
-    /// the first local run joins the history's last when it continues it.
-    pub fn attach_history(&mut self, side: OpLog, at: usize) {
-        debug_assert!(self.marks.is_empty() && self.keys.is_empty());
+    /// (made by [`OpLog::history_side`]) holds them and their marks; their
+    /// inserts point into this log's content (the texts the head loaded),
+    /// so the log ends as if the history had loaded first: the same
+    /// offsets, and the first local run joins the history's last when it
+    /// continues it.
+    pub fn attach_history(&mut self, side: OpLog) {
+        debug_assert!(self.marks.is_empty() && self.keys.is_empty() && side.content.is_empty());
         debug_assert_eq!(side.ops.last().map_or(0, OpRun::end), self.ops_from);
-        let end = at + side.content.len();
-        debug_assert!(self
-            .content
-            .get(at..end)
-            .is_some_and(|p| p.bytes().all(|b| b == 0)));
-        self.content.replace_range(at..end, &side.content);
         let local = std::mem::replace(&mut self.ops, side.ops);
-        for r in &mut self.ops {
-            if let OpKind::Insert { byte_start, .. } = &mut r.kind {
-                if *byte_start != NO_CONTENT {
-                    *byte_start += at as u32;
-                }
-            }
-        }
         self.ops_from = 0;
         let mut local = local.into_iter();
         if let Some(first) = local.next() {
