@@ -13,7 +13,7 @@ use std::ops::Range;
 use crate::error::{Error, Result};
 use crate::id::{Seq, TextIdx, NO_SEQ};
 use crate::oplog::{origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
-use crate::text::{Cache, Item, TreeBuilder, Unloaded, ANCHOR_END, STICKS_LEFT};
+use crate::text::{Cache, Item, TreeBuilder, Unloaded};
 
 use super::history::{self, ReadKind};
 use super::snapshot::{
@@ -223,13 +223,7 @@ impl Snapshot {
                         if !seg.deleted {
                             return Err(bad("visible anchor"));
                         }
-                        let sticks_left = m.expand.anchor_sticks_left(a.end);
-                        let flags = if sticks_left { STICKS_LEFT } else { 0 }
-                            | if a.end { ANCHOR_END } else { 0 };
-                        let mut item = Item::anchor(s, a.mark, flags);
-                        item.origin_left = a.origin_left;
-                        item.origin_right = a.origin_right;
-                        items.push(item);
+                        items.push(Item::anchor(s, a, m.expand));
                     }
                     OpKind::Delete { .. } => return Err(bad("segment op")),
                 }

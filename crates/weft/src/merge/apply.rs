@@ -12,7 +12,8 @@ use std::ops::Range;
 use crate::error::{Error, Result};
 use crate::id::{IdSpan, OpId, Seq, TextIdx};
 use crate::oplog::{OpKind, OpLog, OpRun, NO_CONTENT};
-use crate::text::{char_len, utf16_len, Item, TextTable, ANCHOR_END, STICKS_LEFT};
+use crate::style::ExpandType;
+use crate::text::{char_len, utf16_len, Item, TextTable};
 
 use super::plan::{Plan, PlannedOp};
 use super::update::{Update, UpdateKind};
@@ -95,17 +96,12 @@ pub(crate) fn apply(
                         return Err(broken("mark start run"));
                     };
                     let mark = log.start_mark(key, value.clone(), *expand, *seq);
-                    let flags = if expand.anchor_sticks_left(false) {
-                        STICKS_LEFT
-                    } else {
-                        0
-                    };
                     let kind = OpKind::MarkStart {
                         origin_left: *left,
                         origin_right: *right,
                         mark,
                     };
-                    anchor(log, texts, *seq, *text, kind, flags)?;
+                    anchor(log, texts, *seq, *text, kind, *expand)?;
                 }
                 PlannedOp::MarkEnd {
                     seq,
@@ -191,17 +187,12 @@ fn mark_end(
         .end_mark(mark, seq)
         .ok_or_else(|| broken("open mark"))?
         .expand;
-    let flags = if expand.anchor_sticks_left(true) {
-        ANCHOR_END | STICKS_LEFT
-    } else {
-        ANCHOR_END
-    };
     let kind = OpKind::MarkEnd {
         origin_left: left,
         origin_right: right,
         mark,
     };
-    anchor(log, texts, seq, text, kind, flags)
+    anchor(log, texts, seq, text, kind, expand)
 }
 
 /// Places the anchor of mark op `kind` (seq `seq`) in its text, lists it
@@ -212,12 +203,10 @@ fn anchor(
     seq: Seq,
     text: TextIdx,
     kind: OpKind,
-    flags: u8,
+    expand: ExpandType,
 ) -> Result<()> {
     let a = kind.anchor().ok_or_else(|| broken("mark op"))?;
-    let mut item = Item::anchor(seq, a.mark, flags);
-    item.origin_left = a.origin_left;
-    item.origin_right = a.origin_right;
+    let item = Item::anchor(seq, a, expand);
     let state = texts.get_mut(text).ok_or_else(|| broken("text"))?;
     let (leaf, at) = state.place_anchor(item, log.content());
     state.register_anchor(leaf, at);

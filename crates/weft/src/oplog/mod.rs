@@ -19,7 +19,7 @@ mod op;
 
 pub(crate) use change::Change;
 pub(crate) use mark::{KeyTable, Mark};
-pub(crate) use op::{origins_at, OpKind, OpRun, NO_CONTENT};
+pub(crate) use op::{origins_at, AnchorOp, OpKind, OpRun, NO_CONTENT};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;

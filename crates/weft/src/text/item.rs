@@ -2,7 +2,8 @@
 //! the sequence CRDT.
 
 use crate::id::{MarkIdx, Seq};
-use crate::oplog::NO_CONTENT;
+use crate::oplog::{AnchorOp, NO_CONTENT};
+use crate::style::ExpandType;
 
 use super::chunk::Cache;
 
@@ -93,18 +94,27 @@ impl Item {
         MarkIdx::new(self.byte_start)
     }
 
-    /// A style anchor item.
-    pub fn anchor(seq: Seq, mark: MarkIdx, flags: u8) -> Item {
+    /// The style anchor item of mark op `seq` (`a`, of a mark expanding by
+    /// `expand`, which decides the side it sticks to). The one constructor
+    /// of anchors: local marks, merged updates and loaded snapshots all
+    /// call it.
+    pub fn anchor(seq: Seq, a: AnchorOp, expand: ExpandType) -> Item {
+        let sticks_left = if expand.anchor_sticks_left(a.end) {
+            STICKS_LEFT
+        } else {
+            0
+        };
+        let end = if a.end { ANCHOR_END } else { 0 };
         Item {
             seq,
             len: 1,
-            origin_left: crate::id::NO_SEQ,
-            origin_right: crate::id::NO_SEQ,
-            byte_start: u32::from(mark),
+            origin_left: a.origin_left,
+            origin_right: a.origin_right,
+            byte_start: u32::from(a.mark),
             bytes: 0,
             utf16: 0,
             deleted: true,
-            anchor: ANCHOR | flags,
+            anchor: ANCHOR | sticks_left | end,
         }
     }
 

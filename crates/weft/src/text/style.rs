@@ -8,7 +8,7 @@ use smallvec::SmallVec;
 
 use crate::error::Unit;
 use crate::id::{KeyIdx, MarkIdx, Seq, NO_SEQ};
-use crate::oplog::{KeyTable, Mark};
+use crate::oplog::{AnchorOp, KeyTable, Mark};
 use crate::style::{Attributes, Delta, ExpandType, Value};
 
 use super::anchors::{set_insert, set_remove, Anchor};
@@ -290,10 +290,13 @@ impl TextState {
                 };
                 (NO_SEQ, glue)
             };
-            let flags =
-                if sticks_left { STICKS_LEFT } else { 0 } | if end { ANCHOR_END } else { 0 };
-            let mut item = Item::anchor(seq + k, mark, flags);
-            (item.origin_left, item.origin_right) = origins;
+            let a = AnchorOp {
+                origin_left: origins.0,
+                origin_right: origins.1,
+                mark,
+                end,
+            };
+            let item = Item::anchor(seq + k, a, expand);
             out[k as usize] = origins;
             let (leaf, at) = self.place_anchor(item, content);
             self.register_anchor(leaf, at);
