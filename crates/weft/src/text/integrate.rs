@@ -55,6 +55,24 @@ impl TextState {
         Some((next, 0, item))
     }
 
+    /// The item right before `(leaf, index)`, stepping to the end of the
+    /// previous leaf when `index` is 0. Returns its actual place too.
+    pub(super) fn item_before(
+        &self,
+        leaf: LeafIndex,
+        index: usize,
+    ) -> Option<(LeafIndex, usize, Item)> {
+        let (leaf, index) = match index {
+            0 => {
+                let prev = self.tree.prev_elem(Cursor { leaf, offset: 0 })?.leaf;
+                (prev, self.chunk(prev).items.len())
+            }
+            _ => (leaf, index),
+        };
+        let item = *self.chunk(leaf).items.get(index.checked_sub(1)?)?;
+        Some((leaf, index - 1, item))
+    }
+
     /// Where char `seq` is: its leaf, item index and the seq itself.
     pub(super) fn position_of(&self, seq: Seq) -> (LeafIndex, usize, Seq) {
         // Remote edits usually land next to the previous one.

@@ -173,23 +173,14 @@ impl TextState {
         index: usize,
     ) -> (LeafIndex, usize) {
         let (mut leaf, mut index) = (leaf, index);
-        loop {
-            if index == 0 {
-                match self.tree.prev_elem(Cursor { leaf, offset: 0 }) {
-                    Some(c) => {
-                        leaf = c.leaf;
-                        index = self.chunk(leaf).items.len();
-                        continue;
-                    }
-                    None => return (leaf, 0),
-                }
-            }
-            let item = self.chunk(leaf).items[index - 1];
+        while let Some((l, i, item)) = self.item_before(leaf, index) {
             if !item.is_anchor() || item.anchor & STICKS_LEFT != 0 {
-                return (leaf, index);
+                // Right after it (at the end of its leaf).
+                return (l, i + 1);
             }
-            index -= 1;
+            (leaf, index) = (l, i);
         }
+        (leaf, index)
     }
 
     /// Inserts the anchor `item` next to the char it is glued to: a
@@ -367,21 +358,13 @@ impl TextState {
         let (mut leaf, mut index) = (leaf, index);
         let mut chars = 0u32;
         while chars < 2 {
-            if index == 0 {
-                match self.tree.prev_elem(Cursor { leaf, offset: 0 }) {
-                    Some(c) => {
-                        leaf = c.leaf;
-                        index = self.chunk(leaf).items.len();
-                        continue;
-                    }
-                    None => break,
-                }
-            }
-            index -= 1;
-            let item = self.chunk(leaf).items[index];
+            let Some((l, i, item)) = self.item_before(leaf, index) else {
+                break;
+            };
             if item.is_anchor() {
                 break;
             }
+            (leaf, index) = (l, i);
             chars += item.len;
         }
         chars.min(2) as u8
