@@ -36,17 +36,10 @@ impl Missing {
     /// Calls `f` with every clipped run of `piece` (seqs), in order.
     pub fn for_each_run(&self, log: &OpLog, piece: &Range<Seq>, mut f: impl FnMut(&OpRun)) {
         let mut buf: SmallVec<[OpRun; 4]> = SmallVec::new();
-        let mut i = log.op_index(piece.start);
-        while let Some(run) = log.ops().get(i) {
-            if run.seq >= piece.end {
-                break;
-            }
-            let from_seq = piece.start.max(run.seq);
-            let to_seq = piece.end.min(run.end());
+        for (run, seqs) in log.runs_in(piece.clone()) {
             buf.clear();
-            clip_run(log, run, from_seq..to_seq, &self.deleted, &mut buf);
+            clip_run(log, run, seqs, &self.deleted, &mut buf);
             buf.iter().for_each(&mut f);
-            i += 1;
         }
     }
 }
@@ -55,17 +48,10 @@ impl Missing {
 fn deleted_in_export(log: &OpLog, pieces: &[Range<Seq>]) -> Vec<Range<Seq>> {
     let mut ranges = Vec::new();
     for piece in pieces {
-        let mut i = log.op_index(piece.start);
-        while let Some(run) = log.ops().get(i) {
-            if run.seq >= piece.end {
-                break;
-            }
-            let from = piece.start.max(run.seq);
-            let to = piece.end.min(run.end());
-            if let Some(t) = run.delete_targets(from - run.seq, to - from) {
+        for (run, seqs) in log.runs_in(piece.clone()) {
+            if let Some(t) = run.delete_targets(seqs.start - run.seq, seqs.end - seqs.start) {
                 ranges.push(t);
             }
-            i += 1;
         }
     }
     ranges.sort_unstable_by_key(|r| r.start);

@@ -503,6 +503,18 @@ impl OpLog {
         self.ops.partition_point(|r| r.end() <= seq)
     }
 
+    /// The op runs holding seqs `range`, in order, each with the part of
+    /// `range` it holds. O(log runs + runs returned).
+    pub fn runs_in(&self, range: Range<Seq>) -> impl Iterator<Item = (&OpRun, Range<Seq>)> + '_ {
+        let first = self.op_index(range.start);
+        self.ops
+            .get(first..)
+            .unwrap_or(&[])
+            .iter()
+            .take_while(move |r| r.seq < range.end)
+            .map(move |r| (r, range.start.max(r.seq)..range.end.min(r.end())))
+    }
+
     /// Appends a run as it is, without merging it into the last one (the
     /// snapshot loader keeps runs split as its segments need them).
     pub fn push_op_unmerged(&mut self, run: OpRun) {
