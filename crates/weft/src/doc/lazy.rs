@@ -90,13 +90,13 @@ impl LazyDoc {
 
     /// Decodes the change table and the texts into `log` (which must be
     /// empty) unless they are there already. On error `log` is unchanged.
-    fn load_head(&mut self, log: &mut OpLog) -> Result<&Head> {
+    fn load_head(&mut self, log: &mut OpLog) -> Result<()> {
         if self.head.is_none() {
             let (new, head) = self.snap.load_head(|i| self.text(i))?;
             *log = new;
             self.head = Some(head);
         }
-        Ok(self.head.as_ref().expect("just loaded"))
+        Ok(())
     }
 
     /// Loads the head and then the history's op runs into `log` unless

@@ -103,8 +103,8 @@ impl Snapshot {
         let n = self.meta.texts.len();
         let all = head.all_segments(log.content())?;
         // In seq order (sorted as packed integers: much cheaper than
-        // sorting the entries). The text of the visible chars in this
-        // order is the content of the history's inserts.
+        // sorting the entries), the order the history's inserts take
+        // their text from the segments in.
         let mut order: Vec<u64> = all
             .iter()
             .enumerate()
@@ -172,10 +172,10 @@ impl Snapshot {
     }
 
     /// The items of snapshot text `unloaded.index` (document text `t`) in
-    /// document order, from its segments and the
-    /// history `log` that [`Snapshot::load_history`] returned with
-    /// `loaded`. Checks everything against the history and the counts
-    /// the meta promised.
+    /// document order, from its segments (`head`) and the history that
+    /// [`Snapshot::load_history`] put in `log` (returning `loaded`).
+    /// Checks everything against the history and the counts the meta
+    /// promised.
     pub fn text_items(
         &self,
         (head, loaded): (&Head, &Loaded),
