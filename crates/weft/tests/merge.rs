@@ -240,3 +240,132 @@ fn a_snapshot_merges_like_its_history() {
     );
     via_snapshot.assert_invariants();
 }
+
+/// A small deterministic generator for the randomized tests below.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) % n.max(1) as u64) as usize
+    }
+}
+
+/// Random typing by one peer into two texts: runs of mixed-width chars
+/// (ASCII, two-byte, and astral ones that take two UTF-16 units) typed
+/// anywhere, so later runs split earlier ones, and deletions of ranges.
+fn type_randomly(d: &mut Doc, rng: &mut Rng, edits: usize) {
+    const CHARS: [&str; 5] = ["a", "b", "é", "😀", "\n"];
+    for _ in 0..edits {
+        let mut t = d.text(["t", "u"][rng.below(2)]);
+        let len = t.len();
+        if len > 0 && rng.below(3) == 0 {
+            let pos = rng.below(len);
+            let n = 1 + rng.below((len - pos).min(6));
+            t.delete(pos, n).unwrap();
+        } else {
+            let s: String = (0..1 + rng.below(5))
+                .map(|_| CHARS[rng.below(CHARS.len())])
+                .collect();
+            t.insert(rng.below(len + 1), &s).unwrap();
+        }
+    }
+}
+
+/// What a replica shows, whatever way its history arrived: the texts in
+/// every unit (and where positions land), deltas, version and history.
+/// (Exports are not compared: they follow the order ops arrived in.)
+fn shown(d: &mut Doc) -> impl PartialEq + std::fmt::Debug {
+    let texts: Vec<_> = ["t", "u"]
+        .iter()
+        .map(|&n| {
+            let t = d.text(n);
+            let conv: Vec<usize> = (0..=t.len())
+                .step_by(7)
+                .map(|p| {
+                    t.convert_pos(p, weft::Unit::Char, weft::Unit::Utf16)
+                        .unwrap()
+                })
+                .collect();
+            let delta = format!("{:?}", t.to_delta());
+            (t.to_string(), t.len_utf8(), t.len_utf16(), conv, delta)
+        })
+        .collect();
+    (texts, d.version(), d.history_runs().unwrap())
+}
+
+/// A whole history imported into an empty document takes the
+/// fast-forward (the texts are built once from linked lists); imported on
+/// top of a prefix it takes the general path. Both must equal the
+/// original in everything observable, and stay equal when concurrent
+/// edits from another peer merge into all three afterwards (so the trees
+/// the fast-forward builds hold the same origins).
+#[test]
+fn a_whole_history_into_an_empty_doc_equals_the_general_path() {
+    for seed in 0..12u64 {
+        let mut rng = Rng(seed);
+        let mut a = doc(1);
+        type_randomly(&mut a, &mut rng, 60);
+        let prefix = all(&mut a);
+        let mut other = doc(2);
+        other.import(&prefix).unwrap();
+        type_randomly(&mut a, &mut rng, 140);
+        type_randomly(&mut other, &mut rng, 40);
+        let whole = all(&mut a);
+
+        let mut fast = doc(3);
+        fast.import(&whole).unwrap();
+        let mut general = doc(4);
+        general.import(&prefix).unwrap();
+        general.import(&whole).unwrap();
+        for r in [&mut fast, &mut general] {
+            r.assert_invariants();
+            assert_eq!(shown(r), shown(&mut a), "seed {seed}");
+            // Same arrival order as `a`: the same snapshot.
+            let snapshot = r.export(ExportMode::Snapshot).unwrap();
+            assert_eq!(snapshot, a.export(ExportMode::Snapshot).unwrap());
+        }
+        let concurrent = all(&mut other);
+        for r in [&mut a, &mut fast, &mut general] {
+            r.import(&concurrent).unwrap();
+            r.assert_invariants();
+        }
+        assert_eq!(shown(&mut fast), shown(&mut a), "seed {seed}");
+        assert_eq!(shown(&mut general), shown(&mut a), "seed {seed}");
+    }
+}
+
+/// A history holding concurrent edits at the same places: the
+/// fast-forward holds for its first ops and then meets an insert whose
+/// origins have other chars between them, replays what it recorded
+/// through the general path, and leaves the rest to it. The result must
+/// equal the replicas that made the edits.
+#[test]
+fn a_concurrent_history_into_an_empty_doc_falls_back_midway() {
+    for seed in 0..12u64 {
+        let mut rng = Rng(100 + seed);
+        let mut a = doc(1);
+        type_randomly(&mut a, &mut rng, 30);
+        let mut b = doc(2);
+        b.import(&all(&mut a)).unwrap();
+        for _ in 0..4 {
+            type_randomly(&mut a, &mut rng, 10);
+            type_randomly(&mut b, &mut rng, 10);
+            let (from_a, from_b) = (all(&mut a), all(&mut b));
+            a.import(&from_b).unwrap();
+            b.import(&from_a).unwrap();
+        }
+        let whole = all(&mut a);
+        let mut fresh = doc(3);
+        fresh.import(&whole).unwrap();
+        fresh.assert_invariants();
+        let mut general = doc(4);
+        general.import(&all(&mut b)).unwrap();
+        for r in [&mut b, &mut fresh, &mut general] {
+            assert_eq!(shown(r), shown(&mut a), "seed {seed}");
+        }
+    }
+}

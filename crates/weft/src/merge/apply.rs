@@ -15,6 +15,7 @@ use crate::oplog::{OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::style::ExpandType;
 use crate::text::{char_len, utf16_len, Item, TextTable};
 
+use super::linear::Linear;
 use super::plan::{Plan, PlannedOp};
 use super::update::{Update, UpdateKind};
 
@@ -49,6 +50,22 @@ pub(crate) fn apply(
         }
     };
     drop_focus(texts);
+    let mut linear = if plan
+        .ops
+        .iter()
+        .all(|op| matches!(op, PlannedOp::Insert { .. } | PlannedOp::Delete { .. }))
+    {
+        let start = log.next_seq();
+        let len: u32 = plan.changes.iter().map(|c| c.len).sum();
+        Linear::new(
+            texts,
+            &touched,
+            plan.ops.len(),
+            start..start.saturating_add(len),
+        )
+    } else {
+        None
+    };
     let mut applied = Vec::with_capacity(plan.changes.len());
     for change in plan.changes {
         log.push_remote_change(change.peer, change.counter, change.len, change.deps);
@@ -80,7 +97,8 @@ pub(crate) fn apply(
                         ),
                         None => None,
                     };
-                    insert(log, texts, *id, *seq, *len, *text, (*left, *right), content)?;
+                    let item = new_item(log, *seq, *len, (*left, *right), content);
+                    insert(log, texts, &mut linear, *id, *text, item)?;
                 }
                 PlannedOp::MarkStart {
                     seq,
@@ -115,27 +133,27 @@ pub(crate) fn apply(
                     text,
                     pieces,
                     reversed,
-                } => delete(log, texts, *seq, *text, pieces, *reversed)?,
+                } => delete(log, texts, &mut linear, *seq, *text, pieces, *reversed)?,
             }
         }
+    }
+    if let Some(linear) = linear {
+        linear.finish(texts, &touched, log.content())?;
     }
     drop_focus(texts);
     Ok(applied)
 }
 
-/// Inserts `len` chars (seqs `seq..`, op `id` first) between `origins`,
-/// with their text, or as tombstones when the update left it out.
-#[expect(clippy::too_many_arguments, reason = "the fields of one op")]
-fn insert(
+/// The item of `len` new chars (seqs `seq..`) between `origins`, with
+/// their text added to the log's content, or tombstones when the update
+/// left it out.
+fn new_item(
     log: &mut OpLog,
-    texts: &mut TextTable,
-    id: OpId,
     seq: Seq,
     len: u32,
-    text: TextIdx,
     (left, right): (Seq, Seq),
     content: Option<&str>,
-) -> Result<()> {
+) -> Item {
     let (byte_start, bytes, utf16) = match content {
         Some(s) => {
             debug_assert_eq!(char_len(s), len);
@@ -143,7 +161,7 @@ fn insert(
         }
         None => (NO_CONTENT, 0, 0),
     };
-    let item = Item {
+    Item {
         seq,
         len,
         origin_left: left,
@@ -153,18 +171,39 @@ fn insert(
         utf16,
         deleted: byte_start == NO_CONTENT,
         anchor: 0,
+    }
+}
+
+/// Inserts `item`, made by op `id`, into `text`: on the fast-forward while
+/// that holds, else by integrating it.
+fn insert(
+    log: &mut OpLog,
+    texts: &mut TextTable,
+    linear: &mut Option<Linear>,
+    id: OpId,
+    text: TextIdx,
+    item: Item,
+) -> Result<()> {
+    let recorded = match linear {
+        Some(l) => l.insert(text, id, item),
+        None => false,
     };
-    let state = texts.get_mut(text).ok_or_else(|| broken("text"))?;
-    state.integrate(item, id, log, log.content());
+    if !recorded {
+        if let Some(l) = linear.take() {
+            l.replay(texts, log)?;
+        }
+        let state = texts.get_mut(text).ok_or_else(|| broken("text"))?;
+        state.integrate(item, id, log, log.content());
+    }
     log.push_op(OpRun {
-        seq,
-        len,
+        seq: item.seq,
+        len: item.len,
         text,
         kind: OpKind::Insert {
-            origin_left: left,
-            origin_right: right,
-            byte_start,
-            bytes,
+            origin_left: item.origin_left,
+            origin_right: item.origin_right,
+            byte_start: item.byte_start,
+            bytes: item.bytes,
         },
     });
     Ok(())
@@ -224,6 +263,7 @@ fn anchor(
 fn delete(
     log: &mut OpLog,
     texts: &mut TextTable,
+    linear: &mut Option<Linear>,
     seq: Seq,
     text: TextIdx,
     pieces: &[Range<Seq>],
@@ -247,6 +287,15 @@ fn delete(
         pieces.iter().rev().for_each(|p| record(log, p));
     } else {
         pieces.iter().for_each(|p| record(log, p));
+    }
+    if let Some(l) = linear {
+        if pieces.iter().all(|p| l.delete(seq, text, p.clone())) {
+            return Ok(());
+        }
+        // Not chars of the update: the general path decides.
+        if let Some(l) = linear.take() {
+            l.replay(texts, log)?;
+        }
     }
     let state = texts.get_mut(text).ok_or_else(|| broken("text"))?;
     for piece in pieces {

@@ -198,6 +198,12 @@ impl TextState {
         self.unloaded = None;
     }
 
+    /// Whether the text holds nothing at all: no chars, no tombstones,
+    /// no anchors, and no snapshot text waiting to be built.
+    pub fn is_blank(&self) -> bool {
+        self.unloaded.is_none() && self.anchors.is_empty() && self.items().next().is_none()
+    }
+
     /// Every item in document order.
     pub fn items(&self) -> impl Iterator<Item = &Item> + '_ {
         self.tree.iter().flat_map(|c| c.items.iter())

@@ -1,0 +1,391 @@
+//! Fast-forward: merging into texts that hold nothing yet.
+//!
+//! When an update's ops go into texts that are empty in the receiver and
+//! carry no marks, and each insert lands where its origins say with
+//! nothing between them (no op of the update is concurrent with one it
+//! would have to be ordered against), FugueMax has nothing to decide:
+//! each run goes right after its left origin. Then the chars' order is a
+//! linked list, kept here with one entry per run end and per split point,
+//! and each text's tree is built once, leaf by leaf, at the end, instead of
+//! finding, splitting and indexing items op by op. This is what importing
+//! a whole history into a new document does (diamond-types takes the same
+//! shortcut).
+//!
+//! The check is exact: an insert fast-forwards only if the char after its
+//! left origin is its right origin, which is precisely when the FugueMax
+//! scan of [`crate::text::TextState::integrate`] would stop at once. The
+//! first insert that fails it replays everything recorded so far through
+//! the general path, which then takes the rest of the update.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::ops::Range;
+
+use crate::error::{Error, Result};
+use crate::id::{OpId, Seq, TextIdx, NO_SEQ};
+use crate::oplog::{OpLog, NO_CONTENT};
+use crate::text::{prefix_units, Item, TextTable, TreeBuilder};
+
+/// Hashes a seq by a multiply and a fold (seqs are dense, and the map is
+/// internal to one import).
+#[derive(Default)]
+struct SeqHasher(u64);
+
+impl Hasher for SeqHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b) ^ self.0.rotate_left(8));
+        }
+    }
+
+    #[inline]
+    fn write_u32(&mut self, x: u32) {
+        let h = u64::from(x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 29);
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        let h = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 29);
+    }
+}
+
+/// A char and the index of its run in [`Linear::runs`].
+type Place = (Seq, usize);
+
+type SeqMap = HashMap<Seq, Place, BuildHasherDefault<SeqHasher>>;
+
+/// An insert run recorded for the build (and for a replay).
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    text: TextIdx,
+    id: OpId,
+    item: Item,
+    /// How far the run has been cut into pieces so far, for runs that
+    /// are not ASCII: (chars, bytes, UTF-16 units). A run's pieces come
+    /// in document order, which is its own order.
+    cut: (u32, u32, u32),
+}
+
+/// A delete recorded for a replay: op `seq` deletes chars `targets` of
+/// `text`.
+#[derive(Debug, Clone)]
+struct Deletion {
+    seq: Seq,
+    text: TextIdx,
+    targets: Range<Seq>,
+}
+
+/// The chars of the update's texts as linked lists. See the module doc.
+#[derive(Debug)]
+pub(super) struct Linear {
+    /// Per text of the document, its first char (`NO_SEQ`: none yet).
+    heads: Vec<Place>,
+    /// Char -> the char after it, for the last char of every run and every
+    /// char a run was inserted after. Any other char is followed by the
+    /// next char of its run.
+    next: SeqMap,
+    /// Chars a run was inserted after that are not the last of their run.
+    splits: Bits,
+    /// Deleted chars.
+    dead: Bits,
+    /// Insert runs, ascending seqs.
+    runs: Vec<Run>,
+    deletions: Vec<Deletion>,
+}
+
+impl Linear {
+    /// A fast-forward for an update of `ops` op runs that numbers its ops
+    /// `seqs`, into texts `touched`, if every one of them is empty. `None`
+    /// otherwise, or when `seqs` is far larger than the update (a few
+    /// bytes can name billions of ops, and one bit per op is kept here).
+    pub fn new(
+        texts: &TextTable,
+        touched: &[TextIdx],
+        ops: usize,
+        seqs: Range<Seq>,
+    ) -> Option<Linear> {
+        let words = seqs.end.saturating_sub(seqs.start).div_ceil(64) as usize;
+        if words > ops.saturating_mul(8).max(1024) {
+            return None;
+        }
+        let blank = touched
+            .iter()
+            .all(|&t| texts.get(t).is_some_and(|s| s.is_blank()));
+        blank.then(|| {
+            let mut next = SeqMap::default();
+            next.reserve(ops * 2);
+            Linear {
+                heads: vec![(NO_SEQ, 0); texts.len()],
+                next,
+                splits: Bits::new(seqs.start, words),
+                dead: Bits::new(seqs.start, words),
+                runs: Vec::with_capacity(ops),
+                deletions: Vec::new(),
+            }
+        })
+    }
+
+    /// Records the insert run `item` (op `id`) into `text`, if it goes
+    /// right after its left origin; `false` (recording nothing) if it
+    /// does not.
+    #[inline]
+    pub fn insert(&mut self, text: TextIdx, id: OpId, item: Item) -> bool {
+        let left = item.origin_left;
+        // The char after the left origin, and whether the origin is inside
+        // a run (then the insert splits it).
+        let (old, split) = if left == NO_SEQ {
+            match self.heads.get(text.as_usize()) {
+                Some(&h) => (h, false),
+                None => return false,
+            }
+        } else {
+            match self.next.get(&left) {
+                Some(&n) => (n, false),
+                None => {
+                    let run = self.runs.partition_point(|r| r.item.end() <= left);
+                    ((left + 1, run), true)
+                }
+            }
+        };
+        if old.0 != item.origin_right || (split && !self.splits.set(left..left + 1)) {
+            return false;
+        }
+        let here = (item.seq, self.runs.len());
+        if left == NO_SEQ {
+            self.heads[text.as_usize()] = here;
+        } else {
+            self.next.insert(left, here);
+        }
+        self.next.insert(item.end() - 1, old);
+        self.runs.push(Run {
+            text,
+            id,
+            item,
+            cut: (0, 0, 0),
+        });
+        true
+    }
+
+    /// Records that op `seq` deletes chars `targets` of `text`; `false`
+    /// (recording nothing) if they are not chars of the update.
+    pub fn delete(&mut self, seq: Seq, text: TextIdx, targets: Range<Seq>) -> bool {
+        if !self.dead.set(targets.clone()) {
+            return false;
+        }
+        self.deletions.push(Deletion { seq, text, targets });
+        true
+    }
+
+    /// Carries out everything recorded through the general path instead,
+    /// in op order (the update turned out to need it).
+    pub fn replay(self, texts: &mut TextTable, log: &OpLog) -> Result<()> {
+        let mut deletions = self.deletions.into_iter().peekable();
+        for run in self.runs {
+            while let Some(d) = deletions.next_if(|d| d.seq < run.item.seq) {
+                delete_slow(texts, log, d)?;
+            }
+            let state = texts.get_mut(run.text).ok_or_else(|| broken("text"))?;
+            state.integrate(run.item, run.id, log, log.content());
+        }
+        for d in deletions {
+            delete_slow(texts, log, d)?;
+        }
+        Ok(())
+    }
+
+    /// Builds the trees of the texts `touched` from what was recorded.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Internal`] if the lists do not hold what the plan
+    /// guaranteed (a bug).
+    pub fn finish(
+        mut self,
+        texts: &mut TextTable,
+        touched: &[TextIdx],
+        content: &str,
+    ) -> Result<()> {
+        let total: u64 = self.runs.iter().map(|r| u64::from(r.item.len)).sum();
+        let mut seen = 0u64;
+        for &t in touched {
+            let mut built = TreeBuilder::default();
+            let mut last: Option<Item> = None;
+            let (mut x, mut r) = self.heads.get(t.as_usize()).copied().unwrap_or((NO_SEQ, 0));
+            while x != NO_SEQ {
+                let run = match self.runs.get_mut(r) {
+                    Some(run) if run.item.contains(x) && run.text == t => run,
+                    _ => return Err(broken("linked char")),
+                };
+                let run_item = run.item;
+                // The piece ends after the first char something was
+                // inserted after (the char after that is listed), at the
+                // run's end (listed too), or where deletion starts or stops
+                // (the run goes on).
+                let split = self.splits.next_with(x, run_item.end(), true);
+                let listed = if split < run_item.end() {
+                    split + 1
+                } else {
+                    split
+                };
+                let deleted = self.dead.get(x);
+                let end = self.dead.next_with(x, listed, !deleted);
+                let item = piece(run_item, x, end, deleted, content, &mut run.cut);
+                seen += u64::from(item.len);
+                if seen > total {
+                    return Err(broken("linked chars form a cycle"));
+                }
+                match &mut last {
+                    Some(prev) if prev.can_append(&item) => prev.append(&item),
+                    _ => {
+                        if let Some(prev) = last.replace(item) {
+                            built.push(prev);
+                        }
+                    }
+                }
+                (x, r) = if end == listed {
+                    *self.next.get(&(end - 1)).ok_or_else(|| broken("run end"))?
+                } else {
+                    (end, r)
+                };
+            }
+            if let Some(prev) = last {
+                built.push(prev);
+            }
+            let state = texts.get_mut(t).ok_or_else(|| broken("text"))?;
+            state.install_built(built);
+        }
+        if seen != total {
+            return Err(broken("chars missing from the lists"));
+        }
+        Ok(())
+    }
+}
+
+/// One bit per seq of the update.
+#[derive(Debug)]
+struct Bits {
+    base: Seq,
+    words: Vec<u64>,
+}
+
+impl Bits {
+    fn new(base: Seq, words: usize) -> Bits {
+        Bits {
+            base,
+            words: vec![0; words],
+        }
+    }
+
+    /// Sets the bits of `seqs`; `false` (setting nothing) if they are not
+    /// all seqs of the update.
+    fn set(&mut self, seqs: Range<Seq>) -> bool {
+        let (Some(start), Some(end)) = (
+            seqs.start.checked_sub(self.base),
+            seqs.end.checked_sub(self.base),
+        ) else {
+            return false;
+        };
+        let (start, end) = (start as usize, end as usize);
+        if end > self.words.len() * 64 {
+            return false;
+        }
+        let mut bit = start;
+        while bit < end {
+            let n = (64 - bit % 64).min(end - bit);
+            let ones = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+            self.words[bit / 64] |= ones << (bit % 64);
+            bit += n;
+        }
+        true
+    }
+
+    #[inline]
+    fn get(&self, seq: Seq) -> bool {
+        let bit = seq.wrapping_sub(self.base) as usize;
+        self.words
+            .get(bit / 64)
+            .is_some_and(|w| w >> (bit % 64) & 1 == 1)
+    }
+
+    /// The first seq in `from..to` whose bit is `value`, else `to`.
+    #[inline]
+    fn next_with(&self, from: Seq, to: Seq, value: bool) -> Seq {
+        let mut bit = from.wrapping_sub(self.base) as usize;
+        let stop = to.wrapping_sub(self.base) as usize;
+        while bit < stop {
+            let Some(&w) = self.words.get(bit / 64) else {
+                break;
+            };
+            let w = if value { w } else { !w } >> (bit % 64);
+            if w != 0 {
+                bit += w.trailing_zeros() as usize;
+                break;
+            }
+            bit = (bit / 64 + 1) * 64;
+        }
+        self.base.wrapping_add(bit.min(stop) as Seq)
+    }
+}
+
+/// Chars `x..end` of run `run` as an item. `cut` is how far the run has
+/// been cut so far (used for runs that are not ASCII, whose pieces come
+/// in order).
+fn piece(
+    run: Item,
+    x: Seq,
+    end: Seq,
+    deleted: bool,
+    content: &str,
+    cut: &mut (u32, u32, u32),
+) -> Item {
+    let offset = x - run.seq;
+    let len = end - x;
+    let (byte_start, bytes, utf16) = if run.byte_start == NO_CONTENT {
+        (NO_CONTENT, 0, 0)
+    } else if run.bytes == run.len {
+        (run.byte_start + offset, len, len)
+    } else {
+        let text = content
+            .as_bytes()
+            .get(run.byte_start as usize..(run.byte_start + run.bytes) as usize)
+            .unwrap_or(&[]);
+        // From where the last piece ended (pieces come in order).
+        let (b0, u0, skip) = match offset.checked_sub(cut.0) {
+            Some(skip) => (cut.1, cut.2, skip),
+            None => (0, 0, offset),
+        };
+        let skipped = prefix_units(text.get(b0 as usize..).unwrap_or(&[]), skip);
+        let start = (b0 + skipped.0, u0 + skipped.1);
+        let units = prefix_units(text.get(start.0 as usize..).unwrap_or(&[]), len);
+        *cut = (offset + len, start.0 + units.0, start.1 + units.1);
+        (run.byte_start + start.0, units.0, units.1)
+    };
+    Item {
+        seq: x,
+        len,
+        origin_left: if offset == 0 { run.origin_left } else { x - 1 },
+        origin_right: run.origin_right,
+        byte_start,
+        bytes,
+        utf16,
+        deleted: deleted || run.deleted,
+        anchor: 0,
+    }
+}
+
+/// Deletes through the general path.
+fn delete_slow(texts: &mut TextTable, log: &OpLog, d: Deletion) -> Result<()> {
+    let state = texts.get_mut(d.text).ok_or_else(|| broken("text"))?;
+    state.remote_delete(d.targets, log.content());
+    Ok(())
+}
+
+fn broken(what: &'static str) -> Error {
+    debug_assert!(false, "plan guarantee broken: {what}");
+    Error::Internal { what }
+}
