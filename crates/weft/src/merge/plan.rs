@@ -284,6 +284,17 @@ impl Resolver<'_> {
         let mut out: SmallVec<[Range<Seq>; 1]> = SmallVec::new();
         let mut counter = id.counter;
         let end = id.counter.checked_add(n).ok_or(Error::UnknownId(id))?;
+        // The common case first: chars of the latest change (which the log
+        // does not have), the update editing one text.
+        if let Some(&(peer, start, stop, seq0)) = self.changes.last() {
+            if n > 0 && peer == id.peer && start <= id.counter && end <= stop {
+                let seq = seq0 + (id.counter - start);
+                if seq + n <= before && self.planned_inserts(seq..seq + n, text) {
+                    out.push(seq..seq + n);
+                    return Ok(out);
+                }
+            }
+        }
         while counter < end {
             let here = OpId::new(id.peer, counter);
             let (seqs, ok) = if let Some(seq) = self.log.id_to_seq(here) {
@@ -321,6 +332,23 @@ impl Resolver<'_> {
         let Some(id) = id else {
             return Ok(NO_SEQ);
         };
+        // The common case spelled out: an insert of the latest change, the
+        // update editing one text.
+        if let (Some(&(peer, start, end, seq0)), Some(only)) =
+            (self.changes.last(), self.single_text)
+        {
+            if peer == id.peer && start <= id.counter && id.counter < end && only == text {
+                let seq = seq0 + (id.counter - start);
+                let bit = (seq - self.base) as usize;
+                let insert = self
+                    .insert_bits
+                    .get(bit / 64)
+                    .is_some_and(|w| w >> (bit % 64) & 1 == 1);
+                if insert && seq < before {
+                    return Ok(seq);
+                }
+            }
+        }
         // Most origins point into the same update, often its latest change.
         if let Some((start, _, seq0)) = self.planned(id) {
             let seq = seq0 + (id.counter - start);
