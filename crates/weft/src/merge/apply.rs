@@ -50,19 +50,22 @@ pub(crate) fn apply(
         }
     };
     drop_focus(texts);
-    let mut linear = if plan
+    let inserts = plan
         .ops
         .iter()
-        .all(|op| matches!(op, PlannedOp::Insert { .. } | PlannedOp::Delete { .. }))
-    {
+        .filter(|op| matches!(op, PlannedOp::Insert { .. }))
+        .count();
+    let deletes = plan
+        .ops
+        .iter()
+        .filter(|op| matches!(op, PlannedOp::Delete { .. }))
+        .count();
+    // Marks take the general path.
+    let mut linear = if inserts + deletes == plan.ops.len() {
         let start = log.next_seq();
         let len: u32 = plan.changes.iter().map(|c| c.len).sum();
-        Linear::new(
-            texts,
-            &touched,
-            plan.ops.len(),
-            start..start.saturating_add(len),
-        )
+        let seqs = start..start.saturating_add(len);
+        Linear::new(texts, &touched, (plan.ops.len(), inserts), seqs)
     } else {
         None
     };

@@ -55,7 +55,7 @@ impl Hasher for SeqHasher {
 }
 
 /// A char and the index of its run in [`Linear::runs`].
-type Place = (Seq, usize);
+type Place = (Seq, u32);
 
 type SeqMap = HashMap<Seq, Place, BuildHasherDefault<SeqHasher>>;
 
@@ -99,14 +99,15 @@ pub(super) struct Linear {
 }
 
 impl Linear {
-    /// A fast-forward for an update of `ops` op runs that numbers its ops
-    /// `seqs`, into texts `touched`, if every one of them is empty. `None`
-    /// otherwise, or when `seqs` is far larger than the update (a few
-    /// bytes can name billions of ops, and one bit per op is kept here).
+    /// A fast-forward for an update of `ops` op runs (`inserts` of them
+    /// insert runs) that numbers its ops `seqs`, into texts `touched`, if
+    /// every one of them is empty. `None` otherwise, or when `seqs` is far
+    /// larger than the update (a few bytes can name billions of ops, and
+    /// one bit per op is kept here).
     pub fn new(
         texts: &TextTable,
         touched: &[TextIdx],
-        ops: usize,
+        (ops, inserts): (usize, usize),
         seqs: Range<Seq>,
     ) -> Option<Linear> {
         let words = seqs.end.saturating_sub(seqs.start).div_ceil(64) as usize;
@@ -118,13 +119,13 @@ impl Linear {
             .all(|&t| texts.get(t).is_some_and(|s| s.is_blank()));
         blank.then(|| {
             let mut next = SeqMap::default();
-            next.reserve(ops * 2);
+            next.reserve(inserts * 2);
             Linear {
                 heads: vec![(NO_SEQ, 0); texts.len()],
                 next,
                 splits: Bits::new(seqs.start, words),
                 dead: Bits::new(seqs.start, words),
-                runs: Vec::with_capacity(ops),
+                runs: Vec::with_capacity(inserts),
                 deletions: Vec::new(),
             }
         })
@@ -148,14 +149,14 @@ impl Linear {
                 Some(&n) => (n, false),
                 None => {
                     let run = self.runs.partition_point(|r| r.item.end() <= left);
-                    ((left + 1, run), true)
+                    ((left + 1, run as u32), true)
                 }
             }
         };
         if old.0 != item.origin_right || (split && !self.splits.set(left..left + 1)) {
             return false;
         }
-        let here = (item.seq, self.runs.len());
+        let here = (item.seq, self.runs.len() as u32);
         if left == NO_SEQ {
             self.heads[text.as_usize()] = here;
         } else {
@@ -217,7 +218,7 @@ impl Linear {
             let mut last: Option<Item> = None;
             let (mut x, mut r) = self.heads.get(t.as_usize()).copied().unwrap_or((NO_SEQ, 0));
             while x != NO_SEQ {
-                let run = match self.runs.get_mut(r) {
+                let run = match self.runs.get_mut(r as usize) {
                     Some(run) if run.item.contains(x) && run.text == t => run,
                     _ => return Err(broken("linked char")),
                 };
