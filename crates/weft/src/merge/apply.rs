@@ -20,7 +20,7 @@ use super::plan::{Plan, PlannedOp};
 use super::update::{Update, UpdateKind};
 
 /// A guarantee of the plan that does not hold.
-fn broken(what: &'static str) -> Error {
+pub(super) fn broken(what: &'static str) -> Error {
     debug_assert!(false, "plan guarantee broken: {what}");
     Error::Internal { what }
 }

@@ -21,10 +21,12 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::id::{OpId, Seq, TextIdx, NO_SEQ};
-use crate::oplog::{OpLog, NO_CONTENT};
-use crate::text::{prefix_units, Item, TextTable, TreeBuilder};
+use crate::oplog::OpLog;
+use crate::text::{Item, TextTable, TreeBuilder};
+
+use super::apply::broken;
 
 /// Hashes a seq by a multiply and a fold (seqs are dense, and the map is
 /// internal to one import).
@@ -64,11 +66,11 @@ type SeqMap = HashMap<Seq, Place, BuildHasherDefault<SeqHasher>>;
 struct Run {
     text: TextIdx,
     id: OpId,
+    /// The run; while the trees are built, the part of it not reached
+    /// yet. A run's chars come in document order in its own order, so the
+    /// build cuts pieces off its front ([`Item::split`]; O(run length) in
+    /// all, also for text that is not ASCII).
     item: Item,
-    /// How far the run has been cut into pieces so far, for runs that
-    /// are not ASCII: (chars, bytes, UTF-16 units). A run's pieces come
-    /// in document order, which is its own order.
-    cut: (u32, u32, u32),
 }
 
 /// A delete recorded for a replay: op `seq` deletes chars `targets` of
@@ -163,12 +165,7 @@ impl Linear {
             self.next.insert(left, here);
         }
         self.next.insert(item.end() - 1, old);
-        self.runs.push(Run {
-            text,
-            id,
-            item,
-            cut: (0, 0, 0),
-        });
+        self.runs.push(Run { text, id, item });
         true
     }
 
@@ -218,28 +215,33 @@ impl Linear {
             let mut last: Option<Item> = None;
             let (mut x, mut r) = self.heads.get(t.as_usize()).copied().unwrap_or((NO_SEQ, 0));
             while x != NO_SEQ {
+                // Each char is reached once, as the front of what is left
+                // of its run (so the lists cannot cycle).
                 let run = match self.runs.get_mut(r as usize) {
-                    Some(run) if run.item.contains(x) && run.text == t => run,
+                    Some(run) if run.item.seq == x && run.item.len > 0 && run.text == t => run,
                     _ => return Err(broken("linked char")),
                 };
-                let run_item = run.item;
+                let rest_end = run.item.end();
                 // The piece ends after the first char something was
                 // inserted after (the char after that is listed), at the
                 // run's end (listed too), or where deletion starts or stops
                 // (the run goes on).
-                let split = self.splits.next_with(x, run_item.end(), true);
-                let listed = if split < run_item.end() {
-                    split + 1
-                } else {
-                    split
-                };
+                let split = self.splits.next_with(x, rest_end, true);
+                let listed = if split < rest_end { split + 1 } else { split };
                 let deleted = self.dead.get(x);
                 let end = self.dead.next_with(x, listed, !deleted);
-                let item = piece(run_item, x, end, deleted, content, &mut run.cut);
+                let mut item = run.item;
+                run.item = if end < rest_end {
+                    item.split(end - x, content.as_bytes())
+                } else {
+                    Item {
+                        seq: end,
+                        len: 0,
+                        ..item
+                    }
+                };
+                item.deleted |= deleted;
                 seen += u64::from(item.len);
-                if seen > total {
-                    return Err(broken("linked chars form a cycle"));
-                }
                 match &mut last {
                     Some(prev) if prev.can_append(&item) => prev.append(&item),
                     _ => {
@@ -333,60 +335,9 @@ impl Bits {
     }
 }
 
-/// Chars `x..end` of run `run` as an item. `cut` is how far the run has
-/// been cut so far (used for runs that are not ASCII, whose pieces come
-/// in order).
-fn piece(
-    run: Item,
-    x: Seq,
-    end: Seq,
-    deleted: bool,
-    content: &str,
-    cut: &mut (u32, u32, u32),
-) -> Item {
-    let offset = x - run.seq;
-    let len = end - x;
-    let (byte_start, bytes, utf16) = if run.byte_start == NO_CONTENT {
-        (NO_CONTENT, 0, 0)
-    } else if run.bytes == run.len {
-        (run.byte_start + offset, len, len)
-    } else {
-        let text = content
-            .as_bytes()
-            .get(run.byte_start as usize..(run.byte_start + run.bytes) as usize)
-            .unwrap_or(&[]);
-        // From where the last piece ended (pieces come in order).
-        let (b0, u0, skip) = match offset.checked_sub(cut.0) {
-            Some(skip) => (cut.1, cut.2, skip),
-            None => (0, 0, offset),
-        };
-        let skipped = prefix_units(text.get(b0 as usize..).unwrap_or(&[]), skip);
-        let start = (b0 + skipped.0, u0 + skipped.1);
-        let units = prefix_units(text.get(start.0 as usize..).unwrap_or(&[]), len);
-        *cut = (offset + len, start.0 + units.0, start.1 + units.1);
-        (run.byte_start + start.0, units.0, units.1)
-    };
-    Item {
-        seq: x,
-        len,
-        origin_left: if offset == 0 { run.origin_left } else { x - 1 },
-        origin_right: run.origin_right,
-        byte_start,
-        bytes,
-        utf16,
-        deleted: deleted || run.deleted,
-        anchor: 0,
-    }
-}
-
 /// Deletes through the general path.
 fn delete_slow(texts: &mut TextTable, log: &OpLog, d: Deletion) -> Result<()> {
     let state = texts.get_mut(d.text).ok_or_else(|| broken("text"))?;
     state.remote_delete(d.targets, log.content());
     Ok(())
-}
-
-fn broken(what: &'static str) -> Error {
-    debug_assert!(false, "plan guarantee broken: {what}");
-    Error::Internal { what }
 }
