@@ -27,6 +27,7 @@ use crate::oplog::OpLog;
 use crate::text::{Item, TextTable, TreeBuilder};
 
 use super::apply::broken;
+use super::bits::SeqBits;
 
 /// Hashes a seq by a multiply and a fold (seqs are dense, and the map is
 /// internal to one import).
@@ -92,9 +93,9 @@ pub(super) struct Linear {
     /// next char of its run.
     next: SeqMap,
     /// Chars a run was inserted after that are not the last of their run.
-    splits: Bits,
+    splits: SeqBits,
     /// Deleted chars.
-    dead: Bits,
+    dead: SeqBits,
     /// Insert runs, ascending seqs.
     runs: Vec<Run>,
     deletions: Vec<Deletion>,
@@ -112,24 +113,23 @@ impl Linear {
         (ops, inserts): (usize, usize),
         seqs: Range<Seq>,
     ) -> Option<Linear> {
-        let words = seqs.end.saturating_sub(seqs.start).div_ceil(64) as usize;
-        if words > ops.saturating_mul(8).max(1024) {
-            return None;
-        }
         let blank = touched
             .iter()
             .all(|&t| texts.get(t).is_some_and(|s| s.is_blank()));
-        blank.then(|| {
-            let mut next = SeqMap::default();
-            next.reserve(inserts * 2);
-            Linear {
-                heads: vec![(NO_SEQ, 0); texts.len()],
-                next,
-                splits: Bits::new(seqs.start, words),
-                dead: Bits::new(seqs.start, words),
-                runs: Vec::with_capacity(inserts),
-                deletions: Vec::new(),
-            }
+        if !blank {
+            return None;
+        }
+        let splits = SeqBits::for_update(seqs.clone(), ops)?;
+        let dead = SeqBits::for_update(seqs, ops)?;
+        let mut next = SeqMap::default();
+        next.reserve(inserts * 2);
+        Some(Linear {
+            heads: vec![(NO_SEQ, 0); texts.len()],
+            next,
+            splits,
+            dead,
+            runs: Vec::with_capacity(inserts),
+            deletions: Vec::new(),
         })
     }
 
@@ -266,72 +266,6 @@ impl Linear {
             return Err(broken("chars missing from the lists"));
         }
         Ok(())
-    }
-}
-
-/// One bit per seq of the update.
-#[derive(Debug)]
-struct Bits {
-    base: Seq,
-    words: Vec<u64>,
-}
-
-impl Bits {
-    fn new(base: Seq, words: usize) -> Bits {
-        Bits {
-            base,
-            words: vec![0; words],
-        }
-    }
-
-    /// Sets the bits of `seqs`; `false` (setting nothing) if they are not
-    /// all seqs of the update.
-    fn set(&mut self, seqs: Range<Seq>) -> bool {
-        let (Some(start), Some(end)) = (
-            seqs.start.checked_sub(self.base),
-            seqs.end.checked_sub(self.base),
-        ) else {
-            return false;
-        };
-        let (start, end) = (start as usize, end as usize);
-        if end > self.words.len() * 64 {
-            return false;
-        }
-        let mut bit = start;
-        while bit < end {
-            let n = (64 - bit % 64).min(end - bit);
-            let ones = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
-            self.words[bit / 64] |= ones << (bit % 64);
-            bit += n;
-        }
-        true
-    }
-
-    #[inline]
-    fn get(&self, seq: Seq) -> bool {
-        let bit = seq.wrapping_sub(self.base) as usize;
-        self.words
-            .get(bit / 64)
-            .is_some_and(|w| w >> (bit % 64) & 1 == 1)
-    }
-
-    /// The first seq in `from..to` whose bit is `value`, else `to`.
-    #[inline]
-    fn next_with(&self, from: Seq, to: Seq, value: bool) -> Seq {
-        let mut bit = from.wrapping_sub(self.base) as usize;
-        let stop = to.wrapping_sub(self.base) as usize;
-        while bit < stop {
-            let Some(&w) = self.words.get(bit / 64) else {
-                break;
-            };
-            let w = if value { w } else { !w } >> (bit % 64);
-            if w != 0 {
-                bit += w.trailing_zeros() as usize;
-                break;
-            }
-            bit = (bit / 64 + 1) * 64;
-        }
-        self.base.wrapping_add(bit.min(stop) as Seq)
     }
 }
 

@@ -10,6 +10,7 @@
 //! waits for, and is retried only when that op arrives.
 
 mod apply;
+mod bits;
 mod linear;
 mod pending;
 mod plan;

@@ -19,6 +19,7 @@ use crate::oplog::{OpKind, OpLog};
 use crate::style::ExpandType;
 use crate::text::TextTable;
 
+use super::bits::SeqBits;
 use super::update::{Update, UpdateKind, UpdateRun};
 
 /// A change of the update that the document lacks (possibly only its
@@ -101,12 +102,10 @@ struct Resolver<'a> {
     /// Planned insert runs: (first seq, len, text), when the update edits
     /// several texts.
     inserts: Vec<(Seq, u32, TextIdx)>,
-    /// One bit per planned op (from seq `base`): set for inserts. With a
-    /// single text in the update this answers "is an insert of that text"
-    /// with a bit test.
-    insert_bits: Vec<u64>,
-    base: Seq,
-    single_text: Option<TextIdx>,
+    /// When the update edits a single text: that text, and one bit per
+    /// planned op, set for inserts, which answers "is an insert of that
+    /// text" with a bit test.
+    single_text: Option<(TextIdx, SeqBits)>,
     /// Index into `inserts` of the last hit: references cluster.
     hint: std::cell::Cell<usize>,
     /// Planned start anchors: (seq, text, expand rule), ascending seqs.
@@ -125,18 +124,28 @@ impl Resolver<'_> {
     }
 
     /// The planned change holding op `id`: (first counter, end, first seq).
+    #[inline]
     fn planned(&self, id: OpId) -> Option<(Counter, Counter, Seq)> {
-        let holds = |c: &(PeerId, Counter, Counter, Seq)| {
-            c.0 == id.peer && c.1 <= id.counter && id.counter < c.2
-        };
         // Most references point into the latest change.
-        if let Some(c) = self.changes.last().filter(|c| holds(c)) {
-            return Some((c.1, c.2, c.3));
-        }
+        self.latest(id).or_else(|| self.planned_earlier(id))
+    }
+
+    /// [`Resolver::planned`] if the change is the latest one.
+    #[inline]
+    fn latest(&self, id: OpId) -> Option<(Counter, Counter, Seq)> {
+        self.changes
+            .last()
+            .filter(|c| holds(c, id))
+            .map(|c| (c.1, c.2, c.3))
+    }
+
+    /// [`Resolver::planned`] past the latest change.
+    #[inline(never)]
+    fn planned_earlier(&self, id: OpId) -> Option<(Counter, Counter, Seq)> {
         let list = self.by_peer.get(&id.peer)?;
         let i = list.partition_point(|&c| self.changes.get(c).is_some_and(|c| c.2 <= id.counter));
         let c = self.changes.get(*list.get(i)?)?;
-        holds(c).then_some((c.1, c.2, c.3))
+        holds(c, id).then_some((c.1, c.2, c.3))
     }
 
     /// Whether the log's ops `seqs` are all inserts into `text`.
@@ -215,43 +224,25 @@ impl Resolver<'_> {
     /// Records a planned insert run, in the one structure
     /// [`Resolver::planned_inserts`] will read.
     fn add_insert(&mut self, seq: Seq, len: u32, text: TextIdx) {
-        if self.single_text.is_none() {
-            self.inserts.push((seq, len, text));
-            return;
-        }
-        let start = (seq - self.base) as usize;
-        let end = start + len as usize;
-        let words = end.div_ceil(64);
-        if self.insert_bits.len() < words {
-            self.insert_bits.resize(words, 0);
-        }
-        let mut bit = start;
-        while bit < end {
-            let n = (64 - bit % 64).min(end - bit);
-            if let Some(w) = self.insert_bits.get_mut(bit / 64) {
-                *w |= mask(bit % 64, n);
+        match &mut self.single_text {
+            Some((_, bits)) => {
+                let set = bits.set(seq..seq + len);
+                debug_assert!(set, "planned seqs are in the update's range");
             }
-            bit += n;
+            None => self.inserts.push((seq, len, text)),
         }
     }
 
     /// Whether the planned ops `seqs` are all inserts into `text`.
+    #[inline]
     fn planned_inserts(&self, seqs: Range<Seq>, text: TextIdx) -> bool {
-        if let Some(only) = self.single_text {
-            if only != text {
-                return false;
-            }
-            let mut bit = (seqs.start - self.base) as usize;
-            let end = (seqs.end - self.base) as usize;
-            while bit < end {
-                let n = (64 - bit % 64).min(end - bit);
-                let m = mask(bit % 64, n);
-                if self.insert_bits.get(bit / 64).is_none_or(|w| w & m != m) {
-                    return false;
-                }
-                bit += n;
-            }
-            return true;
+        if let Some((only, bits)) = &self.single_text {
+            return *only == text
+                && if seqs.len() == 1 {
+                    bits.get(seqs.start)
+                } else {
+                    bits.all_set(seqs)
+                };
         }
         let mut at = seqs.start;
         let hint = self.hint.get();
@@ -284,20 +275,17 @@ impl Resolver<'_> {
         let mut out: SmallVec<[Range<Seq>; 1]> = SmallVec::new();
         let mut counter = id.counter;
         let end = id.counter.checked_add(n).ok_or(Error::UnknownId(id))?;
-        // The common case first: chars of the latest change (which the log
-        // does not have), the update editing one text.
-        if let Some(&(peer, start, stop, seq0)) = self.changes.last() {
-            if n > 0 && peer == id.peer && start <= id.counter && end <= stop {
-                let seq = seq0 + (id.counter - start);
-                if seq + n <= before && self.planned_inserts(seq..seq + n, text) {
-                    out.push(seq..seq + n);
-                    return Ok(out);
-                }
-            }
-        }
         while counter < end {
             let here = OpId::new(id.peer, counter);
-            let (seqs, ok) = if let Some(seq) = self.log.id_to_seq(here) {
+            // The latest planned change first (most deletes remove what
+            // was just typed), then the log, then earlier changes: the
+            // log and the plan hold different ops.
+            let latest = self.latest(here);
+            let in_log = match latest {
+                Some(_) => None,
+                None => self.log.id_to_seq(here),
+            };
+            let (seqs, ok) = if let Some(seq) = in_log {
                 let change = self
                     .log
                     .changes()
@@ -305,7 +293,8 @@ impl Resolver<'_> {
                     .ok_or(Error::UnknownId(here))?;
                 let k = (end - counter).min(change.counter_end() - counter);
                 (seq..seq + k, self.log_inserts(seq..seq + k, text))
-            } else if let Some((start, stop, seq0)) = self.planned(here) {
+            } else if let Some((start, stop, seq0)) = latest.or_else(|| self.planned_earlier(here))
+            {
                 let k = (end - counter).min(stop - counter);
                 let seq = seq0 + (counter - start);
                 (seq..seq + k, self.planned_inserts(seq..seq + k, text))
@@ -332,23 +321,6 @@ impl Resolver<'_> {
         let Some(id) = id else {
             return Ok(NO_SEQ);
         };
-        // The common case spelled out: an insert of the latest change, the
-        // update editing one text.
-        if let (Some(&(peer, start, end, seq0)), Some(only)) =
-            (self.changes.last(), self.single_text)
-        {
-            if peer == id.peer && start <= id.counter && id.counter < end && only == text {
-                let seq = seq0 + (id.counter - start);
-                let bit = (seq - self.base) as usize;
-                let insert = self
-                    .insert_bits
-                    .get(bit / 64)
-                    .is_some_and(|w| w >> (bit % 64) & 1 == 1);
-                if insert && seq < before {
-                    return Ok(seq);
-                }
-            }
-        }
         // Most origins point into the same update, often its latest change.
         if let Some((start, _, seq0)) = self.planned(id) {
             let seq = seq0 + (id.counter - start);
@@ -365,10 +337,11 @@ impl Resolver<'_> {
     }
 }
 
-/// `n` (1..=64) one-bits starting at bit `from` (< 64).
-fn mask(from: usize, n: usize) -> u64 {
-    let ones = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
-    ones << from
+/// Whether planned change `c` (peer, first counter, end counter, first
+/// seq) holds op `id`.
+#[inline]
+fn holds(c: &(PeerId, Counter, Counter, Seq), id: OpId) -> bool {
+    c.0 == id.peer && c.1 <= id.counter && id.counter < c.2
 }
 
 /// Which changes of `update` a document that knows `known(peer)` ops of
@@ -443,13 +416,12 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
         changes: Vec::with_capacity(parts.len()),
         by_peer: HashMap::new(),
         inserts: Vec::new(),
-        insert_bits: Vec::new(),
-        base: log.next_seq(),
         // The bit per op only while that is about the size of the update
-        // (a few bytes can name billions of ops: then the run list).
+        // (else the run list).
         single_text: match text_map.as_slice() {
-            [only] if total / 64 <= (update.runs.len() as u64).saturating_mul(8).max(1024) => {
-                Some(*only)
+            [only] => {
+                let seqs = log.next_seq()..log.next_seq() + total as Seq;
+                SeqBits::for_update(seqs, update.runs.len()).map(|bits| (*only, bits))
             }
             _ => None,
         },
