@@ -50,18 +50,16 @@ pub(crate) fn apply(
         }
     };
     drop_focus(texts);
-    let inserts = plan
-        .ops
-        .iter()
-        .filter(|op| matches!(op, PlannedOp::Insert { .. }))
-        .count();
-    let deletes = plan
-        .ops
-        .iter()
-        .filter(|op| matches!(op, PlannedOp::Delete { .. }))
-        .count();
     // Marks take the general path.
-    let mut linear = if inserts + deletes == plan.ops.len() {
+    let (mut inserts, mut marks) = (0, 0);
+    for op in &plan.ops {
+        match op {
+            PlannedOp::Insert { .. } => inserts += 1,
+            PlannedOp::MarkStart { .. } | PlannedOp::MarkEnd { .. } => marks += 1,
+            PlannedOp::Delete { .. } => {}
+        }
+    }
+    let mut linear = if marks == 0 {
         let start = log.next_seq();
         let len: u32 = plan.changes.iter().map(|c| c.len).sum();
         let seqs = start..start.saturating_add(len);
@@ -192,9 +190,7 @@ fn insert(
         None => false,
     };
     if !recorded {
-        if let Some(l) = linear.take() {
-            l.replay(texts, log)?;
-        }
+        leave_fast_forward(linear, texts, log)?;
         let state = texts.get_mut(text).ok_or_else(|| broken("text"))?;
         state.integrate(item, id, log, log.content());
     }
@@ -210,6 +206,19 @@ fn insert(
         },
     });
     Ok(())
+}
+
+/// Hands what the fast-forward recorded (if it is still on) to the
+/// general path, which takes the rest of the update.
+fn leave_fast_forward(
+    linear: &mut Option<Linear>,
+    texts: &mut TextTable,
+    log: &OpLog,
+) -> Result<()> {
+    match linear.take() {
+        Some(l) => l.replay(texts, log),
+        None => Ok(()),
+    }
 }
 
 /// Ends the mark whose start op is `start` at op `seq`.
@@ -296,9 +305,7 @@ fn delete(
             return Ok(());
         }
         // Not chars of the update: the general path decides.
-        if let Some(l) = linear.take() {
-            l.replay(texts, log)?;
-        }
+        leave_fast_forward(linear, texts, log)?;
     }
     let state = texts.get_mut(text).ok_or_else(|| broken("text"))?;
     for piece in pieces {
