@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{all, body, doc, observe, varint, wrap};
+use common::{all, body, doc, observe, varint, wrap, Rng};
 use weft::{Delta, Doc, Error, ExportMode};
 
 /// Peer A types and later marks a link; peer B, having seen A's text,
@@ -241,24 +241,11 @@ fn a_snapshot_merges_like_its_history() {
     via_snapshot.assert_invariants();
 }
 
-/// A small deterministic generator for the randomized tests below.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) % n.max(1) as u64) as usize
-    }
-}
-
 /// Random typing by one peer into two texts: runs of mixed-width chars
-/// (ASCII, two-byte, and astral ones that take two UTF-16 units) typed
-/// anywhere, so later runs split earlier ones, and deletions of ranges.
+/// (ASCII, two- and three-byte, and astral ones that take two UTF-16
+/// units) typed anywhere, so later runs split earlier ones, and deletions
+/// of ranges.
 fn type_randomly(d: &mut Doc, rng: &mut Rng, edits: usize) {
-    const CHARS: [&str; 5] = ["a", "b", "é", "😀", "\n"];
     for _ in 0..edits {
         let mut t = d.text(["t", "u"][rng.below(2)]);
         let len = t.len();
@@ -267,9 +254,7 @@ fn type_randomly(d: &mut Doc, rng: &mut Rng, edits: usize) {
             let n = 1 + rng.below((len - pos).min(6));
             t.delete(pos, n).unwrap();
         } else {
-            let s: String = (0..1 + rng.below(5))
-                .map(|_| CHARS[rng.below(CHARS.len())])
-                .collect();
+            let s = rng.text(5);
             t.insert(rng.below(len + 1), &s).unwrap();
         }
     }
@@ -306,7 +291,7 @@ fn shown(d: &mut Doc) -> impl PartialEq + std::fmt::Debug {
 #[test]
 fn a_whole_history_into_an_empty_doc_equals_the_general_path() {
     for seed in 0..12u64 {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let mut a = doc(1);
         type_randomly(&mut a, &mut rng, 60);
         let prefix = all(&mut a);
@@ -346,7 +331,7 @@ fn a_whole_history_into_an_empty_doc_equals_the_general_path() {
 #[test]
 fn a_concurrent_history_into_an_empty_doc_falls_back_midway() {
     for seed in 0..12u64 {
-        let mut rng = Rng(100 + seed);
+        let mut rng = Rng::new(100 + seed);
         let mut a = doc(1);
         type_randomly(&mut a, &mut rng, 30);
         let mut b = doc(2);

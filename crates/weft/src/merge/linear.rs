@@ -275,3 +275,124 @@ fn delete_slow(texts: &mut TextTable, log: &OpLog, d: Deletion) -> Result<()> {
     state.remote_delete(d.targets, log.content());
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use smallvec::smallvec;
+
+    use super::*;
+    use crate::error::Unit;
+    use crate::merge::{apply, plan, Readiness, Update, UpdateChange, UpdateKind, UpdateRun};
+
+    /// One change of peer 1 in text "t": `runs` (len, kind), `content`.
+    fn update(counter: u32, runs: Vec<(u32, UpdateKind)>, content: &str) -> Update {
+        let len = runs.iter().map(|r| r.0).sum();
+        let deps = match counter {
+            0 => smallvec![],
+            c => smallvec![OpId::new(1, c - 1)],
+        };
+        Update {
+            texts: vec!["t".into()],
+            changes: vec![UpdateChange {
+                peer: 1,
+                counter,
+                len,
+                deps,
+                runs: 0..runs.len(),
+            }],
+            runs: runs
+                .into_iter()
+                .map(|(len, kind)| UpdateRun { len, text: 0, kind })
+                .collect(),
+            content: content.into(),
+        }
+    }
+
+    fn import(log: &mut OpLog, texts: &mut TextTable, u: &Update) {
+        let Readiness::Ready(p) = plan(log, texts, u).unwrap() else {
+            panic!("the update builds on nothing missing");
+        };
+        apply(log, texts, u, p).unwrap();
+    }
+
+    /// The text "t" of a document: its content, its UTF-16 length, and
+    /// which of its chars (by seq) are deleted.
+    fn shown(log: &OpLog, texts: &TextTable) -> (String, u32, Vec<(Seq, bool)>) {
+        let state = texts.get(TextIdx::new(0)).unwrap();
+        state.assert_invariants(log.content());
+        let mut out = String::new();
+        state.write_to(log.content(), &mut out);
+        let chars = state
+            .items()
+            .flat_map(|i| (i.seq..i.end()).map(move |s| (s, i.deleted)))
+            .collect();
+        (out, state.len(Unit::Utf16), chars)
+    }
+
+    /// Our exporter leaves out the text of chars the same update deletes,
+    /// so only other encoders send an update that carries text it also
+    /// deletes (and inserts inside it). Imported at once into an empty
+    /// doc (the fast-forward, deleted bits and all) it must equal the same
+    /// ops imported in two updates, the second taking the general path.
+    #[test]
+    fn deleted_text_carried_by_the_same_update_is_cut_out() {
+        let id = |c| Some(OpId::new(1, c));
+        // "aé😀bc文d" (ops 0..7), "XY" after "😀" (7..9), delete "é😀X"
+        // (ops 9..12: targets 1, 2, 7), delete "文" (12).
+        let typed = vec![
+            (
+                7,
+                UpdateKind::Insert {
+                    left: None,
+                    right: None,
+                    content: Some(0..13),
+                },
+            ),
+            (
+                2,
+                UpdateKind::Insert {
+                    left: id(2),
+                    right: id(3),
+                    content: Some(13..15),
+                },
+            ),
+        ];
+        let deletes = vec![
+            (
+                2,
+                UpdateKind::Delete {
+                    target: OpId::new(1, 1),
+                    reversed: false,
+                },
+            ),
+            (
+                1,
+                UpdateKind::Delete {
+                    target: OpId::new(1, 7),
+                    reversed: false,
+                },
+            ),
+            (
+                1,
+                UpdateKind::Delete {
+                    target: OpId::new(1, 5),
+                    reversed: false,
+                },
+            ),
+        ];
+        let content = "aé😀bc文dXY";
+
+        let mut at_once = (OpLog::default(), TextTable::default());
+        let all: Vec<_> = typed.iter().chain(&deletes).cloned().collect();
+        import(&mut at_once.0, &mut at_once.1, &update(0, all, content));
+
+        let mut in_two = (OpLog::default(), TextTable::default());
+        import(&mut in_two.0, &mut in_two.1, &update(0, typed, content));
+        import(&mut in_two.0, &mut in_two.1, &update(9, deletes, ""));
+
+        let want = shown(&in_two.0, &in_two.1);
+        assert_eq!(want.0, "aYbcd");
+        assert_eq!(want.1, 5);
+        assert_eq!(shown(&at_once.0, &at_once.1), want);
+    }
+}
