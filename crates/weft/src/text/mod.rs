@@ -177,23 +177,24 @@ impl TextState {
     /// tree and the anchor tree bottom-up in one pass. Clears the unloaded
     /// mark.
     pub fn install(&mut self, items: Vec<Item>) {
-        let anchors = anchors_of(&items);
-        let chunks: Vec<Chunk> = items.chunks(BULK_FILL).map(Chunk::new).collect();
-        self.tree = chunks.into_iter().collect();
-        self.index = None;
-        self.focus = None;
-        self.anchors = AnchorTree::from_anchors(anchors);
-        self.resurrected.clear();
-        self.unloaded = None;
+        let anchors = AnchorTree::from_anchors(anchors_of(&items));
+        let tree = items.chunks(BULK_FILL).map(Chunk::new).collect();
+        self.replace_tree(tree, anchors);
     }
 
     /// Replaces the tree with the leaves `built` (chars only).
     pub fn install_built(&mut self, mut built: TreeBuilder) {
         built.flush();
-        self.tree = built.leaves.into_iter().collect();
+        self.replace_tree(built.leaves.into_iter().collect(), AnchorTree::default());
+    }
+
+    /// Makes `tree` (with its anchors) the text's content, dropping what
+    /// was derived from the old one. Clears the unloaded mark.
+    fn replace_tree(&mut self, tree: BTree<ChunkTree>, anchors: AnchorTree) {
+        self.tree = tree;
         self.index = None;
         self.focus = None;
-        self.anchors = AnchorTree::default();
+        self.anchors = anchors;
         self.resurrected.clear();
         self.unloaded = None;
     }
