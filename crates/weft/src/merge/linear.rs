@@ -67,6 +67,8 @@ type SeqMap = HashMap<Seq, Place, BuildHasherDefault<SeqHasher>>;
 struct Run {
     text: TextIdx,
     id: OpId,
+    /// The char after the run's last char.
+    after: Place,
     /// The run; while the trees are built, the part of it not reached
     /// yet. A run's chars come in document order in its own order, so the
     /// build cuts pieces off its front ([`Item::split`]; O(run length) in
@@ -88,10 +90,12 @@ struct Deletion {
 pub(super) struct Linear {
     /// Per text of the document, its first char (`NO_SEQ`: none yet).
     heads: Vec<Place>,
-    /// Char -> the char after it, for the last char of every run and every
-    /// char a run was inserted after. Any other char is followed by the
-    /// next char of its run.
+    /// Char -> the char after it, for every char a run was inserted after
+    /// that is not the last of its run (the last is followed by
+    /// [`Run::after`], any other char by the next char of its run).
     next: SeqMap,
+    /// The run that held the last left origin looked up: inserts cluster.
+    hint: usize,
     /// Chars a run was inserted after that are not the last of their run.
     splits: SeqBits,
     /// Deleted chars.
@@ -121,11 +125,10 @@ impl Linear {
         }
         let splits = SeqBits::for_update(seqs.clone(), ops)?;
         let dead = SeqBits::for_update(seqs, ops)?;
-        let mut next = SeqMap::default();
-        next.reserve(inserts * 2);
         Some(Linear {
             heads: vec![(NO_SEQ, 0); texts.len()],
-            next,
+            next: SeqMap::default(),
+            hint: 0,
             splits,
             dead,
             runs: Vec::with_capacity(inserts),
@@ -139,34 +142,65 @@ impl Linear {
     #[inline]
     pub fn insert(&mut self, text: TextIdx, id: OpId, item: Item) -> bool {
         let left = item.origin_left;
-        // The char after the left origin, and whether the origin is inside
-        // a run (then the insert splits it).
-        let (old, split) = if left == NO_SEQ {
+        let here = (item.seq, self.runs.len() as u32);
+        // The char after the left origin, and where to link the new run.
+        let old = if left == NO_SEQ {
             match self.heads.get(text.as_usize()) {
-                Some(&h) => (h, false),
-                None => return false,
+                Some(&h) if h.0 == item.origin_right => {
+                    self.heads[text.as_usize()] = here;
+                    h
+                }
+                _ => return false,
             }
         } else {
-            match self.next.get(&left) {
-                Some(&n) => (n, false),
-                None => {
-                    let run = self.runs.partition_point(|r| r.item.end() <= left);
-                    ((left + 1, run as u32), true)
+            let Some(r) = self.run_of(left) else {
+                return false;
+            };
+            let run = &mut self.runs[r];
+            if left + 1 == run.item.end() {
+                // The run's last char.
+                if run.after.0 != item.origin_right {
+                    return false;
                 }
+                std::mem::replace(&mut run.after, here)
+            } else if self.splits.get(left) {
+                // Something was inserted after it before.
+                match self.next.get_mut(&left) {
+                    Some(n) if n.0 == item.origin_right => std::mem::replace(n, here),
+                    _ => return false,
+                }
+            } else {
+                // Inside a run: the insert splits it.
+                if left + 1 != item.origin_right || !self.splits.set(left..left + 1) {
+                    return false;
+                }
+                self.next.insert(left, here);
+                (left + 1, r as u32)
             }
         };
-        if old.0 != item.origin_right || (split && !self.splits.set(left..left + 1)) {
-            return false;
-        }
-        let here = (item.seq, self.runs.len() as u32);
-        if left == NO_SEQ {
-            self.heads[text.as_usize()] = here;
-        } else {
-            self.next.insert(left, here);
-        }
-        self.next.insert(item.end() - 1, old);
-        self.runs.push(Run { text, id, item });
+        self.runs.push(Run {
+            text,
+            id,
+            after: old,
+            item,
+        });
         true
+    }
+
+    /// The index of the recorded run holding char `seq`.
+    #[inline]
+    fn run_of(&mut self, seq: Seq) -> Option<usize> {
+        let holds = |r: &Run| r.item.seq <= seq && seq < r.item.end();
+        let last = self.runs.len().checked_sub(1)?;
+        for i in [last, self.hint] {
+            if self.runs.get(i).is_some_and(holds) {
+                self.hint = i;
+                return Some(i);
+            }
+        }
+        let i = self.runs.partition_point(|r| r.item.end() <= seq);
+        self.hint = i;
+        self.runs.get(i).filter(|r| holds(r)).map(|_| i)
     }
 
     /// Records that op `seq` deletes chars `targets` of `text`; `false`
@@ -221,7 +255,7 @@ impl Linear {
                     Some(run) if run.item.seq == x && run.item.len > 0 && run.text == t => run,
                     _ => return Err(broken("linked char")),
                 };
-                let rest_end = run.item.end();
+                let (rest_end, after) = (run.item.end(), run.after);
                 // The piece ends after the first char something was
                 // inserted after (the char after that is listed), at the
                 // run's end (listed too), or where deletion starts or stops
@@ -250,8 +284,13 @@ impl Linear {
                         }
                     }
                 }
-                (x, r) = if end == listed {
-                    *self.next.get(&(end - 1)).ok_or_else(|| broken("run end"))?
+                (x, r) = if end == rest_end {
+                    after
+                } else if end == listed {
+                    *self
+                        .next
+                        .get(&(end - 1))
+                        .ok_or_else(|| broken("split point"))?
                 } else {
                     (end, r)
                 };
@@ -394,5 +433,76 @@ mod tests {
         assert_eq!(want.0, "aYbcd");
         assert_eq!(want.1, 5);
         assert_eq!(shown(&at_once.0, &at_once.1), want);
+    }
+
+    /// Peers 2 and 3 both insert after the "a" of peer 1's "abc", not
+    /// knowing of each other. Delivered in one update into an empty doc,
+    /// the second insert finds something already inserted after its left
+    /// origin and must leave the fast-forward; the result must equal the
+    /// same ops delivered in two updates (the second into a non-empty
+    /// text, the general path), whichever peer comes first.
+    #[test]
+    fn concurrent_inserts_after_one_char_inside_a_run_leave_the_fast_forward() {
+        let insert =
+            |left: Option<OpId>, right: Option<OpId>, content: Range<usize>| UpdateKind::Insert {
+                left,
+                right,
+                content: Some(content),
+            };
+        let change = |peer, len, runs: Range<usize>, deps| UpdateChange {
+            peer,
+            counter: 0,
+            len,
+            deps,
+            runs,
+        };
+        let (a, b) = (Some(OpId::new(1, 0)), Some(OpId::new(1, 1)));
+        let after_abc = || smallvec![OpId::new(1, 2)];
+        for (first, second) in [(2, 3), (3, 2)] {
+            let all = Update {
+                texts: vec!["t".into()],
+                changes: vec![
+                    change(1, 3, 0..1, smallvec![]),
+                    change(first, 1, 1..2, after_abc()),
+                    change(second, 2, 2..3, after_abc()),
+                ],
+                runs: [
+                    insert(None, None, 0..3),
+                    insert(a, b, 3..4),
+                    insert(a, b, 4..6),
+                ]
+                .into_iter()
+                .zip([3, 1, 2])
+                .map(|(kind, len)| UpdateRun { len, text: 0, kind })
+                .collect(),
+                content: "abcXYZ".into(),
+            };
+            let mut at_once = (OpLog::default(), TextTable::default());
+            import(&mut at_once.0, &mut at_once.1, &all);
+
+            let mut head = all.clone();
+            head.changes.truncate(2);
+            head.runs.truncate(2);
+            head.content.truncate(4);
+            let mut tail = all.clone();
+            tail.changes = vec![change(second, 2, 0..1, after_abc())];
+            tail.runs = vec![UpdateRun {
+                len: 2,
+                text: 0,
+                kind: insert(a, b, 0..2),
+            }];
+            tail.content = "YZ".into();
+            let mut in_two = (OpLog::default(), TextTable::default());
+            import(&mut in_two.0, &mut in_two.1, &head);
+            import(&mut in_two.0, &mut in_two.1, &tail);
+
+            let want = shown(&in_two.0, &in_two.1);
+            assert_eq!(want.0.len(), 6);
+            assert_eq!(
+                shown(&at_once.0, &at_once.1),
+                want,
+                "peers {first}, {second}"
+            );
+        }
     }
 }
