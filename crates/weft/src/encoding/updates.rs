@@ -339,7 +339,9 @@ impl RunWriter<'_> {
     }
 }
 
-/// Reads an id written by [`Tables::id`] relative to `base`.
+/// Reads an id written by [`Tables::id`] relative to `base`. (Inlined:
+/// three of them per run, and the call cost a quarter of it.)
+#[inline(always)]
 fn read_id(r: &mut Reader<'_>, peers: &[PeerId], base: OpId) -> Result<Option<OpId>> {
     let v = r.varint()?;
     if v == 0 {
@@ -611,14 +613,15 @@ impl RunReader<'_> {
         let content = if with_content {
             // Take `run_len` chars from the content.
             let rest = self.content.get(self.content_at..).unwrap_or("");
+            // ASCII content has a byte per char.
             let bytes = if self.ascii {
                 run_len as usize
             } else {
                 crate::text::prefix_units(rest.as_bytes(), run_len).0 as usize
             };
             let range = self.content_at..self.content_at + bytes;
-            let taken = self.content.get(range.clone()).unwrap_or("");
-            if bytes > rest.len() || char_len(taken) != run_len {
+            let short = bytes > rest.len();
+            if short || (!self.ascii && char_len(rest.get(..bytes).unwrap_or("")) != run_len) {
                 return Err(Error::Malformed {
                     offset: self.content_offset + self.content_at,
                     what: "content length",
