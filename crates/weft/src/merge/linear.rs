@@ -125,9 +125,12 @@ impl Linear {
         }
         let splits = SeqBits::for_update(seqs.clone(), ops)?;
         let dead = SeqBits::for_update(seqs, ops)?;
+        // About a quarter of B4's insert runs go inside a run.
+        let mut next = SeqMap::default();
+        next.reserve(inserts / 2);
         Some(Linear {
             heads: vec![(NO_SEQ, 0); texts.len()],
-            next: SeqMap::default(),
+            next,
             hint: 0,
             splits,
             dead,
