@@ -8,7 +8,7 @@ use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
 use crate::id::{Counter, OpId, PeerId, Seq, TextIdx, NO_SEQ};
-use crate::merge::{Update, UpdateChange, UpdateKind, UpdateRun};
+use crate::merge::{MarkSet, Update, UpdateChange, UpdateKind, UpdateRun};
 use crate::oplog::{Change, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::style::{ExpandType, Value};
 use crate::text::{char_len, TextTable};
@@ -399,6 +399,7 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Update> {
     let mut ops = RunReader {
         // Every run takes at least two bytes.
         runs: Vec::with_capacity(os.remaining() / 2),
+        marks: Vec::new(),
         os,
         peers: &peers,
         texts: texts.len(),
@@ -448,6 +449,7 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Update> {
         changes,
         runs: ops.runs,
         content: content.to_owned(),
+        marks: ops.marks,
     })
 }
 
@@ -497,6 +499,7 @@ fn read_change(
 struct RunReader<'a> {
     os: Reader<'a>,
     runs: Vec<UpdateRun>,
+    marks: Vec<MarkSet>,
     peers: &'a [PeerId],
     /// Number of texts the update names.
     texts: usize,
@@ -569,13 +572,13 @@ impl RunReader<'_> {
         Ok(if start {
             let expand =
                 ExpandType::from_byte(os.u8()?).ok_or_else(|| os.malformed("expand rule"))?;
-            let key = read_string(os)?;
+            let key = read_string(os)?.into();
             let value = read_value(os, 0)?;
+            self.marks.push(MarkSet { key, value });
             UpdateKind::MarkStart {
                 left: l,
                 right: rgt,
-                key: key.into(),
-                value,
+                mark: (self.marks.len() - 1) as u32,
                 expand,
             }
         } else {

@@ -17,7 +17,7 @@ use crate::text::{char_len, utf16_len, Item, TextTable};
 
 use super::linear::Linear;
 use super::plan::{Plan, PlannedOp};
-use super::update::{Update, UpdateKind};
+use super::update::Update;
 
 /// A guarantee of the plan that does not hold.
 pub(super) fn broken(what: &'static str) -> Error {
@@ -106,15 +106,14 @@ pub(crate) fn apply(
                     text,
                     left,
                     right,
-                    run,
+                    mark,
+                    expand,
                 } => {
-                    let Some(UpdateKind::MarkStart {
-                        key, value, expand, ..
-                    }) = update.runs.get(*run).map(|r| &r.kind)
-                    else {
-                        return Err(broken("mark start run"));
-                    };
-                    let mark = log.start_mark(key, value.clone(), *expand, *seq);
+                    let set = update
+                        .marks
+                        .get(*mark as usize)
+                        .ok_or_else(|| broken("mark set"))?;
+                    let mark = log.start_mark(&set.key, set.value.clone(), *expand, *seq);
                     let kind = OpKind::MarkStart {
                         origin_left: *left,
                         origin_right: *right,

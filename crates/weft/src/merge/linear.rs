@@ -347,6 +347,7 @@ mod tests {
                 .map(|(len, kind)| UpdateRun { len, text: 0, kind })
                 .collect(),
             content: content.into(),
+            marks: Vec::new(),
         }
     }
 
@@ -479,6 +480,7 @@ mod tests {
                 .map(|(kind, len)| UpdateRun { len, text: 0, kind })
                 .collect(),
                 content: "abcXYZ".into(),
+                marks: Vec::new(),
             };
             let mut at_once = (OpLog::default(), TextTable::default());
             import(&mut at_once.0, &mut at_once.1, &all);

@@ -19,4 +19,4 @@ mod update;
 pub(crate) use apply::apply;
 pub(crate) use pending::{missing_spans, Parked, Pending};
 pub(crate) use plan::{missing_parts, plan, Readiness};
-pub(crate) use update::{Update, UpdateChange, UpdateKind, UpdateRun};
+pub(crate) use update::{MarkSet, Update, UpdateChange, UpdateKind, UpdateRun};

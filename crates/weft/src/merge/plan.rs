@@ -45,14 +45,15 @@ pub(super) enum PlannedOp {
         right: Seq,
         content: Option<Range<usize>>,
     },
-    /// Inserts a mark's start anchor; key, value and rule are in update
-    /// run `run`.
+    /// Inserts a mark's start anchor; what the mark sets is the update's
+    /// `marks[mark]`.
     MarkStart {
         seq: Seq,
         text: TextIdx,
         left: Seq,
         right: Seq,
-        run: usize,
+        mark: u32,
+        expand: ExpandType,
     },
     /// Inserts the end anchor of the mark whose start op is `start`.
     MarkEnd {
@@ -463,13 +464,13 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
         let first_op = ops.len();
         // Walk the change's runs, skipping the ops already known.
         let mut op_counter = change.counter;
-        for (run_index, run) in update
+        let runs = update
             .runs
-            .iter()
-            .enumerate()
-            .skip(change.runs.start)
-            .take(change.runs.len())
-        {
+            .get(change.runs.clone())
+            .ok_or(Error::Internal {
+                what: "change runs",
+            })?;
+        for run in runs {
             let run_end = op_counter + run.len;
             if run_end <= counter {
                 op_counter = run_end;
@@ -485,7 +486,6 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
                     what: "text index",
                 })?;
             let piece = Piece {
-                run_index,
                 first: OpId::new(change.peer, op_counter + offset),
                 offset,
                 len: n,
@@ -539,7 +539,6 @@ fn map_texts(texts: &TextTable, update: &Update) -> (Vec<Box<str>>, Vec<TextIdx>
 /// The part of an update run the document lacks (all of it, or the tail
 /// after ops it has).
 struct Piece {
-    run_index: usize,
     /// The id of the piece's first op.
     first: OpId,
     /// Ops of the run before the piece (already known).
@@ -606,7 +605,7 @@ impl Resolver<'_> {
                 left,
                 right,
                 expand,
-                ..
+                mark,
             } => {
                 let sticks_left = expand.anchor_sticks_left(false);
                 let (left, right) = self.glue((*left, *right), sticks_left, text, seq)?;
@@ -616,7 +615,8 @@ impl Resolver<'_> {
                     text,
                     left,
                     right,
-                    run: p.run_index,
+                    mark: *mark,
+                    expand: *expand,
                 }
             }
             UpdateKind::MarkEnd { left, right, start } => {

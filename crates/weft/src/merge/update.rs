@@ -23,6 +23,16 @@ pub(crate) struct Update {
     pub runs: Vec<UpdateRun>,
     /// The text of the inserts that carry content, concatenated.
     pub content: String,
+    /// What the marks started by the update set, in op order: kept apart
+    /// so that runs own nothing (dropping them is free).
+    pub marks: Vec<MarkSet>,
+}
+
+/// What a mark started by an [`Update`] sets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MarkSet {
+    pub key: Box<str>,
+    pub value: Value,
 }
 
 /// One change of an [`Update`]; its ops are `runs[runs.start..runs.end]`.
@@ -57,12 +67,12 @@ pub(crate) enum UpdateKind {
         target: OpId,
         reversed: bool,
     },
-    /// The start anchor of a mark, which carries what the mark sets.
+    /// The start anchor of a mark; what the mark sets is
+    /// [`Update::marks`]`[mark]`.
     MarkStart {
         left: Option<OpId>,
         right: Option<OpId>,
-        key: Box<str>,
-        value: Value,
+        mark: u32,
         expand: ExpandType,
     },
     /// The end anchor of the mark started by op `start`.
@@ -108,6 +118,7 @@ impl Update {
             changes: Vec::with_capacity(missing.pieces.len()),
             runs: Vec::new(),
             content: String::new(),
+            marks: Vec::new(),
         };
         // The log's text indexes -> the update's.
         let mut text_index: HashMap<TextIdx, u32> = HashMap::new();
@@ -134,7 +145,7 @@ impl Update {
                         t
                     }
                 };
-                match run_kind(log, run, &mut update.content) {
+                match run_kind(log, run, &mut update.content, &mut update.marks) {
                     Some(kind) => update.runs.push(UpdateRun {
                         len: run.len,
                         text,
@@ -159,8 +170,14 @@ impl Update {
 }
 
 /// `run` with every reference spelled as an id, its text (if any)
-/// appended to `content`. `None` if a mark op names no mark.
-fn run_kind(log: &OpLog, run: &OpRun, content: &mut String) -> Option<UpdateKind> {
+/// appended to `content`, what a mark it starts sets to `marks`. `None`
+/// if a mark op names no mark.
+fn run_kind(
+    log: &OpLog,
+    run: &OpRun,
+    content: &mut String,
+    marks: &mut Vec<MarkSet>,
+) -> Option<UpdateKind> {
     let id = |s: Seq| (s != NO_SEQ).then(|| log.seq_to_id(s));
     Some(match run.kind {
         OpKind::Insert {
@@ -186,11 +203,14 @@ fn run_kind(log: &OpLog, run: &OpRun, content: &mut String) -> Option<UpdateKind
             mark,
         } => {
             let m = log.mark(mark)?;
+            marks.push(MarkSet {
+                key: log.keys().name(m.key).into(),
+                value: m.value.clone(),
+            });
             UpdateKind::MarkStart {
                 left: id(origin_left),
                 right: id(origin_right),
-                key: log.keys().name(m.key).into(),
-                value: m.value.clone(),
+                mark: (marks.len() - 1) as u32,
                 expand: m.expand,
             }
         }
