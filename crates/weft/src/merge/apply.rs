@@ -67,6 +67,8 @@ pub(crate) fn apply(
     } else {
         None
     };
+    // One pass over the content instead of one per insert.
+    let ascii = update.content.is_ascii();
     let mut applied = Vec::with_capacity(plan.changes.len());
     for change in plan.changes {
         log.push_remote_change(change.peer, change.counter, change.len, change.deps);
@@ -98,7 +100,7 @@ pub(crate) fn apply(
                         ),
                         None => None,
                     };
-                    let item = new_item(log, *seq, *len, (*left, *right), content);
+                    let item = new_item(log, *seq, *len, (*left, *right), content, ascii);
                     insert(log, texts, &mut linear, *id, *text, item)?;
                 }
                 PlannedOp::MarkStart {
@@ -146,18 +148,20 @@ pub(crate) fn apply(
 
 /// The item of `len` new chars (seqs `seq..`) between `origins`, with
 /// their text added to the log's content, or tombstones when the update
-/// left it out.
+/// left it out. `ascii`: the text is known to be ASCII.
 fn new_item(
     log: &mut OpLog,
     seq: Seq,
     len: u32,
     (left, right): (Seq, Seq),
     content: Option<&str>,
+    ascii: bool,
 ) -> Item {
     let (byte_start, bytes, utf16) = match content {
         Some(s) => {
             debug_assert_eq!(char_len(s), len);
-            (log.push_content(s), s.len() as u32, utf16_len(s))
+            let utf16 = if ascii { len } else { utf16_len(s) };
+            (log.push_content(s), s.len() as u32, utf16)
         }
         None => (NO_CONTENT, 0, 0),
     };

@@ -25,41 +25,52 @@ impl SeqBits {
         })
     }
 
-    /// The words and bit masks covering `seqs`, if they are all in range.
-    fn spans(&self, seqs: Range<Seq>) -> Option<impl Iterator<Item = (usize, u64)> + use<>> {
+    /// The bit indexes of `seqs`, if they are all in range.
+    #[inline]
+    fn bits(&self, seqs: Range<Seq>) -> Option<Range<usize>> {
         let start = seqs.start.checked_sub(self.base)? as usize;
         let end = seqs.end.checked_sub(self.base)? as usize;
-        if end > self.words.len() * 64 {
-            return None;
+        (end <= self.words.len() * 64).then_some(start..end)
+    }
+
+    /// Calls `f` with each word index and the mask of the bits `bits` in
+    /// it, until `f` returns `false`; whether it never did.
+    #[inline]
+    fn each_word(bits: Range<usize>, mut f: impl FnMut(usize, u64) -> bool) -> bool {
+        let mut bit = bits.start;
+        while bit < bits.end {
+            let n = (64 - bit % 64).min(bits.end - bit);
+            let ones = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+            if !f(bit / 64, ones << (bit % 64)) {
+                return false;
+            }
+            bit += n;
         }
-        let mut bit = start;
-        Some(std::iter::from_fn(move || {
-            (bit < end).then(|| {
-                let n = (64 - bit % 64).min(end - bit);
-                let ones = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
-                let span = (bit / 64, ones << (bit % 64));
-                bit += n;
-                span
-            })
-        }))
+        true
     }
 
     /// Sets the bits of `seqs`; `false` (setting nothing) if they are not
     /// all in range.
     pub fn set(&mut self, seqs: Range<Seq>) -> bool {
-        let Some(spans) = self.spans(seqs) else {
+        let Some(bits) = self.bits(seqs) else {
             return false;
         };
-        for (w, mask) in spans {
-            self.words[w] |= mask;
-        }
-        true
+        let words = &mut self.words;
+        Self::each_word(bits, |w, mask| {
+            if let Some(word) = words.get_mut(w) {
+                *word |= mask;
+            }
+            true
+        })
     }
 
     /// Whether every bit of `seqs` is set (and in range).
     pub fn all_set(&self, seqs: Range<Seq>) -> bool {
-        self.spans(seqs)
-            .is_some_and(|mut spans| spans.all(|(w, mask)| self.words[w] & mask == mask))
+        self.bits(seqs).is_some_and(|bits| {
+            Self::each_word(bits, |w, mask| {
+                self.words.get(w).is_some_and(|&word| word & mask == mask)
+            })
+        })
     }
 
     /// Whether the bit of `seq` is set (`false` out of range).
