@@ -71,6 +71,8 @@ pub(crate) fn apply(
     let ascii = update.content.is_ascii();
     let mut applied = Vec::with_capacity(plan.changes.len());
     for change in plan.changes {
+        // The change's ops get seqs from here (as the plan numbered them).
+        let first_seq = log.next_seq();
         log.push_remote_change(change.peer, change.counter, change.len, change.deps);
         applied.push(IdSpan::new(
             change.peer,
@@ -83,7 +85,6 @@ pub(crate) fn apply(
         for op in ops {
             match op {
                 PlannedOp::Insert {
-                    id,
                     seq,
                     len,
                     text,
@@ -95,13 +96,14 @@ pub(crate) fn apply(
                         Some(r) => Some(
                             update
                                 .content
-                                .get(r.clone())
+                                .get(r.start as usize..r.end as usize)
                                 .ok_or_else(|| broken("content"))?,
                         ),
                         None => None,
                     };
+                    let id = OpId::new(change.peer, change.counter + (seq - first_seq));
                     let item = new_item(log, *seq, *len, (*left, *right), content, ascii);
-                    insert(log, texts, &mut linear, *id, *text, item)?;
+                    insert(log, texts, &mut linear, id, *text, item)?;
                 }
                 PlannedOp::MarkStart {
                     seq,
@@ -135,7 +137,13 @@ pub(crate) fn apply(
                     text,
                     pieces,
                     reversed,
-                } => delete(log, texts, &mut linear, *seq, *text, pieces, *reversed)?,
+                } => {
+                    let pieces = plan
+                        .pieces
+                        .get(pieces.start as usize..pieces.end as usize)
+                        .ok_or_else(|| broken("delete pieces"))?;
+                    delete(log, texts, &mut linear, *seq, *text, pieces, *reversed)?;
+                }
             }
         }
     }

@@ -36,14 +36,15 @@ pub(super) struct PlannedChange {
 /// One op run of a planned change, every reference resolved to a seq.
 #[derive(Debug)]
 pub(super) enum PlannedOp {
+    /// Inserts chars `seq..seq + len`; their text is the update's
+    /// `content[content]` (`None`: left out, they are deleted).
     Insert {
-        id: OpId,
         seq: Seq,
         len: u32,
         text: TextIdx,
         left: Seq,
         right: Seq,
-        content: Option<Range<usize>>,
+        content: Option<Range<u32>>,
     },
     /// Inserts a mark's start anchor; what the mark sets is the update's
     /// `marks[mark]`.
@@ -63,11 +64,12 @@ pub(super) enum PlannedOp {
         right: Seq,
         start: Seq,
     },
-    /// Deletes the chars `pieces` (ascending seqs, in the order op by op).
+    /// Deletes the chars [`Plan::pieces`]`[pieces]` (ascending seqs, in
+    /// the order op by op).
     Delete {
         seq: Seq,
         text: TextIdx,
-        pieces: SmallVec<[Range<Seq>; 1]>,
+        pieces: Range<u32>,
         reversed: bool,
     },
 }
@@ -79,7 +81,10 @@ pub(crate) struct Plan {
     /// The texts the update edits.
     pub(super) touched: Vec<TextIdx>,
     pub(super) changes: Vec<PlannedChange>,
+    /// Op runs; they own nothing, so dropping them is free.
     pub(super) ops: Vec<PlannedOp>,
+    /// The seq ranges the delete ops remove.
+    pub(super) pieces: Vec<Range<Seq>>,
 }
 
 /// Whether an update can be applied now.
@@ -265,15 +270,16 @@ impl Resolver<'_> {
     }
 
     /// Resolves ops `id.counter..id.counter + n` of `id.peer`, which must be
-    /// inserts into `text` made before seq `before`, to ascending seq ranges.
+    /// inserts into `text` made before seq `before`, to ascending seq ranges
+    /// appended to `out`; returns their indexes there.
     fn chars(
         &self,
         id: OpId,
         n: u32,
-        text: TextIdx,
-        before: Seq,
-    ) -> Result<SmallVec<[Range<Seq>; 1]>> {
-        let mut out: SmallVec<[Range<Seq>; 1]> = SmallVec::new();
+        (text, before): (TextIdx, Seq),
+        out: &mut Vec<Range<Seq>>,
+    ) -> Result<Range<u32>> {
+        let first = out.len();
         let mut counter = id.counter;
         let end = id.counter.checked_add(n).ok_or(Error::UnknownId(id))?;
         while counter < end {
@@ -306,12 +312,12 @@ impl Resolver<'_> {
                 return Err(Error::UnknownId(here));
             }
             counter += seqs.end - seqs.start;
-            match out.last_mut() {
+            match out.get_mut(first..).and_then(<[_]>::last_mut) {
                 Some(last) if last.end == seqs.start => last.end = seqs.end,
                 _ => out.push(seqs),
             }
         }
-        Ok(out)
+        Ok(first as u32..out.len() as u32)
     }
 
     /// Resolves one origin (`None`: start or end of the text). A one-op
@@ -439,7 +445,10 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
         ended: Vec::new(),
     };
     let mut changes = Vec::with_capacity(parts.len());
-    let mut ops = Vec::with_capacity(update.runs.len());
+    let mut out = Planned {
+        ops: Vec::with_capacity(update.runs.len()),
+        pieces: Vec::new(),
+    };
     let mut seq = log.next_seq();
     for (i, skip) in parts {
         let change = update.changes.get(i).ok_or(Error::Internal {
@@ -461,7 +470,7 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
                 .collect::<Result<_>>()?
         };
         resolver.add_change(change.peer, counter..counter + len, seq);
-        let first_op = ops.len();
+        let first_op = out.ops.len();
         // Walk the change's runs, skipping the ops already known.
         let mut op_counter = change.counter;
         let runs = update
@@ -492,7 +501,7 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
                 text,
                 seq,
             };
-            resolver.plan_run(update, run, &piece, &mut ops)?;
+            resolver.plan_run(update, run, &piece, &mut out)?;
             seq += n;
             op_counter = run_end;
         }
@@ -501,7 +510,7 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
             counter,
             len,
             deps,
-            ops: first_op..ops.len(),
+            ops: first_op..out.ops.len(),
         });
     }
     Ok(Readiness::Ready(Plan {
@@ -513,7 +522,8 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
             t
         },
         changes,
-        ops,
+        ops: out.ops,
+        pieces: out.pieces,
     }))
 }
 
@@ -534,6 +544,12 @@ fn map_texts(texts: &TextTable, update: &Update) -> (Vec<Box<str>>, Vec<TextIdx>
         text_map.push(idx);
     }
     (new_texts, text_map)
+}
+
+/// What [`Resolver::plan_run`] writes: [`Plan::ops`] and [`Plan::pieces`].
+struct Planned {
+    ops: Vec<PlannedOp>,
+    pieces: Vec<Range<Seq>>,
 }
 
 /// The part of an update run the document lacks (all of it, or the tail
@@ -561,10 +577,10 @@ impl Resolver<'_> {
         update: &Update,
         run: &UpdateRun,
         p: &Piece,
-        ops: &mut Vec<PlannedOp>,
+        out: &mut Planned,
     ) -> Result<()> {
         let (text, seq) = (p.text, p.seq);
-        ops.push(match &run.kind {
+        let op = match &run.kind {
             UpdateKind::Insert {
                 left,
                 right,
@@ -579,20 +595,22 @@ impl Resolver<'_> {
                 };
                 let left = self.origin(left, text, seq)?;
                 let right = self.origin(*right, text, seq)?;
-                let content = match content {
-                    Some(range) if p.offset > 0 => {
+                // Offsets fit a u32: `plan` checked the content's length.
+                let content = content.as_ref().map(|range| {
+                    let start = if p.offset > 0 {
                         let s = update.content.get(range.clone()).unwrap_or("");
                         let skip_bytes = s
                             .char_indices()
                             .nth(p.offset as usize)
                             .map_or(s.len(), |(b, _)| b);
-                        Some(range.start + skip_bytes..range.end)
-                    }
-                    other => other.clone(),
-                };
+                        range.start + skip_bytes
+                    } else {
+                        range.start
+                    };
+                    start as u32..range.end as u32
+                });
                 self.add_insert(seq, p.len, text);
                 PlannedOp::Insert {
-                    id: p.first,
                     seq,
                     len: p.len,
                     text,
@@ -643,11 +661,12 @@ impl Resolver<'_> {
                 PlannedOp::Delete {
                     seq,
                     text,
-                    pieces: self.chars(low, p.len, text, seq)?,
+                    pieces: self.chars(low, p.len, (text, seq), &mut out.pieces)?,
                     reversed: *reversed,
                 }
             }
-        });
+        };
+        out.ops.push(op);
         Ok(())
     }
 }
