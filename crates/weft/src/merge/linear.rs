@@ -135,7 +135,7 @@ impl Linear {
             splits,
             dead,
             runs: Vec::with_capacity(inserts),
-            deletions: Vec::new(),
+            deletions: Vec::with_capacity(ops.saturating_sub(inserts)),
         })
     }
 
