@@ -644,6 +644,7 @@ impl RunReader<'_> {
     }
 
     /// A delete run of `run_len` ops from `own` on, forwards or backwards.
+    #[inline(always)]
     fn read_delete(&mut self, own: OpId, run_len: u32, reversed: bool) -> Result<UpdateKind> {
         let target = read_id(&mut self.os, self.peers, self.last_ref.unwrap_or(own))?
             .ok_or_else(|| self.os.malformed("delete target"))?;
