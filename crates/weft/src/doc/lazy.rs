@@ -77,22 +77,35 @@ impl LazyDoc {
         self.loaded.is_some() && self.unbuilt == 0 && self.unfilled.is_empty()
     }
 
-    /// The visible text of snapshot text `i`, in document order.
-    pub fn text(&self, i: u32) -> Result<&str> {
+    /// The visible text of snapshot text `i`, in document order: from
+    /// `log` once the texts are there (see [`LazyDoc::head_loaded`]).
+    pub fn text<'a>(&'a self, log: &'a OpLog, i: u32) -> Result<&'a str> {
+        if let Some(head) = &self.head {
+            let range = head.text_range(i as usize)?;
+            return log.content().get(range).ok_or(Error::Malformed {
+                offset: 0,
+                what: "snapshot text",
+            });
+        }
         let cell = self.texts.get(i as usize).ok_or(Error::Malformed {
             offset: 0,
             what: "snapshot text index",
         })?;
-        cell.get_or_init(|| self.snap.stored_text(i))
+        cell.get_or_init(|| self.snap.stored_text(i, 0))
             .as_deref()
             .map_err(Clone::clone)
     }
 
     /// Decodes the change table and the texts into `log` (which must be
     /// empty) unless they are there already. On error `log` is unchanged.
+    /// A text not read yet is decompressed straight into the log.
     fn load_head(&mut self, log: &mut OpLog) -> Result<()> {
         if self.head.is_none() {
-            let (new, head) = self.snap.load_head(|i| self.text(i))?;
+            let read = |i: u32| match self.texts.get(i as usize).and_then(OnceLock::get) {
+                Some(Ok(text)) => Some(text.as_str()),
+                _ => None,
+            };
+            let (new, head) = self.snap.load_head(read)?;
             *log = new;
             self.head = Some(head);
         }
@@ -157,8 +170,8 @@ impl LazyDoc {
 }
 
 impl TextSource for LazyDoc {
-    fn stored_text(&self, index: u32) -> Result<&str> {
-        self.text(index)
+    fn stored_text<'a>(&'a self, log: &'a OpLog, index: u32) -> Result<&'a str> {
+        self.text(log, index)
     }
 
     fn load_text(

@@ -17,8 +17,8 @@ use crate::text::{Cache, Item, TreeBuilder, Unloaded};
 
 use super::history::{self, ReadKind};
 use super::snapshot::{
-    bytes_of_chars, decode_segments, decompress, key, Segment, Snapshot, KEY_CHANGES, KEY_HISTORY,
-    KEY_SEGMENTS,
+    bytes_of_chars, decode_segments, decompress, key, Segment, SegmentReader, Snapshot,
+    KEY_CHANGES, KEY_HISTORY, KEY_SEGMENTS,
 };
 
 /// Placeholder origins of the chars of a text built before its history
@@ -27,18 +27,21 @@ use super::snapshot::{
 /// (remote inserts) loads the history, which fills them in, first.
 pub(crate) const UNKNOWN_ORIGIN: Seq = NO_SEQ - 1;
 
-/// What [`Snapshot::load_head`] leaves: each text's segments and where
-/// its document-order text sits in the log's content.
+/// What [`Snapshot::load_head`] leaves: where each text's document-order
+/// text sits in the log's content. Its segments are read where they are
+/// used: straight into a tree by [`Snapshot::plain_items`], into a list
+/// by [`Snapshot::load_history`].
 #[derive(Debug, Clone)]
 pub(crate) struct Head {
     /// Byte range of each text's document-order text in the log's content.
     text_ranges: Vec<Range<usize>>,
-    segments: Vec<Vec<Segment>>,
 }
 
 /// What [`Snapshot::load_history`] leaves for building the texts.
 #[derive(Debug, Clone)]
 pub(crate) struct Loaded {
+    /// Each text's segments.
+    segments: Vec<Vec<Segment>>,
     /// Per text and segment, the index of the op run holding its first
     /// seq (found in one pass in seq order instead of a search each).
     first_runs: Vec<Vec<u32>>,
@@ -50,9 +53,10 @@ pub(crate) struct Loaded {
 impl Snapshot {
     /// The cheap part of loading: a new op log holding the change table
     /// (so the document can take local ops on top) and every text's
-    /// document-order text (read through `text`), but not the op runs of
-    /// the history: those wait for [`Snapshot::load_history`].
-    pub fn load_head<'t>(&self, text: impl Fn(u32) -> Result<&'t str>) -> Result<(OpLog, Head)> {
+    /// document-order text (`text` gives it: a copy already read, or
+    /// `None` to decompress it straight into the log), but not the op
+    /// runs of the history: those wait for [`Snapshot::load_history`].
+    pub fn load_head<'t>(&self, text: impl Fn(u32) -> Option<&'t str>) -> Result<(OpLog, Head)> {
         let bad = |what| Error::Malformed { offset: 0, what };
         let meta = &self.meta;
         let mut log = OpLog::default();
@@ -66,26 +70,32 @@ impl Snapshot {
         }
         let n = meta.texts.len();
         let mut text_ranges = Vec::with_capacity(n);
-        let mut segments = Vec::with_capacity(n);
         for i in 0..n as u32 {
-            let text = text(i)?;
-            if log.content().len() + text.len() >= NO_CONTENT as usize {
-                return Err(Error::HistoryFull);
-            }
-            let start = log.push_content(text) as usize;
-            text_ranges.push(start..start + text.len());
-            segments.push(decode_segments(
-                self.store.get(&key(KEY_SEGMENTS, i)).unwrap_or(&[]),
-            )?);
+            let (start, len) = match text(i) {
+                Some(text) => {
+                    if log.content().len() + text.len() >= NO_CONTENT as usize {
+                        return Err(Error::HistoryFull);
+                    }
+                    (log.push_content(text), text.len())
+                }
+                None => {
+                    // The log's content grows as the document is typed
+                    // into: room for that, so the first keystrokes do not
+                    // copy the whole text to a bigger buffer.
+                    let room = meta.texts.get(i as usize).map_or(0, |m| m.counts.utf8 / 16);
+                    let text = self.stored_text(i, room as usize)?;
+                    if log.content().len() + text.len() >= NO_CONTENT as usize {
+                        return Err(Error::HistoryFull);
+                    }
+                    let len = text.len();
+                    (log.push_content_owned(text), len)
+                }
+            };
+            let start = start as usize;
+            text_ranges.push(start..start + len);
         }
         log.defer_ops();
-        Ok((
-            log,
-            Head {
-                text_ranges,
-                segments,
-            },
-        ))
+        Ok((log, Head { text_ranges }))
     }
 
     /// Decodes the op runs of the history into `log`, which holds what
@@ -101,7 +111,10 @@ impl Snapshot {
     ) -> Result<Loaded> {
         let bad = |what| Error::Malformed { offset: 0, what };
         let n = self.meta.texts.len();
-        let all = head.all_segments(log.content())?;
+        let segments = (0..n as u32)
+            .map(|i| decode_segments(self.store.get(&key(KEY_SEGMENTS, i)).unwrap_or(&[])))
+            .collect::<Result<Vec<_>>>()?;
+        let all = head.all_segments(&segments, log.content())?;
         // In seq order (sorted as packed integers: much cheaper than
         // sorting the entries), the order the history's inserts take
         // their text from the segments in.
@@ -154,7 +167,7 @@ impl Snapshot {
         if cursor.handed_out != total {
             return Err(bad("snapshot history"));
         }
-        let first_runs = first_runs(side.ops(), &order, &head.segments);
+        let first_runs = first_runs(side.ops(), &order, &segments);
         let slots = doc_index.iter().max().map_or(0, |&m| m.as_usize() + 1);
         let mut inserted = vec![0u64; slots];
         for r in side.ops() {
@@ -166,6 +179,7 @@ impl Snapshot {
         }
         log.attach_history(side);
         Ok(Loaded {
+            segments,
             first_runs,
             inserted,
         })
@@ -185,7 +199,8 @@ impl Snapshot {
     ) -> Result<Vec<Item>> {
         let bad = |what| Error::Malformed { offset: 0, what };
         let i = unloaded.index as usize;
-        let (segs, range) = head.text(i)?;
+        let range = head.text_range(i)?;
+        let segs = loaded.segments.get(i).ok_or(bad("snapshot text index"))?;
         let first_runs = loaded.first_runs.get(i).ok_or(bad("snapshot text index"))?;
         let content = log.content().get(..range.end).ok_or(bad("snapshot text"))?;
         let mut items: Vec<Item> = Vec::with_capacity(segs.len() + segs.len() / 2);
@@ -253,28 +268,36 @@ impl Snapshot {
     /// origins.
     pub fn plain_items(&self, head: &Head, log: &OpLog, unloaded: Unloaded) -> Result<TreeBuilder> {
         let bad = |what| Error::Malformed { offset: 0, what };
-        let (segs, range) = head.text(unloaded.index as usize)?;
+        let range = head.text_range(unloaded.index as usize)?;
         // Overlapping segments are caught when the origins are filled in:
         // until then no seq is looked up.
         if unloaded.counts.anchors > 0 {
             return Err(bad("snapshot segments"));
         }
         let content = log.content().get(..range.end).ok_or(bad("snapshot text"))?;
-        let mut built = TreeBuilder::default();
+        let value = self.store.get(&key(KEY_SEGMENTS, unloaded.index));
+        let raw = decompress(value.unwrap_or(&[]), "segments")?;
+        let segs = SegmentReader::new(&raw)?;
+        // In an ASCII text every char is one byte and one UTF-16 unit, so
+        // no item needs its chars looked at.
+        let ascii = content.get(range.clone()).is_some_and(str::is_ascii);
+        let mut built = TreeBuilder::with_capacity(segs.len());
         let mut at = range.start;
-        for seg in segs {
-            if seg
-                .seq
-                .checked_add(seg.len)
-                .is_none_or(|e| e > self.meta.ops)
-            {
+        let ops = self.meta.ops;
+        segs.for_each(|seg| {
+            if seg.seq + seg.len > ops {
                 return Err(bad("segment"));
             }
-            let mut item = char_item(seg.seq, seg.len, seg.deleted, content, &mut at)?;
+            let mut item = if ascii {
+                ascii_item(seg, range.end, &mut at)?
+            } else {
+                char_item(seg.seq, seg.len, seg.deleted, content, &mut at)?
+            };
             item.origin_left = UNKNOWN_ORIGIN;
             item.origin_right = UNKNOWN_ORIGIN;
             built.push(item);
-        }
+            Ok(())
+        })?;
         if at != range.end {
             return Err(bad("unused snapshot text"));
         }
@@ -340,13 +363,18 @@ impl Snapshot {
 }
 
 impl Head {
-    /// All segments of all texts as (segment, snapshot text index, byte
-    /// range of its text in `content`, the log's, if visible). Checks
-    /// that the visible segments use each text exactly.
-    fn all_segments(&self, content: &str) -> Result<Vec<(Segment, u32, Range<usize>)>> {
+    /// All segments of all texts (`segments`, per text) as (segment,
+    /// snapshot text index, byte range of its text in `content`, the
+    /// log's, if visible). Checks that the visible segments use each text
+    /// exactly.
+    fn all_segments(
+        &self,
+        segments: &[Vec<Segment>],
+        content: &str,
+    ) -> Result<Vec<(Segment, u32, Range<usize>)>> {
         let bad = |what| Error::Malformed { offset: 0, what };
-        let mut all = Vec::with_capacity(self.segments.iter().map(Vec::len).sum());
-        for (i, (segs, range)) in self.segments.iter().zip(&self.text_ranges).enumerate() {
+        let mut all = Vec::with_capacity(segments.iter().map(Vec::len).sum());
+        for (i, (segs, range)) in segments.iter().zip(&self.text_ranges).enumerate() {
             let text = content.get(range.clone()).ok_or(bad("snapshot text"))?;
             let mut at = 0usize;
             for s in segs {
@@ -365,17 +393,46 @@ impl Head {
         Ok(all)
     }
 
-    /// The segments of snapshot text `i` and where its text is in the
-    /// log's content.
-    fn text(&self, i: usize) -> Result<(&[Segment], Range<usize>)> {
-        let bad = Error::Malformed {
+    /// Where snapshot text `i` is in the log's content.
+    pub fn text_range(&self, i: usize) -> Result<Range<usize>> {
+        self.text_ranges.get(i).cloned().ok_or(Error::Malformed {
             offset: 0,
             what: "snapshot text index",
-        };
-        let segs = self.segments.get(i).ok_or(bad.clone())?;
-        let range = self.text_ranges.get(i).cloned().ok_or(bad)?;
-        Ok((segs, range))
+        })
     }
+}
+
+/// The item of segment `seg` of an ASCII text: for a visible one, its
+/// text is the next `seg.len` bytes of the log's content from byte `*at`
+/// (which moves on), which must end by `end`. Origins are left to the
+/// caller.
+#[inline]
+fn ascii_item(seg: Segment, end: usize, at: &mut usize) -> Result<Item> {
+    let mut item = Item {
+        seq: seg.seq,
+        len: seg.len,
+        origin_left: NO_SEQ,
+        origin_right: NO_SEQ,
+        byte_start: NO_CONTENT,
+        bytes: 0,
+        utf16: 0,
+        deleted: seg.deleted,
+        anchor: 0,
+    };
+    if !seg.deleted {
+        let next = *at + seg.len as usize;
+        if next > end {
+            return Err(Error::Malformed {
+                offset: 0,
+                what: "segment text",
+            });
+        }
+        item.byte_start = *at as u32;
+        item.bytes = seg.len;
+        item.utf16 = seg.len;
+        *at = next;
+    }
+    Ok(item)
 }
 
 /// A char item `seq..seq + len` of a segment: for a visible one, its

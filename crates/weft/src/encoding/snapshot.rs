@@ -74,6 +74,16 @@ fn compress(raw: &[u8]) -> Vec<u8> {
 /// Reverses [`stored`] and [`compress`]; `what` names the value in
 /// errors.
 pub(super) fn decompress<'a>(value: &'a [u8], what: &'static str) -> Result<Cow<'a, [u8]>> {
+    decompress_with_room(value, what, 0)
+}
+
+/// [`decompress`], where a decompressed value gets capacity for `room`
+/// more bytes.
+fn decompress_with_room<'a>(
+    value: &'a [u8],
+    what: &'static str,
+    room: usize,
+) -> Result<Cow<'a, [u8]>> {
     let mut r = Reader::new(value, 0);
     let malformed = Error::Malformed { offset: 0, what };
     let len = usize::try_from(r.varint()?).map_err(|_| malformed.clone())?;
@@ -84,9 +94,14 @@ pub(super) fn decompress<'a>(value: &'a [u8], what: &'static str) -> Result<Cow<
     if len > packed.len().saturating_mul(MAX_RATIO).saturating_add(64) {
         return Err(malformed);
     }
-    let mut out = vec![0u8; len];
+    // Zeroed by the allocator, which is often free (fresh pages), unlike
+    // zeroing only `len` bytes of a bigger buffer.
+    let mut out = vec![0u8; len.saturating_add(room)];
     match lz4_flex::block::decompress_into(packed, &mut out) {
-        Ok(n) if n == len => Ok(Cow::Owned(out)),
+        Ok(n) if n == len => {
+            out.truncate(len);
+            Ok(Cow::Owned(out))
+        }
         _ => Err(malformed),
     }
 }
@@ -233,24 +248,29 @@ fn encode_state(log: &OpLog, state: &TextState) -> (TextMeta, Vec<u8>, Vec<u8>) 
             }),
         }
     }
-    let mut seg_bytes = Vec::with_capacity(segments.len() * 4 + 8);
-    write_varint(&mut seg_bytes, segments.len() as u64);
-    for s in &segments {
-        write_varint(
-            &mut seg_bytes,
-            (u64::from(s.len) << 1) | u64::from(s.deleted),
-        );
-    }
-    let mut ends = RecentEnds::default();
-    for s in &segments {
-        write_varint(&mut seg_bytes, ends.encode(s.seq));
-        ends.push(s.seq + s.len);
-    }
     let meta = TextMeta {
         name: state.name().into(),
         counts,
     };
+    let seg_bytes = encode_segments(&segments);
     (meta, stored(&seg_bytes), compress(text.as_bytes()))
+}
+
+/// A text's segments value (before [`stored`]): their count, then each
+/// one's length and deletedness, then each one's start (see
+/// [`RecentEnds`]).
+fn encode_segments(segments: &[Segment]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(segments.len() * 4 + 8);
+    write_varint(&mut out, segments.len() as u64);
+    for s in segments {
+        write_varint(&mut out, (u64::from(s.len) << 1) | u64::from(s.deleted));
+    }
+    let mut ends = RecentEnds::default();
+    for s in segments {
+        write_varint(&mut out, ends.encode(s.seq));
+        ends.push(s.seq + s.len);
+    }
+    out
 }
 
 /// The meta value: op count, peers (sorted), texts, version, frontiers.
@@ -409,33 +429,149 @@ fn decode_meta(bytes: &[u8]) -> Result<Meta> {
 
 pub(super) fn decode_segments(value: &[u8]) -> Result<Vec<Segment>> {
     let raw = decompress(value, "segments")?;
-    let mut r = Reader::new(&raw, 0);
-    // Every segment takes at least two bytes.
-    let n = r.count("segment count")?;
-    let mut segments = Vec::with_capacity(n);
-    for _ in 0..n {
-        let v = r.varint()?;
-        let len = u32::try_from(v >> 1)
-            .ok()
-            .filter(|&l| l > 0)
-            .ok_or_else(|| r.malformed("segment length"))?;
-        segments.push(Segment {
-            seq: 0,
-            len,
-            deleted: v & 1 == 1,
-        });
-    }
-    let mut ends = RecentEnds::default();
-    for s in &mut segments {
-        let v = r.varint()?;
-        s.seq = ends.decode(v).ok_or_else(|| r.malformed("segment start"))?;
-        let end = s.seq.checked_add(s.len);
-        ends.push(end.ok_or_else(|| r.malformed("segment length"))?);
-    }
-    if !r.is_empty() {
-        return Err(r.malformed("trailing segment bytes"));
-    }
+    let reader = SegmentReader::new(&raw)?;
+    let mut segments = Vec::with_capacity(reader.len());
+    reader.for_each(|s| {
+        segments.push(s);
+        Ok(())
+    })?;
     Ok(segments)
+}
+
+/// Reads a text's segments value (see [`decode_segments`]) one segment at
+/// a time: its lengths and its starts are two sections read side by
+/// side, so a text's items can be built without a list of its segments
+/// in between.
+pub(super) struct SegmentReader<'a> {
+    /// The length varints.
+    lens: &'a [u8],
+    /// The start varints, then nothing.
+    starts: &'a [u8],
+    /// Offset of `lens` in the value (for errors).
+    lens_at: usize,
+    /// Number of segments.
+    n: usize,
+}
+
+impl<'a> SegmentReader<'a> {
+    /// A reader of the decompressed segments value `raw`.
+    pub fn new(raw: &'a [u8]) -> Result<SegmentReader<'a>> {
+        let mut r = Reader::new(raw, 0);
+        // Every segment takes at least two bytes.
+        let n = r.count("segment count")?;
+        let lens_at = r.offset();
+        let rest = raw.get(lens_at..).unwrap_or(&[]);
+        let split = nth_varint_end(rest, n).ok_or_else(|| r.malformed("segment lengths"))?;
+        let (lens, starts) = rest.split_at(split);
+        Ok(SegmentReader {
+            lens,
+            starts,
+            lens_at,
+            n,
+        })
+    }
+
+    /// Number of segments.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Calls `f` with each segment in order, then checks that the value
+    /// has no bytes left. Stops at the first error (of `f`'s, or a
+    /// malformed segment).
+    #[inline]
+    pub fn for_each(self, mut f: impl FnMut(Segment) -> Result<()>) -> Result<()> {
+        let malformed = |at: usize, what| Error::Malformed {
+            offset: self.lens_at + at,
+            what,
+        };
+        let starts_at = self.lens.len();
+        let (mut lp, mut sp) = (0usize, 0usize);
+        let mut ends = RecentEnds::default();
+        for _ in 0..self.n {
+            let v = varint_at(self.lens, &mut lp).ok_or_else(|| malformed(lp, "segment length"))?;
+            let len = u32::try_from(v >> 1)
+                .ok()
+                .filter(|&l| l > 0)
+                .ok_or_else(|| malformed(lp, "segment length"))?;
+            let start = varint_at(self.starts, &mut sp)
+                .ok_or_else(|| malformed(starts_at + sp, "segment start"))?;
+            let seq = ends
+                .decode(start)
+                .ok_or_else(|| malformed(starts_at + sp, "segment start"))?;
+            let end = seq.checked_add(len);
+            ends.push(end.ok_or_else(|| malformed(starts_at + sp, "segment length"))?);
+            f(Segment {
+                seq,
+                len,
+                deleted: v & 1 == 1,
+            })?;
+        }
+        if sp != self.starts.len() {
+            return Err(malformed(starts_at + sp, "trailing segment bytes"));
+        }
+        Ok(())
+    }
+}
+
+/// The varint at `*pos` of `bytes` (moving `*pos` past it), or `None` if
+/// it is cut off or overlong. One- and two-byte varints, nearly all of a
+/// segments value's, take no call.
+#[inline(always)]
+fn varint_at(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    let b = u64::from(*bytes.get(*pos)?);
+    if b < 0x80 {
+        *pos += 1;
+        return Some(b);
+    }
+    match bytes.get(*pos + 1) {
+        Some(&c) if c < 0x80 => {
+            *pos += 2;
+            Some((b & 0x7F) | (u64::from(c) << 7))
+        }
+        _ => varint_long_at(bytes, pos),
+    }
+}
+
+/// [`varint_at`] past its two-byte case.
+#[cold]
+#[inline(never)]
+fn varint_long_at(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut r = Reader::new(bytes.get(*pos..)?, 0);
+    let v = r.varint().ok()?;
+    *pos = bytes.len() - r.remaining();
+    Some(v)
+}
+
+/// Byte length of the first `n` varints of `bytes` (each ends at a byte
+/// below 0x80), if it holds that many. Eight bytes at a time: finding
+/// where a text's segment starts begin is a pass over all its lengths.
+fn nth_varint_end(bytes: &[u8], n: usize) -> Option<usize> {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut seen = 0usize;
+    let mut at = 0usize;
+    if n == 0 {
+        return Some(0);
+    }
+    let mut words = bytes.chunks_exact(8);
+    for word in words.by_ref() {
+        let w = u64::from_le_bytes(word.try_into().ok()?);
+        let ends = (!w & HIGH).count_ones() as usize;
+        if seen + ends >= n {
+            break;
+        }
+        seen += ends;
+        at += 8;
+    }
+    for (i, &b) in bytes.get(at..)?.iter().enumerate() {
+        if b < 0x80 {
+            seen += 1;
+            if seen == n {
+                return Some(at + i + 1);
+            }
+        }
+    }
+    None
 }
 
 /// The ends of the last four segments, newest first: a segment usually
@@ -480,11 +616,19 @@ pub(super) fn bytes_of_chars(text: &str, chars: u32) -> Option<(usize, u32)> {
 
 impl Snapshot {
     /// The visible text of snapshot text `i` in document order,
-    /// decompressed and checked against the meta's length.
-    pub fn stored_text(&self, i: u32) -> Result<String> {
+    /// decompressed (with capacity for `room` more bytes) and checked
+    /// against the meta's length.
+    pub fn stored_text(&self, i: u32, room: usize) -> Result<String> {
         let value = self.store.get(&key(KEY_TEXT, i)).unwrap_or(&[]);
-        let raw = decompress(value, "snapshot text")?;
-        let text = String::from_utf8(raw.into_owned()).map_err(|_| Error::Malformed {
+        let raw = match decompress_with_room(value, "snapshot text", room)? {
+            Cow::Owned(raw) => raw,
+            Cow::Borrowed(raw) => {
+                let mut owned = Vec::with_capacity(raw.len().saturating_add(room));
+                owned.extend_from_slice(raw);
+                owned
+            }
+        };
+        let text = String::from_utf8(raw).map_err(|_| Error::Malformed {
             offset: 0,
             what: "snapshot text UTF-8",
         })?;
@@ -501,5 +645,72 @@ impl Snapshot {
             });
         }
         Ok(text)
+    }
+}
+
+#[cfg(test)]
+#[expect(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    reason = "tests unwrap and index what must be there"
+)]
+mod tests {
+    use super::*;
+
+    /// Segments whose lengths and starts take one to five varint bytes.
+    fn sample() -> Vec<Segment> {
+        let mut segments = Vec::new();
+        let mut seq = 0u32;
+        for i in 0..300u32 {
+            let len = [1, 63, 64, 200, 20_000, 3_000_000][i as usize % 6];
+            segments.push(Segment {
+                seq,
+                len,
+                deleted: i % 3 == 0,
+            });
+            seq += len + [0, 1, 5_000, 7_000_000][i as usize % 4];
+        }
+        segments.reverse();
+        segments
+    }
+
+    #[test]
+    fn segments_round_trip() {
+        for n in [0, 1, 7, 8, 9, 300] {
+            let segments = sample()[..n].to_vec();
+            let value = stored(&encode_segments(&segments));
+            assert_eq!(decode_segments(&value).unwrap(), segments);
+        }
+    }
+
+    #[test]
+    fn damaged_segments_are_errors() {
+        let raw = encode_segments(&sample());
+        let mut trailing = raw.clone();
+        trailing.push(0);
+        assert!(decode_segments(&stored(&trailing)).is_err());
+        for cut in 0..raw.len() {
+            assert!(
+                decode_segments(&stored(&raw[..cut])).is_err(),
+                "cut at {cut}"
+            );
+        }
+        // A varint longer than ten bytes.
+        let mut overlong = vec![1u8];
+        overlong.extend([0xFF; 11]);
+        overlong.push(0);
+        assert!(decode_segments(&stored(&overlong)).is_err());
+    }
+
+    #[test]
+    fn nth_varint_end_counts_terminal_bytes() {
+        let bytes = [0x80, 0x01, 0x05, 0xFF, 0xFF, 0x7F, 0, 0, 0, 0x81, 0x02, 3];
+        let ends = [2, 3, 6, 7, 8, 9, 11, 12];
+        assert_eq!(nth_varint_end(&bytes, 0), Some(0));
+        for (n, &end) in ends.iter().enumerate() {
+            assert_eq!(nth_varint_end(&bytes, n + 1), Some(end));
+        }
+        assert_eq!(nth_varint_end(&bytes, ends.len() + 1), None);
+        assert_eq!(nth_varint_end(&[0x80; 20], 1), None);
     }
 }

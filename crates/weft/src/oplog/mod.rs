@@ -159,6 +159,16 @@ impl OpLog {
         start
     }
 
+    /// As [`OpLog::push_content`], taking the text by value: into an
+    /// empty log (a snapshot's first text) it is moved, not copied.
+    pub fn push_content_owned(&mut self, s: String) -> u32 {
+        if self.content.is_empty() {
+            self.content = s;
+            return 0;
+        }
+        self.push_content(&s)
+    }
+
     /// Marks the history's op runs as not loaded: the log holds the
     /// changes of a snapshot (so local ops can go on top of them) but not
     /// its op runs, which [`OpLog::attach_history`] adds later. Until then

@@ -190,7 +190,6 @@ impl Clone for Chunk {
     }
 }
 
-/// The summed counts of `items`.
 /// Builds the leaves of a text's tree from its chars in document order,
 /// leaf by leaf, without a list of all items in between (what building a
 /// big text from a snapshot spends its time on: a few hundred MB of
@@ -200,17 +199,26 @@ impl Clone for Chunk {
 pub(crate) struct TreeBuilder {
     pub(super) leaves: Vec<Chunk>,
     leaf: Vec<Item>,
+    /// Visible counts of `leaves` (each leaf's are summed once, when it
+    /// closes).
     counts: Cache,
 }
 
 impl TreeBuilder {
+    /// A builder with room for the leaves of about `items` items.
+    pub fn with_capacity(items: usize) -> TreeBuilder {
+        TreeBuilder {
+            leaves: Vec::with_capacity(items / super::BULK_FILL + 1),
+            ..TreeBuilder::default()
+        }
+    }
+
     /// Appends the next item (not an anchor).
     #[inline]
     pub fn push(&mut self, item: Item) {
         debug_assert!(!item.is_anchor());
-        self.counts.add(item.counts());
         if self.leaf.capacity() == 0 {
-            self.leaf.reserve_exact(CHUNK_CAP);
+            self.leaf = Vec::with_capacity(CHUNK_CAP);
         }
         self.leaf.push(item);
         if self.leaf.len() == super::BULK_FILL {
@@ -220,18 +228,22 @@ impl TreeBuilder {
 
     /// The visible counts of the items pushed so far.
     pub fn counts(&self) -> Cache {
-        self.counts
+        let mut counts = self.counts;
+        counts.add(counts_of(&self.leaf));
+        counts
     }
 
     /// Closes the last, partly filled leaf.
     pub(super) fn flush(&mut self) {
         if !self.leaf.is_empty() {
-            let items = std::mem::take(&mut self.leaf);
-            self.leaves.push(Chunk::from_vec(items));
+            let leaf = Chunk::from_vec(std::mem::take(&mut self.leaf));
+            self.counts.add(leaf.counts);
+            self.leaves.push(leaf);
         }
     }
 }
 
+/// The summed counts of `items`.
 fn counts_of(items: &[Item]) -> Cache {
     let mut counts = Cache::default();
     for item in items {

@@ -100,7 +100,7 @@ impl<'a> Text<'a> {
         Some(
             self.lazy
                 .as_deref()
-                .and_then(|l| l.stored_text(u.index).ok())
+                .and_then(|l| l.stored_text(self.log, u.index).ok())
                 .unwrap_or(""),
         )
     }

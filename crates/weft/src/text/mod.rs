@@ -69,8 +69,9 @@ use index::IdIndex;
 /// stored.
 pub(crate) trait TextSource {
     /// The stored visible text of snapshot text `index`, in document
-    /// order.
-    fn stored_text(&self, index: u32) -> Result<&str>;
+    /// order (`log` is the document's: once it holds the snapshot's
+    /// texts, they are read from there).
+    fn stored_text<'a>(&'a self, log: &'a crate::oplog::OpLog, index: u32) -> Result<&'a str>;
 
     /// Loads what an operation of kind `need` on text `text` (whose state
     /// is `state`) needs: the history (or for typing, possibly only its
