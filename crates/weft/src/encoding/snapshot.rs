@@ -515,25 +515,32 @@ impl<'a> SegmentReader<'a> {
 }
 
 /// The varint at `*pos` of `bytes` (moving `*pos` past it), or `None` if
-/// it is cut off or overlong. One- and two-byte varints, nearly all of a
-/// segments value's, take no call.
+/// it is cut off or overlong. Varints of up to four bytes, nearly all of
+/// a segments value's, are read from one little-endian word without a
+/// branch on their length (which is unpredictable) and without a call.
 #[inline(always)]
 fn varint_at(bytes: &[u8], pos: &mut usize) -> Option<u64> {
-    let b = u64::from(*bytes.get(*pos)?);
-    if b < 0x80 {
-        *pos += 1;
-        return Some(b);
-    }
-    match bytes.get(*pos + 1) {
-        Some(&c) if c < 0x80 => {
-            *pos += 2;
-            Some((b & 0x7F) | (u64::from(c) << 7))
+    const STOPS: u32 = 0x8080_8080;
+    let word = bytes
+        .get(*pos..*pos + 4)
+        .and_then(|w| <[u8; 4]>::try_from(w).ok())
+        .map(u32::from_le_bytes);
+    if let Some(w) = word {
+        let stops = !w & STOPS;
+        if stops != 0 {
+            let n = stops.trailing_zeros() / 8 + 1;
+            let v = (w & 0x7F)
+                | ((w >> 1) & 0x3F80)
+                | ((w >> 2) & 0x1F_C000)
+                | ((w >> 3) & 0x0FE0_0000);
+            *pos += n as usize;
+            return Some(u64::from(v & (u32::MAX >> (32 - 7 * n))));
         }
-        _ => varint_long_at(bytes, pos),
     }
+    varint_long_at(bytes, pos)
 }
 
-/// [`varint_at`] past its two-byte case.
+/// [`varint_at`] past its four-byte case, or near the end of `bytes`.
 #[cold]
 #[inline(never)]
 fn varint_long_at(bytes: &[u8], pos: &mut usize) -> Option<u64> {
