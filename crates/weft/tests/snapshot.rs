@@ -150,6 +150,50 @@ fn a_lazy_import_reads_without_loading() {
     copy.assert_invariants();
 }
 
+/// After a lazy import, the first edit of one text moves every text
+/// into the op log (one read before straight from its cached copy, the
+/// others decompressed there); texts not built yet are then read from
+/// the log, and typing into them (ASCII or not) builds the same document
+/// as loading everything first.
+#[test]
+fn texts_read_after_another_texts_first_edit_come_from_the_log() {
+    let mut doc = Doc::new();
+    doc.set_peer_id(3).unwrap();
+    let texts = [
+        ("a", "plain ascii text"),
+        ("b", "typed into first"),
+        ("c", "naïve 😀 text, never read"),
+    ];
+    for (name, text) in texts {
+        doc.text(name).insert(0, text).unwrap();
+        doc.text(name).delete(2, 3).unwrap();
+    }
+    let bytes = snapshot(&mut doc);
+    let expected: Vec<String> = texts.iter().map(|(n, _)| doc.text(n).to_string()).collect();
+
+    let mut lazy = Doc::new();
+    lazy.import(&bytes).unwrap();
+    lazy.set_peer_id(4).unwrap();
+    assert_eq!(lazy.text("a").to_string(), expected[0]);
+    lazy.text("b").insert(1, "!").unwrap();
+    assert!(lazy.is_lazy(), "the first edit loads no history");
+    assert_eq!(lazy.text("a").to_string(), expected[0]);
+    assert_eq!(lazy.text("c").to_string(), expected[2]);
+    assert_eq!(lazy.text("c").len_utf16(), doc.text("c").len_utf16());
+    lazy.text("c").insert(7, "ß").unwrap();
+    lazy.text("a").delete(0, 2).unwrap();
+    lazy.assert_invariants();
+
+    let mut eager = Doc::new();
+    eager.import(&bytes).unwrap();
+    eager.load().unwrap();
+    eager.set_peer_id(4).unwrap();
+    eager.text("b").insert(1, "!").unwrap();
+    eager.text("c").insert(7, "ß").unwrap();
+    eager.text("a").delete(0, 2).unwrap();
+    assert_eq!(common::observe(&mut lazy), common::observe(&mut eager));
+}
+
 /// The owner reopening a document and typing on where it left off: its
 /// new ops continue the history's last run, in the same op run and the
 /// same bytes whether the history loaded before the typing or after
