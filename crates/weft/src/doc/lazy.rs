@@ -32,7 +32,8 @@ use crate::text::{Need, TextSource, TextState};
 #[derive(Debug, Clone)]
 pub(crate) struct LazyDoc {
     snap: Arc<Snapshot>,
-    /// Each text's document-order text, decompressed on first read.
+    /// Each text's document-order text, decompressed on first read
+    /// (empty once the head is loaded: the texts are in the log then).
     texts: Arc<[OnceLock<Result<String>>]>,
     /// The document's text index of each snapshot text.
     doc_index: Vec<TextIdx>,
@@ -108,6 +109,9 @@ impl LazyDoc {
             let (new, head) = self.snap.load_head(read)?;
             *log = new;
             self.head = Some(head);
+            // The texts are read from the log from now on: drop the
+            // copies read before (unless a fork still shares them).
+            self.texts = Arc::from(Vec::new());
         }
         Ok(())
     }
