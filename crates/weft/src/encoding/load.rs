@@ -8,6 +8,7 @@
 //! used, segments cover every insert and anchor exactly once, counts
 //! match the meta); on error nothing is returned.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::error::{Error, Result};
@@ -71,27 +72,24 @@ impl Snapshot {
         let n = meta.texts.len();
         let mut text_ranges = Vec::with_capacity(n);
         for i in 0..n as u32 {
-            let (start, len) = match text(i) {
-                Some(text) => {
-                    if log.content().len() + text.len() >= NO_CONTENT as usize {
-                        return Err(Error::HistoryFull);
-                    }
-                    (log.push_content(text), text.len())
-                }
+            let text = match text(i) {
+                Some(text) => Cow::Borrowed(text),
                 None => {
                     // The log's content grows as the document is typed
                     // into: room for that, so the first keystrokes do not
                     // copy the whole text to a bigger buffer.
                     let room = meta.texts.get(i as usize).map_or(0, |m| m.counts.utf8 / 16);
-                    let text = self.stored_text(i, room as usize)?;
-                    if log.content().len() + text.len() >= NO_CONTENT as usize {
-                        return Err(Error::HistoryFull);
-                    }
-                    let len = text.len();
-                    (log.push_content_owned(text), len)
+                    Cow::Owned(self.stored_text(i, room as usize)?)
                 }
             };
-            let start = start as usize;
+            let len = text.len();
+            if log.content().len() + len >= NO_CONTENT as usize {
+                return Err(Error::HistoryFull);
+            }
+            let start = match text {
+                Cow::Borrowed(text) => log.push_content(text),
+                Cow::Owned(text) => log.push_content_owned(text),
+            } as usize;
             text_ranges.push(start..start + len);
         }
         log.defer_ops();
