@@ -100,7 +100,7 @@ fn many_texts(c: &mut Criterion) {
     let mut group = c.benchmark_group("many_texts_export");
     group.sample_size(10);
     for n in [8_000usize, 64_000] {
-        let mut d = texts(n);
+        let d = texts(n);
         group.bench_function(BenchmarkId::from_parameter(n), |b| {
             b.iter(|| {
                 d.export(ExportMode::Updates {

@@ -98,7 +98,7 @@ pub use doc::{Doc, ExportMode, ImportStatus};
 pub use error::{Error, Result, Unit};
 pub use id::{Counter, IdSpan, Lamport, OpId, PeerId};
 pub use style::{Attributes, Delta, ExpandType, StyleConfig, Value};
-pub use text::Text;
+pub use text::{Text, TextRef};
 pub use version::{Frontiers, VersionVector};
 /// The key-value table snapshots are stored in (its error type appears in
 /// [`Error::Storage`]).

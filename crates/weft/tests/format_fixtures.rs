@@ -64,7 +64,7 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
             from: &earlier.version(),
         })
         .unwrap();
-    let mut pending = with_pending();
+    let pending = with_pending();
     vec![
         ("rich.update", all(&mut rich), rich.clone()),
         ("incremental.update", incremental, rich.clone()),

@@ -65,11 +65,7 @@ fn import_checked(doc: &Doc, before: &State, bytes: &[u8]) -> Result<(), Error> 
             Ok(())
         }
         Err(e) => {
-            assert_eq!(
-                &state(&mut copy),
-                before,
-                "failed import changed the doc: {e}"
-            );
+            assert_eq!(&state(&copy), before, "failed import changed the doc: {e}");
             Err(e)
         }
     }
@@ -84,8 +80,8 @@ fn rehash(bytes: &mut [u8]) {
 fn truncation_at_every_offset_is_an_error() {
     let bytes = full(&mut source());
     for doc in [Doc::new(), target()] {
-        let mut doc = doc;
-        let before = state(&mut doc);
+        let doc = doc;
+        let before = state(&doc);
         for len in 0..bytes.len() {
             assert!(
                 import_checked(&doc, &before, &bytes[..len]).is_err(),
@@ -99,8 +95,8 @@ fn truncation_at_every_offset_is_an_error() {
 #[test]
 fn bit_flips_are_detected_or_harmless() {
     let bytes = full(&mut source());
-    let mut doc = target();
-    let before = state(&mut doc);
+    let doc = target();
+    let before = state(&doc);
     let bits = (bytes.len() * 8).min(4096 * 8);
     for bit in 0..bits {
         let mut damaged = bytes.clone();
@@ -121,8 +117,8 @@ fn bit_flips_are_detected_or_harmless() {
 #[test]
 fn random_garbage_with_valid_checksums_never_panics() {
     let bytes = full(&mut source());
-    let mut doc = target();
-    let before = state(&mut doc);
+    let doc = target();
+    let before = state(&doc);
     let mut rng = Rng::new(99);
     for _ in 0..3000 {
         let mut damaged = bytes.clone();
@@ -141,8 +137,8 @@ fn random_garbage_with_valid_checksums_never_panics() {
 
 #[test]
 fn headers_are_checked() {
-    let mut doc = target();
-    let before = state(&mut doc);
+    let doc = target();
+    let before = state(&doc);
     let good = full(&mut source());
     let mut bad = good.clone();
     bad[0] = b'W';
@@ -180,8 +176,8 @@ fn headers_are_checked() {
 
 #[test]
 fn huge_length_prefixes_fail_fast_without_allocating() {
-    let mut doc = target();
-    let before = state(&mut doc);
+    let doc = target();
+    let before = state(&doc);
     for huge in [u64::from(u32::MAX), 1 << 60, u64::MAX] {
         // As a section length.
         let mut b = Vec::new();
@@ -226,8 +222,8 @@ fn huge_length_prefixes_fail_fast_without_allocating() {
 
 #[test]
 fn forged_updates_are_rejected_whole() {
-    let mut doc = target();
-    let before = state(&mut doc);
+    let doc = target();
+    let before = state(&doc);
     // Change 0: peer 7 inserts "ab"; change 1 inserts "c" after op 99@7,
     // which does not exist. Nothing of the batch may be applied.
     let changes = [2, 0, 1, 2, 0, 0, 0, 1, 1];
@@ -298,8 +294,8 @@ fn marked(patch: impl Fn(&mut Vec<u8>, &mut Vec<u8>)) -> Vec<u8> {
 
 #[test]
 fn forged_marks_are_rejected() {
-    let mut doc = target();
-    let before = state(&mut doc);
+    let doc = target();
+    let before = state(&doc);
     let good = marked(|_, _| {});
     import_checked(&doc, &before, &good).unwrap();
     let mut copy = doc.clone();

@@ -72,9 +72,9 @@ fn regression_a_failed_snapshot_merge_changes_nothing() {
         .unwrap();
     assert!(!x.pending_spans().is_empty());
 
-    let before = observe(&mut x);
+    let before = observe(&x);
     assert!(x.import(&snapshot).is_err());
-    assert_eq!(observe(&mut x), before);
+    assert_eq!(observe(&x), before);
     x.assert_invariants();
     // And the document keeps working.
     x.text("t").insert(0, ">").unwrap();
@@ -109,7 +109,7 @@ fn nearly_full(room: u32) -> Doc {
 #[test]
 fn regression_multi_step_edits_are_atomic() {
     let mut d = nearly_full(10);
-    let before = observe(&mut d);
+    let before = observe(&d);
     let delta = [
         Delta::retain_with(2, [("bold", true)]),
         Delta::insert("0123456789"),
@@ -118,9 +118,9 @@ fn regression_multi_step_edits_are_atomic() {
         d.text("t").apply_delta(&delta),
         Err(Error::HistoryFull | Error::CounterOverflow { .. })
     ));
-    assert_eq!(observe(&mut d), before);
+    assert_eq!(observe(&d), before);
     assert!(d.text("t").splice(1, 3, "0123456789").is_err());
-    assert_eq!(observe(&mut d), before);
+    assert_eq!(observe(&d), before);
     d.assert_invariants();
     // What fits still works.
     d.text("t").splice(1, 3, "a").unwrap();
@@ -234,10 +234,7 @@ fn a_snapshot_merges_like_its_history() {
         via_snapshot.history_runs().unwrap(),
         via_update.history_runs().unwrap()
     );
-    assert_eq!(
-        common::observe(&mut via_snapshot),
-        common::observe(&mut via_update)
-    );
+    assert_eq!(common::observe(&via_snapshot), common::observe(&via_update));
     via_snapshot.assert_invariants();
 }
 

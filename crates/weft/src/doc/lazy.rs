@@ -46,6 +46,10 @@ pub(crate) struct LazyDoc {
     /// Document indexes of the texts whose trees were built before the
     /// history loaded: their snapshot chars lack origins.
     unfilled: Vec<TextIdx>,
+    /// The document fully loaded, for a read through `&Doc` that needs
+    /// more than is loaded (see `Doc::loaded`); taken over by the
+    /// document's next `&mut` operation (`Doc::settle`).
+    pub full: OnceLock<Result<Box<super::Doc>>>,
 }
 
 impl LazyDoc {
@@ -59,6 +63,7 @@ impl LazyDoc {
             loaded: None,
             unbuilt: n,
             unfilled: Vec::new(),
+            full: OnceLock::new(),
         }
     }
 

@@ -3,6 +3,7 @@
 //! to load.
 
 mod lazy;
+mod read;
 
 use std::hash::{BuildHasher, Hasher};
 use std::ops::Range;
@@ -223,6 +224,7 @@ impl Doc {
     /// Closes the open change: later edits start a new one. Cheap; a no-op
     /// when nothing was edited since the last commit.
     pub fn commit(&mut self) {
+        self.settle();
         self.log.commit();
     }
 
@@ -258,6 +260,7 @@ impl Doc {
     /// with a recomputed checksum does this. The document is unchanged
     /// then (still readable as imported).
     pub fn load(&mut self) -> Result<()> {
+        self.settle();
         let Some(lazy) = self.lazy.as_deref_mut() else {
             return Ok(());
         };
@@ -273,8 +276,12 @@ impl Doc {
 
     /// Whether parts of a lazily imported snapshot are not loaded yet
     /// (see [`Doc::load`]).
+    /// A read that loaded everything on the side (see [`Doc::get_text`])
+    /// counts as loaded.
     pub fn is_lazy(&self) -> bool {
-        self.lazy.as_deref().is_some_and(|l| !l.is_done())
+        self.lazy
+            .as_deref()
+            .is_some_and(|l| !l.is_done() && !matches!(l.full.get(), Some(Ok(_))))
     }
 
     /// The text called `name`, created empty if the document has none yet.
@@ -285,10 +292,11 @@ impl Doc {
     /// [`Doc::load`]); a text with marks is built here, with the history.
     #[inline]
     pub fn text(&mut self, name: &str) -> Text<'_> {
-        let index = self.texts.find_or_create(name);
-        if self.lazy.is_some() {
-            self.build_styled(index);
-        }
+        let index = if self.lazy.is_some() {
+            self.lazy_text_index(name)
+        } else {
+            self.texts.find_or_create(name)
+        };
         let lazy = self.lazy.as_deref_mut().map(|l| l as &mut dyn TextSource);
         Text::new(
             &mut self.log,
@@ -299,6 +307,20 @@ impl Doc {
             &self.style,
             lazy,
         )
+    }
+
+    /// [`Doc::text`]'s index of text `name` while a lazily imported
+    /// snapshot is around: takes over a copy a read loaded, then builds
+    /// the text if it has marks (see [`Doc::build_styled`]).
+    #[cold]
+    #[inline(never)]
+    fn lazy_text_index(&mut self, name: &str) -> TextIdx {
+        self.settle();
+        let index = self.texts.find_or_create(name);
+        if self.lazy.is_some() {
+            self.build_styled(index);
+        }
+        index
     }
 
     /// Builds text `index` if it is unloaded and has marks (reading its
@@ -332,23 +354,26 @@ impl Doc {
             .map_or(0, |t| t.visible_len(unit) as usize)
     }
 
-    /// Encodes part of the document (commits the open change first).
-    /// O(size of the exported ops + log of the history).
+    /// Encodes part of the document, the open change included (later
+    /// edits may extend that change: a peer that received part of it
+    /// merges the rest like any change). Needs only `&self`; a lazily
+    /// imported snapshot is loaded on the side for it (see
+    /// [`Doc::get_text`]). O(size of the exported ops + log of the
+    /// history).
     ///
     /// # Errors
     ///
-    /// None for [`ExportMode::Updates`]; the `Result` leaves room for modes
-    /// that read storage.
-    pub fn export(&mut self, mode: ExportMode<'_>) -> Result<Vec<u8>> {
-        self.load()?;
-        self.commit();
+    /// None for a document that was never lazily imported; after a lazy
+    /// snapshot import, as [`Doc::load`].
+    pub fn export(&self, mode: ExportMode<'_>) -> Result<Vec<u8>> {
+        let doc = self.loaded()?;
         match mode {
             ExportMode::Updates { from } => {
-                Ok(encoding::encode_updates(&self.log, &self.texts, from))
+                Ok(encoding::encode_updates(&doc.log, &doc.texts, from))
             }
             ExportMode::Snapshot => {
-                let pending: Vec<&[u8]> = self.pending.iter().map(|p| &*p.bytes).collect();
-                Ok(encoding::encode_snapshot(&self.log, &self.texts, &pending))
+                let pending: Vec<&[u8]> = doc.pending.iter().map(|p| &*p.bytes).collect();
+                Ok(encoding::encode_snapshot(&doc.log, &doc.texts, &pending))
             }
         }
     }
@@ -551,9 +576,8 @@ impl Doc {
     ///
     /// As [`Doc::load`].
     #[doc(hidden)]
-    pub fn history_runs(&mut self) -> Result<Vec<(IdSpan, crate::Lamport, Vec<crate::OpId>)>> {
-        self.load()?;
-        Ok(self.log.canonical_runs())
+    pub fn history_runs(&self) -> Result<Vec<(IdSpan, crate::Lamport, Vec<crate::OpId>)>> {
+        Ok(self.loaded()?.log.canonical_runs())
     }
 
     /// The changes of the history, one per line (for debugging tests).
@@ -594,11 +618,15 @@ impl Doc {
     /// items).
     #[doc(hidden)]
     pub fn debug_sizes(&self) -> (u32, usize, usize, usize) {
+        let d = match self.lazy.as_deref().and_then(|l| l.full.get()) {
+            Some(Ok(full)) => full,
+            _ => self,
+        };
         (
-            self.log.next_seq(),
-            self.log.ops().len(),
-            self.log.changes().len(),
-            self.texts.iter().map(TextState::item_count).sum(),
+            d.log.next_seq(),
+            d.log.ops().len(),
+            d.log.changes().len(),
+            d.texts.iter().map(TextState::item_count).sum(),
         )
     }
 }

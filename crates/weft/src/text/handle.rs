@@ -10,7 +10,7 @@ use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{Attributes, Delta, StyleConfig, Value};
 
 use super::item::{char_len, utf16_len, Item};
-use super::{Need, TextSource, TextState};
+use super::{Need, TextRef, TextSource, TextState};
 
 /// A named text of a [`crate::Doc`], borrowed for reading and editing.
 ///
@@ -93,16 +93,11 @@ impl<'a> Text<'a> {
         }
     }
 
-    /// The text, while it still lives in a lazily imported snapshot (""
-    /// if the snapshot's text turns out to be damaged).
-    fn unloaded_text(&self) -> Option<&str> {
-        let u = self.state.unloaded()?;
-        Some(
-            self.lazy
-                .as_deref()
-                .and_then(|l| l.stored_text(self.log, u.index).ok())
-                .unwrap_or(""),
-        )
+    /// A read-only view of this text (see [`TextRef`]): what every read
+    /// of this handle goes through.
+    #[inline]
+    pub fn view(&self) -> TextRef<'_> {
+        TextRef::new(self.log, self.state, self.lazy.as_deref())
     }
 
     /// The text's name in its document.
@@ -131,19 +126,14 @@ impl<'a> Text<'a> {
         self.state.visible_len(Unit::Utf16) as usize
     }
 
-    /// Converts a position from one unit to another, e.g. a JavaScript
-    /// (UTF-16) offset to a char position. O(log n).
+    /// Converts a position from one unit to another (see
+    /// [`TextRef::convert_pos`]). O(log n).
     ///
     /// # Errors
     ///
-    /// [`Error::OutOfBounds`] past the end; [`Error::NotCharBoundary`] when
-    /// `pos` falls inside a char (inside a UTF-8 sequence or a surrogate
-    /// pair).
+    /// As [`TextRef::convert_pos`].
     pub fn convert_pos(&self, pos: usize, from: Unit, to: Unit) -> Result<usize> {
-        if let Some(text) = self.unloaded_text() {
-            return super::convert_in_str(text, pos, from, to);
-        }
-        self.state.convert(pos, from, to, self.log.content())
+        self.view().convert_pos(pos, from, to)
     }
 
     /// Inserts `s` at char position `pos`. O(log n), O(1) when typing right
@@ -348,27 +338,13 @@ impl<'a> Text<'a> {
         self.delete(start, end - start)
     }
 
-    /// The text in char range `range`. O(log n + length of the slice).
+    /// The text in char range `range` (see [`TextRef::slice`]).
     ///
     /// # Errors
     ///
-    /// [`Error::OutOfBounds`] if the range ends past the end or starts after
-    /// it ends.
+    /// As [`TextRef::slice`].
     pub fn slice(&self, range: Range<usize>) -> Result<String> {
-        let len = self.len();
-        if range.end > len || range.start > range.end {
-            return Err(Error::OutOfBounds {
-                pos: range.end.max(range.start),
-                len,
-                unit: Unit::Char,
-            });
-        }
-        if let Some(text) = self.unloaded_text() {
-            return Ok(super::char_slice(text, range).to_owned());
-        }
-        Ok(self
-            .state
-            .slice(range.start as u32..range.end as u32, self.log.content()))
+        self.view().slice(range)
     }
 }
 
@@ -552,72 +528,28 @@ impl Text<'_> {
         Ok(())
     }
 
-    /// The styles of the char at `pos` (< len). O(log n + marks).
+    /// The styles of the char at `pos` (see [`TextRef::attributes_at`]).
     ///
     /// # Errors
     ///
-    /// [`Error::OutOfBounds`] if `pos >= len()`.
+    /// As [`TextRef::attributes_at`].
     pub fn attributes_at(&self, pos: usize) -> Result<Attributes> {
-        if pos >= self.len() {
-            return Err(Error::OutOfBounds {
-                pos,
-                len: self.len(),
-                unit: Unit::Char,
-            });
-        }
-        let run = self.slice_delta(pos..pos + 1)?;
-        Ok(match run.into_iter().next() {
-            Some(Delta::Insert { attributes, .. }) => attributes,
-            _ => Attributes::new(),
-        })
+        self.view().attributes_at(pos)
     }
 
-    /// The whole text as Quill-style runs: [`Delta::Insert`]s whose
-    /// neighbours differ in attributes; never an empty run or a `Null`
-    /// attribute. O(n).
+    /// The whole text as Quill-style runs (see [`TextRef::to_delta`]).
+    /// O(n).
     pub fn to_delta(&self) -> Vec<Delta> {
-        if let Some(text) = self.unloaded_text() {
-            // Texts with marks are built when their handle is made.
-            return if text.is_empty() {
-                Vec::new()
-            } else {
-                vec![Delta::insert(text)]
-            };
-        }
-        self.state
-            .to_delta(self.log.content(), self.log.marks(), self.log.keys())
+        self.view().to_delta()
     }
 
-    /// Chars `range` as Quill-style runs (see [`Text::to_delta`]).
-    /// O(log n + length of the range + marks).
+    /// Chars `range` as Quill-style runs (see [`TextRef::slice_delta`]).
     ///
     /// # Errors
     ///
-    /// [`Error::OutOfBounds`] if the range ends past the end or starts after
-    /// it ends.
+    /// As [`TextRef::slice_delta`].
     pub fn slice_delta(&self, range: Range<usize>) -> Result<Vec<Delta>> {
-        let len = self.len();
-        if range.end > len || range.start > range.end {
-            return Err(Error::OutOfBounds {
-                pos: range.end.max(range.start),
-                len,
-                unit: Unit::Char,
-            });
-        }
-        if let Some(text) = self.unloaded_text() {
-            let s = super::char_slice(text, range);
-            return Ok(if s.is_empty() {
-                Vec::new()
-            } else {
-                vec![Delta::insert(s)]
-            });
-        }
-        Ok(self.state.slice_delta(
-            range.start as u32..range.end as u32,
-            self.log.content(),
-            self.log.marks(),
-            self.log.keys(),
-        ))
+        self.view().slice_delta(range)
     }
 
     /// Applies a Quill-style delta (positions in chars): retains move on
@@ -745,12 +677,7 @@ impl Text<'_> {
 
 impl fmt::Display for Text<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(text) = self.unloaded_text() {
-            return f.write_str(text);
-        }
-        let mut s = String::with_capacity(self.len_utf8());
-        self.state.write_to(self.log.content(), &mut s);
-        f.write_str(&s)
+        fmt::Display::fmt(&self.view(), f)
     }
 }
 

@@ -44,11 +44,13 @@ mod integrate;
 mod item;
 mod style;
 mod table;
+mod view;
 
 pub(crate) use chunk::{Cache, TreeBuilder};
 pub use handle::Text;
 pub(crate) use item::{char_len, prefix_units, utf16_len, Item, ANCHOR_END, STICKS_LEFT};
 pub(crate) use table::TextTable;
+pub use view::TextRef;
 
 use std::ops::Range;
 
@@ -67,7 +69,7 @@ use index::IdIndex;
 /// text's tree before its first edit. The document implements it
 /// (`doc::lazy`), so this module knows nothing of how snapshots are
 /// stored.
-pub(crate) trait TextSource {
+pub(crate) trait TextSource: Sync {
     /// The stored visible text of snapshot text `index`, in document
     /// order (`log` is the document's: once it holds the snapshot's
     /// texts, they are read from there).

@@ -680,15 +680,17 @@ pub struct Observed {
 
 /// What a caller can observe of `doc`: texts, deltas, version, frontiers,
 /// pending set and both exports.
-pub fn observe(doc: &mut Doc) -> Observed {
-    let names: Vec<String> = doc.text_names().map(str::to_owned).collect();
+pub fn observe(doc: &Doc) -> Observed {
     Observed {
-        texts: names
-            .into_iter()
+        texts: doc
+            .text_names()
             .map(|n| {
-                let t = doc.text(&n).to_string();
-                let d = format!("{:?}", doc.text(&n).to_delta());
-                (n, t, d)
+                let text = doc.get_text(n).expect("a listed text exists");
+                (
+                    n.to_owned(),
+                    text.to_string(),
+                    format!("{:?}", text.to_delta()),
+                )
             })
             .collect(),
         version: doc.version(),

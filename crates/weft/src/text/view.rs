@@ -1,0 +1,225 @@
+//! [`TextRef`]: a read-only view of one text, through a shared `&Doc`.
+
+use std::fmt;
+use std::ops::Range;
+
+use crate::error::{Error, Result, Unit};
+use crate::oplog::OpLog;
+use crate::style::{Attributes, Delta};
+
+use super::{TextSource, TextState};
+
+/// A read-only view of a named text of a [`crate::Doc`].
+///
+/// Get one with [`crate::Doc::get_text`] (which never creates a text), or
+/// from an editing handle with [`crate::Text::view`]. It borrows the
+/// document immutably, so several views (of several texts) can be held
+/// at once, and a document shared between threads (`&Doc`, e.g. behind
+/// an `RwLock`'s read guard) serves them all concurrently. Positions
+/// count chars unless the method name says `_utf16` or a [`Unit`] is
+/// given.
+///
+/// # Examples
+///
+/// ```
+/// use weft::{Delta, Doc};
+///
+/// let mut doc = Doc::new();
+/// doc.text("title").insert(0, "Notes")?;
+/// doc.text("body").insert(0, "Hello world")?;
+/// doc.text("body").mark(0..5, "bold", true)?;
+///
+/// let doc = &doc; // reads need no `&mut`
+/// let (title, body) = (doc.get_text("title").unwrap(), doc.get_text("body").unwrap());
+/// assert_eq!(title.to_string(), "Notes");
+/// assert_eq!(body.slice(6..11)?, "world");
+/// assert_eq!(body.to_delta()[0], Delta::insert_with("Hello", [("bold", true)]));
+/// assert!(doc.get_text("missing").is_none());
+/// # Ok::<(), weft::Error>(())
+/// ```
+#[derive(Clone, Copy)]
+pub struct TextRef<'a> {
+    log: &'a OpLog,
+    state: &'a TextState,
+    /// The document's lazily imported snapshot, if the text (or the
+    /// history) is not loaded yet.
+    lazy: Option<&'a dyn TextSource>,
+}
+
+impl<'a> TextRef<'a> {
+    #[inline]
+    pub(crate) fn new(
+        log: &'a OpLog,
+        state: &'a TextState,
+        lazy: Option<&'a dyn TextSource>,
+    ) -> TextRef<'a> {
+        TextRef { log, state, lazy }
+    }
+
+    /// The text, while it still lives in a lazily imported snapshot (""
+    /// if the snapshot's text turns out to be damaged).
+    fn unloaded_text(&self) -> Option<&'a str> {
+        let u = self.state.unloaded()?;
+        Some(
+            self.lazy
+                .and_then(|l| l.stored_text(self.log, u.index).ok())
+                .unwrap_or(""),
+        )
+    }
+
+    /// The text's name in its document.
+    pub fn name(&self) -> &'a str {
+        self.state.name()
+    }
+
+    /// Length in chars. O(1).
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.state.visible_len(Unit::Char) as usize
+    }
+
+    /// Whether the text is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Length in UTF-8 bytes. O(1).
+    pub fn len_utf8(&self) -> usize {
+        self.state.visible_len(Unit::Utf8) as usize
+    }
+
+    /// Length in UTF-16 code units. O(1).
+    pub fn len_utf16(&self) -> usize {
+        self.state.visible_len(Unit::Utf16) as usize
+    }
+
+    /// Length in `unit`. O(1).
+    pub fn len_in(&self, unit: Unit) -> usize {
+        self.state.visible_len(unit) as usize
+    }
+
+    /// Converts a position from one unit to another, e.g. a JavaScript
+    /// (UTF-16) offset to a char position. O(log n).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfBounds`] past the end; [`Error::NotCharBoundary`] when
+    /// `pos` falls inside a char (inside a UTF-8 sequence or a surrogate
+    /// pair).
+    pub fn convert_pos(&self, pos: usize, from: Unit, to: Unit) -> Result<usize> {
+        if let Some(text) = self.unloaded_text() {
+            return super::convert_in_str(text, pos, from, to);
+        }
+        self.state.convert(pos, from, to, self.log.content())
+    }
+
+    /// Checks a char range against the text's length.
+    fn check_range(&self, range: &Range<usize>) -> Result<()> {
+        let len = self.len();
+        if range.end > len || range.start > range.end {
+            return Err(Error::OutOfBounds {
+                pos: range.end.max(range.start),
+                len,
+                unit: Unit::Char,
+            });
+        }
+        Ok(())
+    }
+
+    /// The text in char range `range`. O(log n + length of the slice).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfBounds`] if the range ends past the end or starts after
+    /// it ends.
+    pub fn slice(&self, range: Range<usize>) -> Result<String> {
+        self.check_range(&range)?;
+        if let Some(text) = self.unloaded_text() {
+            return Ok(super::char_slice(text, range).to_owned());
+        }
+        Ok(self
+            .state
+            .slice(range.start as u32..range.end as u32, self.log.content()))
+    }
+
+    /// The styles of the char at `pos` (< len). O(log n + marks).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfBounds`] if `pos >= len()`.
+    pub fn attributes_at(&self, pos: usize) -> Result<Attributes> {
+        if pos >= self.len() {
+            return Err(Error::OutOfBounds {
+                pos,
+                len: self.len(),
+                unit: Unit::Char,
+            });
+        }
+        let run = self.slice_delta(pos..pos + 1)?;
+        Ok(match run.into_iter().next() {
+            Some(Delta::Insert { attributes, .. }) => attributes,
+            _ => Attributes::new(),
+        })
+    }
+
+    /// The whole text as Quill-style runs: [`Delta::Insert`]s whose
+    /// neighbours differ in attributes; never an empty run or a `Null`
+    /// attribute. O(n).
+    pub fn to_delta(&self) -> Vec<Delta> {
+        if let Some(text) = self.unloaded_text() {
+            // Texts with marks are never read from their stored copy.
+            return if text.is_empty() {
+                Vec::new()
+            } else {
+                vec![Delta::insert(text)]
+            };
+        }
+        self.state
+            .to_delta(self.log.content(), self.log.marks(), self.log.keys())
+    }
+
+    /// Chars `range` as Quill-style runs (see [`TextRef::to_delta`]).
+    /// O(log n + length of the range + marks).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfBounds`] if the range ends past the end or starts after
+    /// it ends.
+    pub fn slice_delta(&self, range: Range<usize>) -> Result<Vec<Delta>> {
+        self.check_range(&range)?;
+        if let Some(text) = self.unloaded_text() {
+            let s = super::char_slice(text, range);
+            return Ok(if s.is_empty() {
+                Vec::new()
+            } else {
+                vec![Delta::insert(s)]
+            });
+        }
+        Ok(self.state.slice_delta(
+            range.start as u32..range.end as u32,
+            self.log.content(),
+            self.log.marks(),
+            self.log.keys(),
+        ))
+    }
+}
+
+impl fmt::Display for TextRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(text) = self.unloaded_text() {
+            return f.write_str(text);
+        }
+        let mut s = String::with_capacity(self.len_utf8());
+        self.state.write_to(self.log.content(), &mut s);
+        f.write_str(&s)
+    }
+}
+
+impl fmt::Debug for TextRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TextRef")
+            .field("name", &self.name())
+            .field("len", &self.len())
+            .finish()
+    }
+}
