@@ -93,6 +93,9 @@ pub enum Error {
     /// An op refers to an op id this document has never seen, although the
     /// op's declared dependencies are all known.
     UnknownId(OpId),
+    /// The document has no text of this name (e.g. a [`crate::Cursor`]
+    /// into a text that does not exist here).
+    UnknownText(String),
     /// The key-value table inside a snapshot is damaged.
     Storage(weft_kv::Error),
     /// A bug in Weft: a check it made earlier does not hold (`what` names
@@ -135,6 +138,7 @@ impl fmt::Display for Error {
                 write!(f, "malformed input at body offset {offset}: invalid {what}")
             }
             Error::UnknownId(id) => write!(f, "an op refers to unknown op {id}"),
+            Error::UnknownText(name) => write!(f, "the document has no text named {name:?}"),
             Error::Storage(e) => write!(f, "snapshot storage: {e}"),
             Error::Internal { what } => write!(f, "internal error (a bug in weft): {what}"),
         }

@@ -81,6 +81,7 @@
 
 #![forbid(unsafe_code)]
 
+mod cursor;
 mod doc;
 mod encoding;
 mod error;
@@ -94,6 +95,7 @@ pub mod style;
 mod text;
 mod version;
 
+pub use cursor::{Cursor, Side};
 pub use doc::{Doc, ExportMode, ImportStatus};
 pub use error::{Error, Result, Unit};
 pub use id::{Counter, IdSpan, Lamport, OpId, PeerId};

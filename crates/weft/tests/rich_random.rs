@@ -8,7 +8,7 @@ mod common;
 
 use common::{RefDoc, Rng};
 use weft::fuzzing::{config, KEYS};
-use weft::{Doc, ExportMode, Value, VersionVector};
+use weft::{Cursor, Doc, ExportMode, OpId, Side, Value, VersionVector};
 
 fn doc(peer: u64) -> Doc {
     let mut d = Doc::new();
@@ -47,13 +47,70 @@ fn trace(s: String) {
     }
 }
 
+/// A cursor made at a random place of peer `i`'s text, with the id the
+/// model gives the char it sticks to (checked against the cursor's).
+fn random_cursor(rng: &mut Rng, doc: &mut Doc, model: &RefDoc) -> (Cursor, Option<(u64, u32)>) {
+    let len = model.len();
+    let pos = rng.below(len + 1);
+    let side = if rng.chance(50) {
+        Side::Before
+    } else {
+        Side::After
+    };
+    let cursor = match doc.get_text("t") {
+        Some(view) if rng.chance(50) => view.cursor(pos, side).unwrap(),
+        _ => doc.text("t").cursor(pos, side).unwrap(),
+    };
+    let id = match side {
+        Side::Before => pos.checked_sub(1).map(|p| model.char_id(p)),
+        Side::After => (pos < len).then(|| model.char_id(pos)),
+    };
+    assert_eq!(cursor.id(), id.map(|(p, c)| OpId::new(p, c)));
+    assert_eq!(Cursor::decode(&cursor.encode()).unwrap(), cursor);
+    (cursor, id)
+}
+
+/// Every cursor resolves, on every peer, where the model says its char is
+/// (an error on a peer that does not have the char yet).
+fn check_cursors(docs: &[Doc], refs: &[RefDoc], cursors: &[(Cursor, Option<(u64, u32)>)]) {
+    for (d, r) in docs.iter().zip(refs) {
+        for (cursor, id) in cursors {
+            let expected = match (id, cursor.side()) {
+                (None, Side::Before) => Some(0),
+                (None, Side::After) => Some(r.len()),
+                (Some(id), side) => r.cursor_pos(*id, side == Side::Before),
+            };
+            if d.get_text("t").is_none() {
+                // No op of the text has arrived: the text is unknown here.
+                let unknown = Err(weft::Error::UnknownText("t".into()));
+                assert_eq!(d.cursor_pos(cursor), unknown);
+                continue;
+            }
+            match expected {
+                Some(pos) => assert_eq!(d.cursor_pos(cursor), Ok(pos), "{cursor:?}"),
+                None => assert!(d.cursor_pos(cursor).is_err(), "{cursor:?}"),
+            }
+        }
+    }
+}
+
 fn run(seed: u64, steps: usize) {
     let mut rng = Rng::new(seed);
     let mut docs: Vec<Doc> = (1..=3).map(doc).collect();
     let mut refs: Vec<RefDoc> = (1..=3).map(RefDoc::new).collect();
+    let mut cursors = Vec::new();
     for step in 0..steps {
         let i = rng.below(3);
         let len = refs[i].len();
+        if rng.chance(10) {
+            let c = random_cursor(&mut rng, &mut docs[i], &refs[i]);
+            if cursors.len() < 6 {
+                cursors.push(c);
+            } else {
+                let k = rng.below(cursors.len());
+                cursors[k] = c;
+            }
+        }
         match rng.below(12) {
             0..=3 => {
                 let pos = rng.below(len + 1);
@@ -121,6 +178,7 @@ fn run(seed: u64, steps: usize) {
             refs[i].to_delta(),
             "seed {seed} step {step}: local delta of peer {i}"
         );
+        check_cursors(&docs, &refs, &cursors);
     }
     for _ in 0..2 {
         for i in 0..3 {
@@ -145,6 +203,7 @@ fn run(seed: u64, steps: usize) {
             eprintln!("{}", r.dump());
         }
     }
+    check_cursors(&docs, &refs, &cursors);
     for d in &mut docs {
         assert_eq!(d.text("t").to_delta(), delta, "seed {seed}: converged");
         assert_eq!(d.version(), version);

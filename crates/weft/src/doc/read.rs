@@ -3,7 +3,8 @@
 
 use std::sync::OnceLock;
 
-use crate::error::Result;
+use crate::cursor::{Cursor, Side};
+use crate::error::{Error, Result, Unit};
 use crate::text::{TextRef, TextSource};
 
 use super::Doc;
@@ -45,7 +46,95 @@ impl Doc {
             }
         }
         let lazy = self.lazy.as_deref().map(|l| l as &dyn TextSource);
-        Some(TextRef::new(&self.log, state, lazy))
+        Some(TextRef::new(&self.log, state, lazy).in_doc(self))
+    }
+
+    /// A view of text `name` with its tree and the history loaded (from
+    /// the loaded copy of a lazily imported document).
+    pub(crate) fn loaded_text(&self, name: &str) -> Result<TextRef<'_>> {
+        let doc = self.loaded()?;
+        let state = doc
+            .texts
+            .find(name)
+            .and_then(|i| doc.texts.get(i))
+            .ok_or_else(|| Error::UnknownText(name.to_owned()))?;
+        if state.unloaded().is_some() {
+            return Err(Error::Internal {
+                what: "a loaded document has an unloaded text",
+            });
+        }
+        Ok(TextRef::new(&doc.log, state, None))
+    }
+
+    /// Where `cursor` is now, in chars: the position of the char it sticks
+    /// to (after it for [`Side::Before`]), or where that char would be if
+    /// it was deleted. O(log n) (the first cursor of a text builds an id
+    /// index of it, O(n log n), kept up to date from then on).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnknownText`] if the document has no text of the cursor's
+    /// name; [`Error::UnknownId`] if the document does not have the char
+    /// (a cursor from another document, or from a peer whose edit has not
+    /// arrived yet: try again once it has) or it is not a char of that
+    /// text; after a lazy snapshot import, as [`Doc::load`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::{Doc, Side};
+    ///
+    /// let mut doc = Doc::new();
+    /// doc.text("t").insert(0, "Hello world")?;
+    /// let start = doc.text("t").cursor(6, Side::After)?; // at "world"
+    /// let end = doc.text("t").cursor(11, Side::Before)?; // after "world"
+    /// doc.text("t").insert(0, "Oh, ")?;
+    /// doc.text("t").delete(4, 6)?; // "Oh, world"
+    /// assert_eq!(doc.cursor_pos(&start)?..doc.cursor_pos(&end)?, 4..9);
+    /// # Ok::<(), weft::Error>(())
+    /// ```
+    pub fn cursor_pos(&self, cursor: &Cursor) -> Result<usize> {
+        self.cursor_pos_in(cursor, Unit::Char)
+    }
+
+    /// [`Doc::cursor_pos`] in UTF-16 code units (JavaScript offsets).
+    ///
+    /// # Errors
+    ///
+    /// As [`Doc::cursor_pos`].
+    pub fn cursor_pos_utf16(&self, cursor: &Cursor) -> Result<usize> {
+        self.cursor_pos_in(cursor, Unit::Utf16)
+    }
+
+    /// [`Doc::cursor_pos`] in `unit`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Doc::cursor_pos`].
+    pub fn cursor_pos_in(&self, cursor: &Cursor, unit: Unit) -> Result<usize> {
+        let doc = self.loaded()?;
+        let state = doc
+            .texts
+            .find(cursor.text())
+            .and_then(|i| doc.texts.get(i))
+            .ok_or_else(|| Error::UnknownText(cursor.text().to_owned()))?;
+        let Some(id) = cursor.id() else {
+            return Ok(match cursor.side() {
+                Side::Before => 0,
+                Side::After => state.visible_len(unit) as usize,
+            });
+        };
+        let place = doc
+            .log
+            .id_to_seq(id)
+            .filter(|_| state.unloaded().is_none())
+            .and_then(|seq| state.place_of(seq, doc.log.content()))
+            .ok_or(Error::UnknownId(id))?;
+        let at = match cursor.side() {
+            Side::Before => place.through,
+            Side::After => place.before,
+        };
+        Ok(at.get(unit) as usize)
     }
 
     /// This document if nothing of a lazily imported snapshot is left to

@@ -131,7 +131,7 @@
     clippy::panic
 )]
 
-mod bytes;
+pub(crate) mod bytes;
 mod history;
 mod load;
 mod snapshot;

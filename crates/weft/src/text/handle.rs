@@ -4,6 +4,7 @@ use std::fmt;
 use std::mem;
 use std::ops::Range;
 
+use crate::cursor::{Cursor, Side};
 use crate::error::{Error, Result, Unit};
 use crate::id::{PeerId, Seq, TextIdx};
 use crate::oplog::{OpKind, OpLog, OpRun};
@@ -134,6 +135,29 @@ impl<'a> Text<'a> {
     /// As [`TextRef::convert_pos`].
     pub fn convert_pos(&self, pos: usize, from: Unit, to: Unit) -> Result<usize> {
         self.view().convert_pos(pos, from, to)
+    }
+
+    /// A stable cursor at char position `pos` (see [`TextRef::cursor`]).
+    /// O(log n).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfBounds`] if `pos > len()`; after a lazy snapshot
+    /// import, as [`crate::Doc::load`] (building this text's tree).
+    pub fn cursor(&mut self, pos: usize, side: Side) -> Result<Cursor> {
+        self.ensure_loaded(Need::Typing)?;
+        self.view().cursor(pos, side)
+    }
+
+    /// [`Text::cursor`] at a UTF-16 position (a JavaScript offset).
+    ///
+    /// # Errors
+    ///
+    /// As [`Text::cursor`], and [`Error::NotCharBoundary`] inside a
+    /// surrogate pair.
+    pub fn cursor_utf16(&mut self, pos: usize, side: Side) -> Result<Cursor> {
+        self.ensure_loaded(Need::Typing)?;
+        self.view().cursor_in(pos, Unit::Utf16, side)
     }
 
     /// Inserts `s` at char position `pos`. O(log n), O(1) when typing right

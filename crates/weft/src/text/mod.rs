@@ -42,6 +42,7 @@ mod handle;
 mod index;
 mod integrate;
 mod item;
+mod position;
 mod style;
 mod table;
 mod view;
@@ -53,6 +54,7 @@ pub(crate) use table::TextTable;
 pub use view::TextRef;
 
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use generic_btree::{BTree, LeafIndex};
 use smallvec::SmallVec;
@@ -117,7 +119,7 @@ pub(crate) struct TextState {
     tree: BTree<ChunkTree>,
     /// Built on first use by a remote op: a text only ever edited locally
     /// never needs to find chars by id.
-    index: Option<IdIndex>,
+    index: OnceLock<IdIndex>,
     focus: Option<Focus>,
     /// Every style anchor, in document order (their relative order never
     /// changes once placed). Empty for plain text: then no position ever
@@ -157,7 +159,7 @@ impl TextState {
         TextState {
             name: name.into(),
             tree: BTree::new(),
-            index: None,
+            index: OnceLock::new(),
             focus: None,
             anchors: AnchorTree::default(),
             resurrected: SmallVec::new(),
@@ -195,7 +197,7 @@ impl TextState {
     /// was derived from the old one. Clears the unloaded mark.
     fn replace_tree(&mut self, tree: BTree<ChunkTree>, anchors: AnchorTree) {
         self.tree = tree;
-        self.index = None;
+        self.index = OnceLock::new();
         self.focus = None;
         self.anchors = anchors;
         self.resurrected.clear();
@@ -229,24 +231,26 @@ impl TextState {
 
     #[inline]
     fn index_push(&mut self, seq: Seq, leaf: LeafIndex) {
-        if let Some(index) = &mut self.index {
+        if let Some(index) = self.index.get_mut() {
             index.push(seq, leaf);
         }
     }
 
-    /// The id index; [`TextState::build_index`] must have run.
+    /// The id index, built on first use (also through `&self`: a cursor
+    /// resolved through a shared document needs it). O(n log n) once per
+    /// text; afterwards every edit keeps it up to date.
     fn index(&self) -> &IdIndex {
-        self.index
-            .as_ref()
-            .expect("remote ops build the index first")
+        self.index.get_or_init(|| self.new_index())
     }
 
-    /// Builds the seq -> leaf index if it does not exist yet. O(n log n)
-    /// once per text; afterwards every edit keeps it up to date.
+    /// Builds the seq -> leaf index if it does not exist yet (before remote
+    /// ops, which find chars by id).
     pub fn build_index(&mut self) {
-        if self.index.is_some() {
-            return;
-        }
+        self.index();
+    }
+
+    /// A seq -> leaf index of the current tree.
+    fn new_index(&self) -> IdIndex {
         let mut runs: Vec<(Seq, LeafIndex)> = Vec::new();
         let mut leaf = self.tree.first_leaf();
         while let Some(l) = leaf {
@@ -258,7 +262,7 @@ impl TextState {
         for (seq, leaf) in runs {
             index.push(seq, leaf);
         }
-        self.index = Some(index);
+        index
     }
 
     /// Visible length in `unit`, also while the text is unloaded (see
@@ -396,7 +400,7 @@ impl TextState {
                 range.end = moved[i].end;
                 i += 1;
             }
-            if let Some(index) = &mut self.index {
+            if let Some(index) = self.index.get_mut() {
                 index.assign(range, new_leaf);
             }
         }
@@ -857,7 +861,7 @@ impl TextState {
         while let Some(l) = leaf {
             for item in &self.chunk(l).items {
                 for seq in [item.seq, item.end() - 1] {
-                    if let Some(index) = &self.index {
+                    if let Some(index) = self.index.get() {
                         assert_eq!(index.get(seq), Some(l), "index maps seq {seq}");
                     }
                 }

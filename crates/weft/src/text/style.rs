@@ -242,7 +242,7 @@ impl TextState {
     }
 
     /// The seq of visible char `pos` (< len).
-    fn char_seq(&self, pos: u32) -> Seq {
+    pub(crate) fn char_seq(&self, pos: u32) -> Seq {
         let (leaf, start) = self.locate(Unit::Char, pos);
         let chunk = self.chunk(leaf);
         let (i, before) = chunk.find_unit(Unit::Char, pos - start.chars);

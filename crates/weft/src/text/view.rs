@@ -3,6 +3,7 @@
 use std::fmt;
 use std::ops::Range;
 
+use crate::cursor::{Cursor, Side};
 use crate::error::{Error, Result, Unit};
 use crate::oplog::OpLog;
 use crate::style::{Attributes, Delta};
@@ -44,6 +45,9 @@ pub struct TextRef<'a> {
     /// The document's lazily imported snapshot, if the text (or the
     /// history) is not loaded yet.
     lazy: Option<&'a dyn TextSource>,
+    /// The document, when the view came from [`crate::Doc::get_text`]:
+    /// what a read that needs the text loaded (a cursor) loads it from.
+    doc: Option<&'a crate::Doc>,
 }
 
 impl<'a> TextRef<'a> {
@@ -53,7 +57,20 @@ impl<'a> TextRef<'a> {
         state: &'a TextState,
         lazy: Option<&'a dyn TextSource>,
     ) -> TextRef<'a> {
-        TextRef { log, state, lazy }
+        TextRef {
+            log,
+            state,
+            lazy,
+            doc: None,
+        }
+    }
+
+    /// The view as part of `doc` (see the field).
+    pub(crate) fn in_doc(self, doc: &'a crate::Doc) -> TextRef<'a> {
+        TextRef {
+            doc: Some(doc),
+            ..self
+        }
     }
 
     /// The text, while it still lives in a lazily imported snapshot (""
@@ -201,6 +218,46 @@ impl<'a> TextRef<'a> {
             self.log.marks(),
             self.log.keys(),
         ))
+    }
+
+    /// A stable cursor at char position `pos` (`<= len`), sticking to the
+    /// char on `side` of it (see [`Cursor`] and [`Side`]). O(log n).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfBounds`] if `pos > len()`; after a lazy snapshot
+    /// import, as [`crate::Doc::load`] (the text is loaded on the side).
+    pub fn cursor(&self, pos: usize, side: Side) -> Result<Cursor> {
+        let len = self.len();
+        if pos > len {
+            return Err(Error::OutOfBounds {
+                pos,
+                len,
+                unit: Unit::Char,
+            });
+        }
+        if self.state.unloaded().is_some() {
+            let doc = self.doc.ok_or(Error::Internal {
+                what: "a view of an unloaded text outside its document",
+            })?;
+            return doc.loaded_text(self.name())?.cursor(pos, side);
+        }
+        let target = match side {
+            Side::Before => pos.checked_sub(1),
+            Side::After => (pos < len).then_some(pos),
+        };
+        let id = target.map(|p| self.log.seq_to_id(self.state.char_seq(p as u32)));
+        Ok(Cursor::new(self.name(), id, side))
+    }
+
+    /// [`TextRef::cursor`] at a position counted in `unit`.
+    ///
+    /// # Errors
+    ///
+    /// As [`TextRef::cursor`], and [`Error::NotCharBoundary`] when `pos`
+    /// falls inside a char.
+    pub fn cursor_in(&self, pos: usize, unit: Unit, side: Side) -> Result<Cursor> {
+        self.cursor(self.convert_pos(pos, unit, Unit::Char)?, side)
     }
 }
 

@@ -163,6 +163,27 @@ impl RefDoc {
         self.items.iter().filter(|i| i.visible()).count()
     }
 
+    /// The id of visible char `pos` (< len).
+    #[allow(dead_code)]
+    pub fn char_id(&self, pos: usize) -> Id {
+        self.items
+            .iter()
+            .filter(|i| i.visible())
+            .nth(pos)
+            .expect("pos < len")
+            .id
+    }
+
+    /// Where a cursor sticking to char `id` resolves: its visible
+    /// position, plus one if the cursor is after it (`after_char`) and the
+    /// char is visible; `None` if this replica does not have the char.
+    #[allow(dead_code)]
+    pub fn cursor_pos(&self, id: Id, after_char: bool) -> Option<usize> {
+        let at = self.items.iter().position(|i| i.id == id && i.is_char())?;
+        let before = self.items[..at].iter().filter(|i| i.visible()).count();
+        Some(before + usize::from(after_char && self.items[at].visible()))
+    }
+
     /// Per peer, the number of ops known.
     pub fn version(&self) -> Vec<(u64, u32)> {
         let mut v: Vec<_> = self

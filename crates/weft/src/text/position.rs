@@ -1,0 +1,86 @@
+//! Positions of chars named by id, through `&self`: what stable cursors
+//! resolve with.
+
+use generic_btree::{Cursor, PreviousCache};
+
+use crate::id::Seq;
+
+use super::chunk::Cache;
+use super::item::prefix_units;
+use super::TextState;
+
+/// Where a char of a text is now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CharPlace {
+    /// Visible counts before the char (for a deleted char: before where
+    /// it would be).
+    pub before: Cache,
+    /// Visible counts up to and including the char (`before` for a
+    /// deleted one).
+    pub through: Cache,
+    /// Whether the char is visible.
+    pub visible: bool,
+}
+
+impl TextState {
+    /// Where char `seq` is, or `None` if the text holds no such char.
+    /// O(log n) (the first call on a text builds its id index).
+    pub fn place_of(&self, seq: Seq, content: &str) -> Option<CharPlace> {
+        let leaf = self.index().get(seq)?;
+        let chunk = self.tree.get_elem(leaf)?;
+        let i = chunk.find_seq(seq)?;
+        let item = chunk.items[i];
+        if item.is_anchor() {
+            return None;
+        }
+        let mut before = Cache::default();
+        self.tree
+            .visit_previous_caches(Cursor { leaf, offset: 0 }, |c| {
+                if let PreviousCache::NodeCache(c) = c {
+                    before.add(*c);
+                }
+            });
+        // The ancestors count the focus leaf with its flushed counts.
+        if let Some(f) = &self.focus {
+            let focus = Cursor {
+                leaf: f.leaf,
+                offset: 0,
+            };
+            if f.leaf != leaf
+                && self
+                    .tree
+                    .compare_pos(focus, Cursor { leaf, offset: 0 })
+                    .is_lt()
+            {
+                before.add(self.chunk(f.leaf).counts);
+                before.sub(f.flushed);
+            }
+        }
+        for it in &chunk.items[..i] {
+            before.add(it.counts());
+        }
+        let visible = !item.deleted;
+        let mut through = before;
+        if visible {
+            let offset = seq - item.seq;
+            let start = item.byte_start as usize;
+            let text = content.get(start..start + item.bytes as usize)?;
+            let units = |chars| {
+                let (utf8, utf16) = prefix_units(text.as_bytes(), chars);
+                Cache {
+                    chars,
+                    utf8,
+                    utf16,
+                    anchors: 0,
+                }
+            };
+            before.add(units(offset));
+            through.add(units(offset + 1));
+        }
+        Some(CharPlace {
+            before,
+            through,
+            visible,
+        })
+    }
+}
