@@ -96,6 +96,12 @@ pub enum Error {
     /// The document has no text of this name (e.g. a [`crate::Cursor`]
     /// into a text that does not exist here).
     UnknownText(String),
+    /// A delta does not fit what it is applied to (`what` says how), e.g.
+    /// a text's delta that holds a retain.
+    InvalidDelta {
+        /// What does not fit.
+        what: &'static str,
+    },
     /// The key-value table inside a snapshot is damaged.
     Storage(weft_kv::Error),
     /// A bug in Weft: a check it made earlier does not hold (`what` names
@@ -139,6 +145,7 @@ impl fmt::Display for Error {
             }
             Error::UnknownId(id) => write!(f, "an op refers to unknown op {id}"),
             Error::UnknownText(name) => write!(f, "the document has no text named {name:?}"),
+            Error::InvalidDelta { what } => write!(f, "invalid delta: {what}"),
             Error::Storage(e) => write!(f, "snapshot storage: {e}"),
             Error::Internal { what } => write!(f, "internal error (a bug in weft): {what}"),
         }

@@ -5,6 +5,8 @@
 //! is wrong; an `Err` that the input legitimately causes (a position inside
 //! a char, bytes that are not an export) is not a failure.
 
+use std::sync::{Arc, Mutex};
+
 use arbitrary::{Arbitrary, Unstructured};
 
 use crate::{
@@ -511,9 +513,12 @@ fn corrupt(docs: &mut [Doc], from: usize, to: usize, cut: u16, snapshot: bool) {
 pub fn run_converge(peers: u8, actions: &[Action]) {
     let n = 2 + usize::from(peers % 4);
     let mut docs: Vec<Doc> = (1..=n as u64).map(new_doc).collect();
+    let mut mirrors: Vec<Mirror> = docs.iter_mut().map(Mirror::attach).collect();
     let mut next_peer = 100u64;
     let mut net = Network::default();
     for action in actions {
+        // The peer whose state the action commits or imports into.
+        let mut settled = None;
         match *action {
             Action::Send { from, to, payload } => {
                 let (from, to) = (from as usize % n, to as usize % n);
@@ -530,6 +535,7 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
                         net.waiting.swap_remove(i)
                     };
                     deliver(&mut docs, to, &bytes);
+                    settled = Some(to);
                 }
             }
             Action::Corrupt {
@@ -537,18 +543,29 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
                 to,
                 cut,
                 snapshot,
-            } => corrupt(&mut docs, from as usize % n, to as usize % n, cut, snapshot),
+            } => {
+                // The import may fail before it commits: no check here.
+                corrupt(&mut docs, from as usize % n, to as usize % n, cut, snapshot);
+            }
             Action::Insert { peer, .. }
             | Action::Delete { peer, .. }
             | Action::Mark { peer, .. }
             | Action::Unmark { peer, .. } => edit(&mut docs[peer as usize % n], action),
-            Action::Commit { peer } => docs[peer as usize % n].commit(),
-            Action::Sync { from, to } => sync(&mut docs, from as usize % n, to as usize % n),
+            Action::Commit { peer } => {
+                docs[peer as usize % n].commit();
+                settled = Some(peer as usize % n);
+            }
+            Action::Sync { from, to } => {
+                let (from, to) = (from as usize % n, to as usize % n);
+                sync(&mut docs, from, to);
+                settled = (from != to).then_some(to);
+            }
             Action::SyncAll => sync_all(&mut docs),
             Action::Reimport { peer } => {
                 let i = peer as usize % n;
                 let bytes = full(&mut docs[i]);
                 let mut fresh = new_doc(docs[i].peer_id());
+                mirrors[i] = Mirror::attach(&mut fresh);
                 if let Err(e) = fresh.import(&bytes) {
                     panic!(
                         "a full history does not import: {e:?}\n{}",
@@ -558,10 +575,12 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
                 assert_eq!(fresh.text("t").to_delta(), docs[i].text("t").to_delta());
                 assert_eq!(fresh.version(), docs[i].version());
                 docs[i] = fresh;
+                settled = Some(i);
             }
             Action::Snapshot { peer } => {
                 let i = peer as usize % n;
                 docs[i] = snapshot_round_trip(&mut docs[i]);
+                mirrors[i] = Mirror::attach(&mut docs[i]);
             }
             Action::SyncSnapshot { from, to } => {
                 let (from, to) = (from as usize % n, to as usize % n);
@@ -570,6 +589,7 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
                         .export(ExportMode::Snapshot)
                         .expect("exports do not fail");
                     docs[to].import(&bytes).expect("a peer's snapshot imports");
+                    settled = Some(to);
                 }
             }
             Action::Fork { from, to } => {
@@ -577,8 +597,19 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
                 f.set_peer_id(next_peer).expect("valid id");
                 f.config_text_style(config());
                 next_peer += 1;
-                docs[to as usize % n] = f;
+                let to = to as usize % n;
+                mirrors[to] = Mirror::attach(&mut f);
+                docs[to] = f;
             }
+        }
+        match settled {
+            Some(i) => mirrors[i].check(&docs[i], action),
+            None if matches!(action, Action::SyncAll) => {
+                for (m, d) in mirrors.iter().zip(&docs) {
+                    m.check(d, &"sync all");
+                }
+            }
+            None => {}
         }
     }
     // Whatever is still in flight arrives, in order, then a full sync.
@@ -586,6 +617,9 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
         deliver(&mut docs, to, &bytes);
     }
     sync_all(&mut docs);
+    for (m, d) in mirrors.iter().zip(&docs) {
+        m.check(d, &"at the end");
+    }
     let (first, rest) = docs.split_first_mut().expect("at least two peers");
     first.assert_invariants();
     let delta = first.text("t").to_delta();
@@ -620,6 +654,48 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
             .collect::<String>(),
         text
     );
+}
+
+/// A copy of text "t" of a document kept only from its change events, in
+/// chars and in UTF-16 units.
+struct Mirror {
+    deltas: Arc<Mutex<[Vec<Delta>; 2]>>,
+    _subs: [crate::Subscription; 2],
+}
+
+impl Mirror {
+    /// Starts mirroring `doc` (committing its open change) from its text
+    /// as it is now.
+    fn attach(doc: &mut Doc) -> Mirror {
+        doc.commit();
+        let now = doc.get_text("t").map_or_else(Vec::new, |t| t.to_delta());
+        let deltas = Arc::new(Mutex::new([now.clone(), now]));
+        let sub = |slot: usize| {
+            let deltas = Arc::clone(&deltas);
+            move |event: &crate::DocEvent| {
+                let mut d = deltas.lock().unwrap_or_else(|e| e.into_inner());
+                for diff in event.texts.iter().filter(|t| t.name == "t") {
+                    if let Err(e) = diff.apply_to(&mut d[slot], event.unit) {
+                        panic!("an event does not apply to the mirror: {e}\n{diff:?}");
+                    }
+                }
+            }
+        };
+        let chars = doc.subscribe(sub(0));
+        let utf16 = doc.subscribe_in(Unit::Utf16, sub(1));
+        Mirror {
+            deltas,
+            _subs: [chars, utf16],
+        }
+    }
+
+    /// Checks the mirror against `doc`, which must have no open change.
+    fn check(&self, doc: &Doc, what: &dyn std::fmt::Debug) {
+        let now = doc.get_text("t").map_or_else(Vec::new, |t| t.to_delta());
+        let d = self.deltas.lock().unwrap_or_else(|e| e.into_inner());
+        assert_eq!(d[0], now, "{what:?}: the mirror (chars) differs");
+        assert_eq!(d[1], now, "{what:?}: the mirror (UTF-16) differs");
+    }
 }
 
 fn sync_all(docs: &mut [Doc]) {

@@ -85,6 +85,7 @@ mod cursor;
 mod doc;
 mod encoding;
 mod error;
+mod event;
 #[cfg(feature = "arbitrary")]
 #[doc(hidden)]
 pub mod fuzzing;
@@ -96,8 +97,9 @@ mod text;
 mod version;
 
 pub use cursor::{Cursor, Side};
-pub use doc::{Doc, ExportMode, ImportStatus};
+pub use doc::{CommitOptions, Doc, ExportMode, ImportStatus};
 pub use error::{Error, Result, Unit};
+pub use event::{DocEvent, EventTrigger, Subscription, TextDiff};
 pub use id::{Counter, IdSpan, Lamport, OpId, PeerId};
 pub use style::{Attributes, Delta, ExpandType, StyleConfig, Value};
 pub use text::{Text, TextRef};

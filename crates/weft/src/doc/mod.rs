@@ -2,7 +2,10 @@
 //! its texts; `lazy.rs` holds what a lazily imported snapshot still has
 //! to load.
 
+mod events;
 mod lazy;
+
+pub use events::CommitOptions;
 mod read;
 
 use std::hash::{BuildHasher, Hasher};
@@ -11,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::encoding::{self, Decoded, Snapshot};
 use crate::error::{Error, Result, Unit};
+use crate::event::{Draft, EventTrigger, Observers};
 use crate::id::{Counter, IdSpan, PeerId, Seq, TextIdx};
 use crate::merge::{self, Parked, Pending, Readiness, Update};
 use crate::oplog::OpLog;
@@ -123,6 +127,11 @@ pub struct Doc {
     /// tree is not loaded yet (then `log` is empty, or those texts are
     /// marked unloaded).
     lazy: Option<Box<LazyDoc>>,
+    /// Subscribers to change events and local updates (a clone starts
+    /// with none).
+    observers: Observers,
+    /// The changes of the open local change, while someone subscribes.
+    draft: Option<Box<Draft>>,
 }
 
 impl Default for Doc {
@@ -159,6 +168,8 @@ impl Doc {
             scratch: Vec::new(),
             style: StyleConfig::default(),
             lazy: None,
+            observers: Observers::default(),
+            draft: None,
         }
     }
 
@@ -222,10 +233,10 @@ impl Doc {
     }
 
     /// Closes the open change: later edits start a new one. Cheap; a no-op
-    /// when nothing was edited since the last commit.
+    /// when nothing was edited since the last commit. Subscribers (see
+    /// [`Doc::subscribe`]) hear of the change now.
     pub fn commit(&mut self) {
-        self.settle();
-        self.log.commit();
+        self.commit_as(EventTrigger::Local, None);
     }
 
     /// The version of the document (includes the open change).
@@ -298,6 +309,16 @@ impl Doc {
             self.texts.find_or_create(name)
         };
         let lazy = self.lazy.as_deref_mut().map(|l| l as &mut dyn TextSource);
+        let units = self.observers.event_units();
+        let draft = if units.is_empty() {
+            None
+        } else {
+            Some(
+                &mut **self
+                    .draft
+                    .get_or_insert_with(|| Box::new(Draft::new(units))),
+            )
+        };
         Text::new(
             &mut self.log,
             self.texts.get_mut(index).expect("just found or created"),
@@ -306,6 +327,7 @@ impl Doc {
             &mut self.scratch,
             &self.style,
             lazy,
+            draft,
         )
     }
 
@@ -396,13 +418,27 @@ impl Doc {
     /// history; [`Error::HistoryFull`] when the document cannot hold more
     /// ops.
     pub fn import(&mut self, bytes: &[u8]) -> Result<ImportStatus> {
+        self.import_from(bytes, None)
+    }
+
+    /// [`Doc::import`], and then the change event (if someone subscribes
+    /// and something was applied) with `origin`.
+    fn import_from(&mut self, bytes: &[u8], origin: Option<&str>) -> Result<ImportStatus> {
         let update = match encoding::decode(bytes)? {
             Decoded::Update(update) => update,
-            Decoded::Snapshot(snapshot) => return self.import_snapshot(snapshot),
+            Decoded::Snapshot(snapshot) => {
+                let mut draft = self.new_draft();
+                let status = self.import_snapshot(snapshot, draft.as_mut())?;
+                self.emit_import(draft, &status, origin);
+                return Ok(status);
+            }
         };
         self.load()?;
         self.commit();
-        self.import_update(update, || bytes.into())
+        let mut draft = self.new_draft();
+        let status = self.import_update(update, || bytes.into(), draft.as_mut())?;
+        self.emit_import(draft, &status, origin);
+        Ok(status)
     }
 
     /// Applies a decoded update (and the pending updates it releases), or
@@ -413,6 +449,7 @@ impl Doc {
         &mut self,
         update: Update,
         bytes: impl FnOnce() -> Box<[u8]>,
+        mut draft: Option<&mut Draft>,
     ) -> Result<ImportStatus> {
         let mut status = ImportStatus::default();
         match merge::plan(&self.log, &self.texts, &update)? {
@@ -422,8 +459,14 @@ impl Doc {
                 self.pending.park(Parked { update, bytes }, blocker);
             }
             Readiness::Ready(plan) => {
-                status.applied = merge::apply(&mut self.log, &mut self.texts, &update, plan)?;
-                self.release(&mut status.applied)?;
+                status.applied = merge::apply(
+                    &mut self.log,
+                    &mut self.texts,
+                    &update,
+                    plan,
+                    draft.as_deref_mut(),
+                )?;
+                self.release(&mut status.applied, draft)?;
             }
         }
         Ok(status)
@@ -437,7 +480,7 @@ impl Doc {
     /// # Errors
     ///
     /// [`Error::Internal`] from [`merge::apply`] (a bug).
-    fn release(&mut self, applied: &mut Vec<IdSpan>) -> Result<()> {
+    fn release(&mut self, applied: &mut Vec<IdSpan>, mut draft: Option<&mut Draft>) -> Result<()> {
         let mut i = 0;
         while let Some(span) = applied.get(i).cloned() {
             i += 1;
@@ -449,6 +492,7 @@ impl Doc {
                         &mut self.texts,
                         &parked.update,
                         plan,
+                        draft.as_deref_mut(),
                     )?),
                     Err(_) => {}
                 }
@@ -468,7 +512,11 @@ impl Doc {
 
     /// Imports a checked snapshot: lazily into an empty document, else
     /// merged like an update.
-    fn import_snapshot(&mut self, snapshot: Snapshot) -> Result<ImportStatus> {
+    fn import_snapshot(
+        &mut self,
+        snapshot: Snapshot,
+        mut draft: Option<&mut Draft>,
+    ) -> Result<ImportStatus> {
         self.commit();
         let empty = self.lazy.is_none()
             && self.log.next_seq() == 0
@@ -478,14 +526,16 @@ impl Doc {
             // Load it fully on the side, then merge what this doc lacks,
             // straight from the side's history (no bytes in between).
             let mut side = Doc::new();
-            side.import_snapshot(snapshot)?;
+            side.import_snapshot(snapshot, None)?;
             side.load()?;
             self.load()?;
             let version = self.version();
             let update = Update::from_log(&side.log, &side.texts, &version)?;
-            let mut status = self.import_update(update, || {
-                encoding::encode_updates(&side.log, &side.texts, &version).into()
-            })?;
+            let mut status = self.import_update(
+                update,
+                || encoding::encode_updates(&side.log, &side.texts, &version).into(),
+                draft.as_deref_mut(),
+            )?;
             // Texts the snapshot names but no op of its touches, and its
             // pending updates; only once the import succeeded (a failed
             // one changes nothing).
@@ -494,7 +544,7 @@ impl Doc {
             }
             for Parked { update, bytes } in side.pending.take_all() {
                 // An invalid one is dropped, as when it is released.
-                if let Ok(more) = self.import_update(update, || bytes) {
+                if let Ok(more) = self.import_update(update, || bytes, draft.as_deref_mut()) {
                     status.applied.extend(more.applied);
                     status.pending.extend(more.pending);
                 }
@@ -539,7 +589,10 @@ impl Doc {
             .filter(|&(_, end)| end > 0)
             .map(|(peer, end)| IdSpan::new(peer, 0..end))
             .collect();
-        self.lazy = Some(Box::new(LazyDoc::new(snapshot, doc_index)));
+        self.lazy = Some(Box::new(LazyDoc::new(snapshot, doc_index.clone())));
+        if let Some(draft) = draft {
+            self.snapshot_event(&doc_index, draft);
+        }
         Ok(ImportStatus {
             applied,
             pending: pending_spans,

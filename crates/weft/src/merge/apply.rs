@@ -15,6 +15,9 @@ use crate::oplog::{OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::style::ExpandType;
 use crate::text::{char_len, utf16_len, Item, TextTable};
 
+use crate::event::Draft;
+
+use super::events;
 use super::linear::Linear;
 use super::plan::{Plan, PlannedOp};
 use super::update::Update;
@@ -26,7 +29,8 @@ pub(super) fn broken(what: &'static str) -> Error {
 }
 
 /// Applies a plan made by [`super::plan()`] for `update` on the same,
-/// unchanged document. Returns the spans of the ops it added.
+/// unchanged document. Returns the spans of the ops it added. With a
+/// `draft`, adds to it the change of every text it touched.
 ///
 /// # Errors
 ///
@@ -36,8 +40,10 @@ pub(crate) fn apply(
     texts: &mut TextTable,
     update: &Update,
     plan: Plan,
+    draft: Option<&mut Draft>,
 ) -> Result<Vec<IdSpan>> {
     log.reserve(plan.ops.len(), update.content.len());
+    let watch = draft.is_some().then(|| events::watch(log, texts, &plan));
     for name in &plan.new_texts {
         texts.find_or_create(name);
     }
@@ -151,6 +157,9 @@ pub(crate) fn apply(
         linear.finish(texts, &touched, log.content())?;
     }
     drop_focus(texts);
+    if let (Some(draft), Some(watch)) = (draft, watch) {
+        events::record(watch, log, texts, draft);
+    }
     Ok(applied)
 }
 

@@ -355,7 +355,7 @@ mod tests {
         let Readiness::Ready(p) = plan(log, texts, u).unwrap() else {
             panic!("the update builds on nothing missing");
         };
-        apply(log, texts, u, p).unwrap();
+        apply(log, texts, u, p, None).unwrap();
     }
 
     /// The text "t" of a document: its content, its UTF-16 length, and

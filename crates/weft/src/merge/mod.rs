@@ -11,6 +11,7 @@
 
 mod apply;
 mod bits;
+mod events;
 mod linear;
 mod pending;
 mod plan;

@@ -400,6 +400,11 @@ impl OpLog {
         deps_in(&self.dep_pool, change)
     }
 
+    /// Whether a local change is open (edited since the last commit).
+    pub fn is_open(&self) -> bool {
+        self.open
+    }
+
     /// Closes the open local change, if any: it joins the committed version.
     pub fn commit(&mut self) {
         if !self.open {
@@ -612,7 +617,6 @@ impl OpLog {
     }
 
     /// The committed version (excludes the open local change).
-    #[cfg(test)]
     pub fn committed_version(&self) -> &VersionVector {
         &self.version
     }

@@ -6,6 +6,7 @@ use std::ops::Range;
 
 use crate::cursor::{Cursor, Side};
 use crate::error::{Error, Result, Unit};
+use crate::event::Draft;
 use crate::id::{PeerId, Seq, TextIdx};
 use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{Attributes, Delta, StyleConfig, Value};
@@ -50,10 +51,17 @@ pub struct Text<'a> {
     /// The document's lazily imported snapshot, if parts of it (the
     /// history, this text) are not loaded yet.
     lazy: Option<&'a mut dyn TextSource>,
+    /// The open change's event draft, while someone subscribes to the
+    /// document's events: each edit records its delta there.
+    events: Option<&'a mut Draft>,
 }
 
 impl<'a> Text<'a> {
     #[inline]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the document's parts a handle borrows, each separately"
+    )]
     pub(crate) fn new(
         log: &'a mut OpLog,
         state: &'a mut TextState,
@@ -62,6 +70,7 @@ impl<'a> Text<'a> {
         deleted: &'a mut Vec<Range<Seq>>,
         config: &'a StyleConfig,
         lazy: Option<&'a mut dyn TextSource>,
+        events: Option<&'a mut Draft>,
     ) -> Self {
         Text {
             log,
@@ -71,6 +80,7 @@ impl<'a> Text<'a> {
             deleted,
             config,
             lazy,
+            events,
         }
     }
 
@@ -222,6 +232,9 @@ impl<'a> Text<'a> {
             item.byte_start,
             item.bytes,
         );
+        if self.events.is_some() {
+            self.record_insert(pos, s);
+        }
         if self.state.has_resurrected() {
             self.unmark_resurrected(pos, n as usize)?;
         }
@@ -266,6 +279,9 @@ impl<'a> Text<'a> {
             return Ok(());
         }
         let mut seq = self.log.reserve_local(self.peer, len as u32)?;
+        if self.events.is_some() {
+            self.record_delete(pos, len);
+        }
         let mut deleted = mem::take(self.deleted);
         deleted.clear();
         self.state
@@ -302,6 +318,96 @@ impl<'a> Text<'a> {
         self.log.check_room(self.peer, ops, s.len() as u64)?;
         self.delete(pos, del)?;
         self.insert(pos, s)
+    }
+
+    /// `pos` (chars) in `unit`.
+    fn pos_in(&self, pos: usize, unit: Unit) -> usize {
+        if unit == Unit::Char {
+            return pos;
+        }
+        let converted = self
+            .state
+            .convert(pos, Unit::Char, unit, self.log.content());
+        debug_assert!(converted.is_ok(), "recorded positions are in bounds");
+        converted.unwrap_or(pos)
+    }
+
+    /// Records in the event draft that `s` was inserted at `pos` (after
+    /// the insert: the new text's styles are known).
+    #[cold]
+    #[inline(never)]
+    fn record_insert(&mut self, pos: usize, s: &str) {
+        let attributes = if self.state.anchors.is_empty() {
+            Attributes::new()
+        } else {
+            self.view().attributes_at(pos).unwrap_or_default()
+        };
+        let at: Vec<(Unit, usize)> = self.units().map(|u| (u, self.pos_in(pos, u))).collect();
+        self.record(|unit| {
+            let at = at.iter().find(|(u, _)| *u == unit).map_or(0, |x| x.1);
+            vec![
+                Delta::retain(at),
+                Delta::Insert {
+                    insert: s.to_owned(),
+                    attributes: attributes.clone(),
+                },
+            ]
+        });
+    }
+
+    /// Records that `len` chars at `pos` are deleted (before they are).
+    #[cold]
+    #[inline(never)]
+    fn record_delete(&mut self, pos: usize, len: usize) {
+        let at: Vec<(Unit, usize, usize)> = self
+            .units()
+            .map(|u| (u, self.pos_in(pos, u), self.pos_in(pos + len, u)))
+            .collect();
+        self.record(|unit| {
+            let (_, start, end) = at
+                .iter()
+                .find(|x| x.0 == unit)
+                .copied()
+                .unwrap_or((unit, 0, 0));
+            vec![Delta::retain(start), Delta::delete(end - start)]
+        });
+    }
+
+    /// Records that `key` is set to `value` over `range` (a local mark
+    /// wins everywhere in its range: it is the newest).
+    #[cold]
+    #[inline(never)]
+    fn record_mark(&mut self, range: Range<usize>, key: &str, value: &Value) {
+        let at: Vec<(Unit, usize, usize)> = self
+            .units()
+            .map(|u| (u, self.pos_in(range.start, u), self.pos_in(range.end, u)))
+            .collect();
+        self.record(|unit| {
+            let (_, start, end) = at
+                .iter()
+                .find(|x| x.0 == unit)
+                .copied()
+                .unwrap_or((unit, 0, 0));
+            vec![
+                Delta::retain(start),
+                Delta::retain_with(end - start, [(key, value.clone())]),
+            ]
+        });
+    }
+
+    /// The units the event draft keeps.
+    fn units(&self) -> impl Iterator<Item = Unit> {
+        self.events
+            .as_ref()
+            .map(|d| d.units())
+            .unwrap_or_default()
+            .iter()
+    }
+
+    fn record(&mut self, change: impl FnMut(Unit) -> Vec<Delta>) {
+        if let Some(draft) = self.events.as_deref_mut() {
+            draft.add(self.text, change);
+        }
     }
 
     /// Most ops the unmarks of one insert can add (see
@@ -520,6 +626,9 @@ impl Text<'_> {
         }
         let expand = self.config.get(key);
         let seq = self.log.reserve_local(self.peer, 2)?;
+        if self.events.is_some() {
+            self.record_mark(range.clone(), key, &value);
+        }
         let mark = self.log.start_mark(key, value, expand, seq);
         self.log.end_mark(mark, seq + 1);
         let [(l0, r0), (l1, r1)] = self.state.local_mark(

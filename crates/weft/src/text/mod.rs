@@ -36,6 +36,7 @@
 //! holding it.
 
 mod anchors;
+mod changes;
 mod chunk;
 mod gap;
 mod handle;
@@ -47,6 +48,7 @@ mod style;
 mod table;
 mod view;
 
+pub(crate) use changes::render;
 pub(crate) use chunk::{Cache, TreeBuilder};
 pub use handle::Text;
 pub(crate) use item::{char_len, prefix_units, utf16_len, Item, ANCHOR_END, STICKS_LEFT};
@@ -131,6 +133,9 @@ pub(crate) struct TextState {
     /// Set while the text lives only in a lazily imported snapshot (the
     /// tree is empty until it is built from there).
     unloaded: Option<Unloaded>,
+    /// While an import's change event is being recorded: the chars remote
+    /// deletes turned from visible to deleted (see `changes.rs`).
+    deletions: Option<Vec<Range<Seq>>>,
 }
 
 /// A text not yet built from its snapshot: which one, and its counts.
@@ -164,6 +169,7 @@ impl TextState {
             anchors: AnchorTree::default(),
             resurrected: SmallVec::new(),
             unloaded: None,
+            deletions: None,
         }
     }
 
@@ -674,6 +680,9 @@ impl TextState {
             let o = seq - item.seq;
             let k = (targets.end - seq).min(item.len - o);
             if item.is_visible_text() {
+                if let Some(d) = &mut self.deletions {
+                    d.push(seq..seq + k);
+                }
                 self.set_focus(leaf, None);
                 scratch.clear();
                 self.delete_in_item(leaf, i, o, k, content, &mut scratch);

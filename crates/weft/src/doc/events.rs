@@ -1,0 +1,236 @@
+//! The document's side of change events: subscribing, committing with an
+//! origin, and handing each finished [`Draft`] to the subscribers.
+
+use std::sync::Arc;
+
+use crate::error::{Result, Unit};
+use crate::event::{DocEvent, Draft, EventTrigger, Subscription};
+use crate::id::TextIdx;
+use crate::version::VersionVector;
+
+use super::{Doc, ExportMode, ImportStatus};
+
+/// Options of [`Doc::commit_with`].
+///
+/// # Examples
+///
+/// ```
+/// use weft::{CommitOptions, Doc};
+///
+/// let mut doc = Doc::new();
+/// doc.text("t").insert(0, "typed")?;
+/// doc.commit_with(CommitOptions::new().origin("keyboard"));
+/// # Ok::<(), weft::Error>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CommitOptions {
+    /// A label for the change, passed to subscribers in
+    /// [`DocEvent::origin`] (local only: it does not travel to peers).
+    pub origin: Option<String>,
+}
+
+impl CommitOptions {
+    /// No options.
+    pub fn new() -> CommitOptions {
+        CommitOptions::default()
+    }
+
+    /// Sets the origin.
+    pub fn origin(mut self, origin: impl Into<String>) -> CommitOptions {
+        self.origin = Some(origin.into());
+        self
+    }
+}
+
+impl Doc {
+    /// Calls `callback` after every change of the document's state: each
+    /// commit of local edits and each import that applied something
+    /// (pending updates it released included), with a [`DocEvent`] holding
+    /// a Quill change delta per changed text, counted in chars. Commits the
+    /// open change first (its edits were made before anyone listened).
+    ///
+    /// Edits are reported when their change is committed: call
+    /// [`Doc::commit`] (imports and [`Doc::set_peer_id`] commit too). The
+    /// callback runs on the thread that changed the document, after the
+    /// change; it cannot reach the document itself (keep what it needs,
+    /// e.g. a mirror, behind a lock). Dropping the returned
+    /// [`Subscription`] unsubscribes. With no subscriber, edits record
+    /// nothing.
+    ///
+    /// Cost while subscribed: a local edit records its delta in O(log n); an
+    /// import reads back only the tree leaves it changed (O(k log n) for
+    /// k changed runs), plus O(n) of a text for an import that marks it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use weft::{Delta, Doc, EventTrigger, ExportMode};
+    ///
+    /// let mut alice = Doc::new();
+    /// alice.text("t").insert(0, "Hello")?;
+    /// let mut bob = alice.fork();
+    ///
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let s = Arc::clone(&seen);
+    /// let _sub = alice.subscribe(move |event| s.lock().unwrap().push(event.clone()));
+    ///
+    /// bob.text("t").insert(5, " world")?;
+    /// alice.import(&bob.export(ExportMode::Updates { from: &alice.version() })?)?;
+    /// let events = seen.lock().unwrap();
+    /// assert_eq!(events[0].trigger, EventTrigger::Import);
+    /// assert_eq!(events[0].texts[0].delta, vec![Delta::retain(5), Delta::insert(" world")]);
+    /// # Ok::<(), weft::Error>(())
+    /// ```
+    pub fn subscribe(
+        &mut self,
+        callback: impl Fn(&DocEvent) + Send + Sync + 'static,
+    ) -> Subscription {
+        self.subscribe_in(Unit::Char, callback)
+    }
+
+    /// [`Doc::subscribe`] with deltas counted in `unit` (e.g.
+    /// [`Unit::Utf16`] for Quill and other JavaScript editors).
+    pub fn subscribe_in(
+        &mut self,
+        unit: Unit,
+        callback: impl Fn(&DocEvent) + Send + Sync + 'static,
+    ) -> Subscription {
+        self.commit();
+        self.observers.subscribe(unit, Arc::new(callback))
+    }
+
+    /// Calls `callback` with the encoded update of each local commit: the
+    /// bytes to send to peers ([`Doc::import`] reads them). Commits the
+    /// open change first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use weft::Doc;
+    ///
+    /// let mut alice = Doc::new();
+    /// let outbox = Arc::new(Mutex::new(Vec::new()));
+    /// let out = Arc::clone(&outbox);
+    /// let _sub = alice.subscribe_local_update(move |bytes| out.lock().unwrap().push(bytes.to_vec()));
+    /// alice.text("t").insert(0, "hi")?;
+    /// alice.commit();
+    ///
+    /// let mut bob = Doc::new();
+    /// for bytes in outbox.lock().unwrap().iter() {
+    ///     bob.import(bytes)?;
+    /// }
+    /// assert_eq!(bob.text("t").to_string(), "hi");
+    /// # Ok::<(), weft::Error>(())
+    /// ```
+    pub fn subscribe_local_update(
+        &mut self,
+        callback: impl Fn(&[u8]) + Send + Sync + 'static,
+    ) -> Subscription {
+        self.commit();
+        self.observers.subscribe_local_update(Arc::new(callback))
+    }
+
+    /// [`Doc::commit`] with options: the origin is passed to subscribers.
+    pub fn commit_with(&mut self, options: CommitOptions) {
+        self.commit_as(EventTrigger::Local, options.origin.as_deref());
+    }
+
+    /// [`Doc::import`], telling subscribers the change came from `origin`
+    /// (e.g. the peer or the channel it arrived on).
+    ///
+    /// # Errors
+    ///
+    /// As [`Doc::import`].
+    pub fn import_with(&mut self, bytes: &[u8], origin: &str) -> Result<ImportStatus> {
+        self.import_from(bytes, Some(origin))
+    }
+
+    /// Commits the open change and reports it as caused by `trigger`.
+    pub(crate) fn commit_as(&mut self, trigger: EventTrigger, origin: Option<&str>) {
+        self.settle();
+        let was_open = self.log.is_open();
+        let from = (was_open && self.observers.wants_local_updates())
+            .then(|| self.log.committed_version().clone());
+        self.log.commit();
+        if let Some(draft) = self.draft.take() {
+            if was_open {
+                self.emit(trigger, origin, &draft);
+            }
+        }
+        if let Some(from) = from {
+            self.send_local_update(&from);
+        }
+    }
+
+    /// Hands the update since `from` (the change just committed) to the
+    /// local-update subscribers.
+    fn send_local_update(&self, from: &VersionVector) {
+        match self.export(ExportMode::Updates { from }) {
+            Ok(bytes) => {
+                for callback in self.observers.update_callbacks() {
+                    callback(&bytes);
+                }
+            }
+            // The history is loaded (it was just edited): exporting it
+            // cannot fail.
+            Err(_) => debug_assert!(false, "exporting a local change failed"),
+        }
+    }
+
+    /// A draft for an import's event, if someone subscribes.
+    pub(super) fn new_draft(&self) -> Option<Draft> {
+        let units = self.observers.event_units();
+        (!units.is_empty()).then(|| Draft::new(units))
+    }
+
+    /// The event of an import that applied something.
+    pub(super) fn emit_import(
+        &self,
+        draft: Option<Draft>,
+        status: &ImportStatus,
+        origin: Option<&str>,
+    ) {
+        if let Some(draft) = draft {
+            if !status.applied.is_empty() {
+                self.emit(EventTrigger::Import, origin, &draft);
+            }
+        }
+    }
+
+    /// Calls each subscriber with the event of `draft` in its unit.
+    fn emit(&self, trigger: EventTrigger, origin: Option<&str>, draft: &Draft) {
+        let callbacks = self.observers.event_callbacks();
+        for unit in draft.units().iter() {
+            if !callbacks.iter().any(|(u, _)| *u == unit) {
+                continue;
+            }
+            let event = draft.event(trigger, origin, unit, |t| self.text_name(t));
+            for (_, callback) in callbacks.iter().filter(|(u, _)| *u == unit) {
+                callback(&event);
+            }
+        }
+    }
+
+    fn text_name(&self, t: TextIdx) -> String {
+        self.texts
+            .get(t)
+            .map_or_else(String::new, |s| s.name().to_owned())
+    }
+
+    /// The event of a snapshot imported lazily into an empty document:
+    /// every text, whole.
+    pub(super) fn snapshot_event(&self, texts: &[TextIdx], draft: &mut Draft) {
+        for &t in texts {
+            let name = self.text_name(t);
+            if let Some(view) = self.get_text(&name) {
+                let delta = view.to_delta();
+                if !delta.is_empty() {
+                    draft.add(t, |_| delta.clone());
+                }
+            }
+        }
+    }
+}

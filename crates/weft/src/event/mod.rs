@@ -1,0 +1,196 @@
+//! Change events: what a document tells its subscribers after each state
+//! change (a commit of local edits, an import that applied something),
+//! as a Quill change delta per changed text.
+//!
+//! A [`Draft`] collects the changes of one event while they happen: local
+//! edits record their own positions (they are known), and each applied
+//! import plan adds the delta the text computes from what the plan changed
+//! (see `text/changes.rs`). Deltas are kept per unit that some subscriber
+//! asked for, each composed in its own unit, so the UTF-16 delta is exact
+//! without re-reading the text. With no subscriber there is no draft and
+//! nothing is recorded.
+
+mod compose;
+mod subscribe;
+
+use std::collections::BTreeMap;
+
+use crate::error::{Result, Unit};
+use crate::id::TextIdx;
+use crate::style::Delta;
+
+pub(crate) use compose::{apply_change, attribute_changes, compose};
+pub(crate) use subscribe::Observers;
+pub use subscribe::Subscription;
+
+/// What caused a [`DocEvent`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum EventTrigger {
+    /// A commit of this document's own edits ([`crate::Doc::commit`], or
+    /// an operation that commits first, such as an import).
+    Local,
+    /// An import that applied ops (pending updates it released included).
+    Import,
+}
+
+/// What changed in one text, as a Quill change delta: applied to the
+/// text's delta from before the event (see [`TextDiff::apply_to`]) it
+/// gives exactly the text's delta after it. Retains carry attributes
+/// where styles changed (`Null` removes a key); inserts carry the new
+/// text's attributes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TextDiff {
+    /// The text's name.
+    pub name: String,
+    /// The change, counted in the event's [`DocEvent::unit`].
+    pub delta: Vec<Delta>,
+}
+
+impl TextDiff {
+    /// Applies the change to `mirror`, a copy of the text's delta (inserts
+    /// only, as [`crate::TextRef::to_delta`] gives) from before the event,
+    /// counting in `unit` (the event's). O(|mirror| + |delta|).
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::OutOfBounds`] or [`crate::Error::InvalidDelta`] if
+    /// `mirror` is not the text as it was (then `mirror` is unchanged).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use weft::{Delta, Doc, Unit};
+    ///
+    /// let mut doc = Doc::new();
+    /// let mirror = Arc::new(Mutex::new(Vec::<Delta>::new()));
+    /// let m = Arc::clone(&mirror);
+    /// let _sub = doc.subscribe(move |event| {
+    ///     for diff in &event.texts {
+    ///         diff.apply_to(&mut m.lock().unwrap(), event.unit).unwrap();
+    ///     }
+    /// });
+    /// doc.text("t").insert(0, "Hello")?;
+    /// doc.text("t").mark(0..5, "bold", true)?;
+    /// doc.commit();
+    /// assert_eq!(*mirror.lock().unwrap(), doc.text("t").to_delta());
+    /// # Ok::<(), weft::Error>(())
+    /// ```
+    pub fn apply_to(&self, mirror: &mut Vec<Delta>, unit: Unit) -> Result<()> {
+        *mirror = apply_change(mirror, &self.delta, unit)?;
+        Ok(())
+    }
+}
+
+/// A change of a document's state, delivered to the callbacks given to
+/// [`crate::Doc::subscribe`] right after it happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DocEvent {
+    /// What caused it.
+    pub trigger: EventTrigger,
+    /// The origin given with the commit or import
+    /// ([`crate::Doc::commit_with`], [`crate::Doc::import_with`]), if any.
+    pub origin: Option<String>,
+    /// The unit the deltas count in (as asked when subscribing).
+    pub unit: Unit,
+    /// Each text that changed, in the order the texts were created.
+    pub texts: Vec<TextDiff>,
+}
+
+/// The unit's slot in a [`Draft`].
+fn slot(unit: Unit) -> usize {
+    match unit {
+        Unit::Char => 0,
+        Unit::Utf8 => 1,
+        Unit::Utf16 => 2,
+    }
+}
+
+/// Every unit, in slot order.
+const UNITS: [Unit; 3] = [Unit::Char, Unit::Utf8, Unit::Utf16];
+
+/// A set of units (bit `slot(unit)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Units(pub u8);
+
+impl Units {
+    /// Whether `unit` is in the set.
+    pub fn has(self, unit: Unit) -> bool {
+        self.0 & (1 << slot(unit)) != 0
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The units in the set.
+    pub fn iter(self) -> impl Iterator<Item = Unit> {
+        UNITS.into_iter().filter(move |&u| self.has(u))
+    }
+
+    /// The set with `unit` added.
+    pub fn with(self, unit: Unit) -> Units {
+        Units(self.0 | (1 << slot(unit)))
+    }
+}
+
+/// The changes of one event so far, per text and unit.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Draft {
+    units: Units,
+    texts: BTreeMap<TextIdx, [Vec<Delta>; 3]>,
+}
+
+impl Draft {
+    /// An empty draft keeping deltas in `units`.
+    pub fn new(units: Units) -> Draft {
+        Draft {
+            units,
+            texts: BTreeMap::new(),
+        }
+    }
+
+    /// The units it keeps.
+    pub fn units(&self) -> Units {
+        self.units
+    }
+
+    /// Records that `change(unit)` happened to `text` after everything
+    /// recorded so far, for each unit kept.
+    pub fn add(&mut self, text: TextIdx, mut change: impl FnMut(Unit) -> Vec<Delta>) {
+        let entry = self.texts.entry(text).or_default();
+        for unit in self.units.iter() {
+            let acc = &mut entry[slot(unit)];
+            *acc = compose(acc, &change(unit), unit);
+        }
+    }
+
+    /// The event for subscribers of `unit`, with texts named by `name`.
+    pub fn event(
+        &self,
+        trigger: EventTrigger,
+        origin: Option<&str>,
+        unit: Unit,
+        name: impl Fn(TextIdx) -> String,
+    ) -> DocEvent {
+        let texts = self
+            .texts
+            .iter()
+            .filter(|(_, d)| !d[slot(unit)].is_empty())
+            .map(|(&t, d)| TextDiff {
+                name: name(t),
+                delta: d[slot(unit)].clone(),
+            })
+            .collect();
+        DocEvent {
+            trigger,
+            origin: origin.map(str::to_owned),
+            unit,
+            texts,
+        }
+    }
+}

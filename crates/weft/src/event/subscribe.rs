@@ -1,0 +1,173 @@
+//! Subscriptions: the callbacks a document calls after each change, held
+//! in a registry shared with the [`Subscription`] handles, so dropping a
+//! handle unsubscribes from any thread without touching the document.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+
+use crate::error::Unit;
+
+use super::{DocEvent, Units};
+
+/// A callback of [`crate::Doc::subscribe`].
+pub(crate) type EventCallback = Arc<dyn Fn(&DocEvent) + Send + Sync>;
+/// A callback of [`crate::Doc::subscribe_local_update`].
+pub(crate) type UpdateCallback = Arc<dyn Fn(&[u8]) + Send + Sync>;
+
+enum Callback {
+    Event(Unit, EventCallback),
+    LocalUpdate(UpdateCallback),
+}
+
+#[derive(Default)]
+struct Registry {
+    next_id: AtomicU64,
+    /// The units event subscribers asked for (a [`Units`] set), and bit 7
+    /// when a local-update subscriber exists: read on every commit without
+    /// taking the lock.
+    wanted: AtomicU8,
+    callbacks: Mutex<Vec<(u64, Callback)>>,
+}
+
+/// Bit of [`Registry::wanted`] for local-update subscribers.
+const LOCAL_UPDATES: u8 = 1 << 7;
+
+impl Registry {
+    fn lock(&self) -> MutexGuard<'_, Vec<(u64, Callback)>> {
+        // A callback that panicked poisons nothing we rely on: the list is
+        // only pushed to and removed from.
+        self.callbacks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn recompute(&self, list: &[(u64, Callback)]) {
+        let mut wanted = Units::default();
+        let mut updates = 0;
+        for (_, c) in list {
+            match c {
+                Callback::Event(unit, _) => wanted = wanted.with(*unit),
+                Callback::LocalUpdate(_) => updates = LOCAL_UPDATES,
+            }
+        }
+        self.wanted.store(wanted.0 | updates, Ordering::Release);
+    }
+
+    fn remove(&self, id: u64) {
+        let mut list = self.lock();
+        list.retain(|(i, _)| *i != id);
+        self.recompute(&list);
+    }
+}
+
+/// A document's subscribers. Cloning a document does not clone them: a
+/// clone (or fork) starts with none.
+#[derive(Default)]
+pub(crate) struct Observers(Arc<Registry>);
+
+impl Clone for Observers {
+    fn clone(&self) -> Self {
+        Observers::default()
+    }
+}
+
+impl fmt::Debug for Observers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Observers({})", self.0.lock().len())
+    }
+}
+
+impl Observers {
+    /// The units event subscribers want (empty: record nothing).
+    #[inline]
+    pub fn event_units(&self) -> Units {
+        Units(self.0.wanted.load(Ordering::Acquire) & !LOCAL_UPDATES)
+    }
+
+    /// Whether someone wants the bytes of each local commit.
+    #[inline]
+    pub fn wants_local_updates(&self) -> bool {
+        self.0.wanted.load(Ordering::Acquire) & LOCAL_UPDATES != 0
+    }
+
+    fn add(&self, callback: Callback) -> Subscription {
+        let id = self.0.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut list = self.0.lock();
+        list.push((id, callback));
+        self.0.recompute(&list);
+        Subscription {
+            registry: Arc::downgrade(&self.0),
+            id,
+        }
+    }
+
+    /// Adds an event callback wanting deltas in `unit`.
+    pub fn subscribe(&self, unit: Unit, callback: EventCallback) -> Subscription {
+        self.add(Callback::Event(unit, callback))
+    }
+
+    /// Adds a local-update callback.
+    pub fn subscribe_local_update(&self, callback: UpdateCallback) -> Subscription {
+        self.add(Callback::LocalUpdate(callback))
+    }
+
+    /// The event callbacks with their units, copied out of the lock (a
+    /// callback may drop a subscription, which takes the lock).
+    pub fn event_callbacks(&self) -> Vec<(Unit, EventCallback)> {
+        self.0
+            .lock()
+            .iter()
+            .filter_map(|(_, c)| match c {
+                Callback::Event(u, f) => Some((*u, Arc::clone(f))),
+                Callback::LocalUpdate(_) => None,
+            })
+            .collect()
+    }
+
+    /// The local-update callbacks, copied out of the lock.
+    pub fn update_callbacks(&self) -> Vec<UpdateCallback> {
+        self.0
+            .lock()
+            .iter()
+            .filter_map(|(_, c)| match c {
+                Callback::LocalUpdate(f) => Some(Arc::clone(f)),
+                Callback::Event(..) => None,
+            })
+            .collect()
+    }
+}
+
+/// A subscription to a document's events. Dropping it (or calling
+/// [`Subscription::unsubscribe`]) removes the callback; it can be dropped
+/// on any thread, also after the document is gone.
+#[must_use = "dropping a Subscription unsubscribes at once"]
+pub struct Subscription {
+    registry: Weak<Registry>,
+    id: u64,
+}
+
+impl Subscription {
+    /// Removes the callback (the same as dropping the subscription).
+    pub fn unsubscribe(self) {}
+
+    /// Keeps the callback for as long as the document lives, without a
+    /// handle to hold.
+    pub fn detach(mut self) {
+        self.registry = Weak::new();
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        if let Some(registry) = self.registry.upgrade() {
+            registry.remove(self.id);
+        }
+    }
+}
+
+impl fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Subscription({})", self.id)
+    }
+}

@@ -1,0 +1,129 @@
+//! The change events of an applied plan: what each touched text looked
+//! like before ([`watch`]) and the delta from there to after ([`record`]).
+//!
+//! Structure (inserts, deletes) comes from the text's tree, reading only
+//! the leaves the plan changed (`TextState::import_changes`). A plan with
+//! marks may also restyle unchanged chars: for such a text the delta from
+//! before is kept and the attribute changes are diffed over the whole
+//! text, O(n) (only while someone subscribes).
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use crate::error::Unit;
+use crate::event::{apply_change, attribute_changes, compose, Draft};
+use crate::id::{Seq, TextIdx};
+use crate::oplog::{OpKind, OpLog};
+use crate::style::Delta;
+use crate::text::{render, TextRef, TextTable};
+
+use super::plan::{Plan, PlannedOp};
+
+/// A touched text as it was before the plan.
+struct Watched {
+    text: TextIdx,
+    /// Its length in every unit kept (empty before: the event is the
+    /// whole text after).
+    old_len: [usize; 3],
+    /// Its delta, for a text the plan marks.
+    old: Option<Vec<Delta>>,
+}
+
+/// The touched texts before a plan is applied.
+pub(super) struct Watch {
+    first_new: Seq,
+    texts: Vec<Watched>,
+}
+
+/// Notes the touched texts before `plan` is applied and has their remote
+/// deletes recorded.
+pub(super) fn watch(log: &OpLog, texts: &mut TextTable, plan: &Plan) -> Watch {
+    let mut marked: Vec<TextIdx> = plan
+        .ops
+        .iter()
+        .filter_map(|op| match op {
+            PlannedOp::MarkStart { text, .. } => Some(*text),
+            _ => None,
+        })
+        .collect();
+    marked.sort_unstable();
+    marked.dedup();
+    let mut watched = Vec::with_capacity(plan.touched.len());
+    for &text in &plan.touched {
+        let Some(state) = texts.get_mut(text) else {
+            watched.push(Watched {
+                text,
+                old_len: [0; 3],
+                old: None,
+            });
+            continue;
+        };
+        let old_len = [Unit::Char, Unit::Utf8, Unit::Utf16].map(|u| state.visible_len(u) as usize);
+        let old = (old_len[0] > 0 && marked.binary_search(&text).is_ok())
+            .then(|| TextRef::new(log, state, None).to_delta());
+        if old_len[0] > 0 {
+            state.record_deletions();
+        }
+        watched.push(Watched { text, old_len, old });
+    }
+    Watch {
+        first_new: log.next_seq(),
+        texts: watched,
+    }
+}
+
+fn slot(unit: Unit) -> usize {
+    match unit {
+        Unit::Char => 0,
+        Unit::Utf8 => 1,
+        Unit::Utf16 => 2,
+    }
+}
+
+/// Adds to `draft` what the plan applied since [`watch`] changed.
+pub(super) fn record(watch: Watch, log: &OpLog, texts: &mut TextTable, draft: &mut Draft) {
+    let mut inserted: BTreeMap<TextIdx, Vec<Range<Seq>>> = BTreeMap::new();
+    let from = log.op_index(watch.first_new);
+    for op in &log.ops()[from..] {
+        if matches!(op.kind, OpKind::Insert { .. }) {
+            inserted.entry(op.text).or_default().push(op.seq..op.end());
+        }
+    }
+    for w in watch.texts {
+        let Some(state) = texts.get_mut(w.text) else {
+            continue;
+        };
+        let mut deleted = state.take_deletions();
+        if w.old_len[0] == 0 {
+            let now = TextRef::new(log, state, None).to_delta();
+            draft.add(w.text, |_| now.clone());
+            continue;
+        }
+        deleted.sort_unstable_by_key(|r| r.start);
+        let steps = state.import_changes(
+            log,
+            watch.first_new,
+            inserted.get(&w.text).map_or(&[], Vec::as_slice),
+            &deleted,
+        );
+        let view = TextRef::new(log, state, None);
+        let now = w.old.as_ref().map(|_| view.to_delta());
+        draft.add(w.text, |unit| {
+            let delta = render(&steps, unit);
+            let (Some(old), Some(now)) = (&w.old, &now) else {
+                return delta;
+            };
+            match apply_change(old, &delta, unit) {
+                Ok(mid) => compose(&delta, &attribute_changes(&mid, now, unit), unit),
+                Err(_) => {
+                    // A bug: the structure read back does not fit the text
+                    // as it was. The whole text replaced is still exact.
+                    debug_assert!(false, "import delta does not fit the text");
+                    let mut all = vec![Delta::delete(w.old_len[slot(unit)])];
+                    all.extend(now.iter().cloned());
+                    all
+                }
+            }
+        });
+    }
+}
