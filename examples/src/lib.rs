@@ -174,7 +174,7 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{:9.3} ms (min {:.3}, max {:.3})",
+            "{:9.3} ms (min {:.3} ms, max {:.3} ms)",
             self.median, self.min, self.max
         )
     }

@@ -124,14 +124,15 @@ impl Cursor {
     ///
     /// # Errors
     ///
-    /// [`Error::BadMagic`] for bytes that are not a cursor,
+    /// [`Error::EmptyInput`] or [`Error::BadMagic`] for bytes that are not
+    /// a cursor,
     /// [`Error::UnsupportedVersion`], [`Error::UnexpectedEof`] when
     /// truncated, [`Error::ChecksumMismatch`] when damaged,
     /// [`Error::Malformed`] or [`Error::InvalidPeerId`] for inconsistent
     /// contents.
     pub fn decode(bytes: &[u8]) -> Result<Cursor> {
         match bytes.first() {
-            None => return Err(Error::UnexpectedEof),
+            None => return Err(Error::EmptyInput),
             Some(&MAGIC) => {}
             Some(_) => return Err(Error::BadMagic),
         }

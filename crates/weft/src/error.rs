@@ -49,13 +49,26 @@ pub enum Error {
         /// The unit of `pos`.
         unit: Unit,
     },
-    /// A range to mark is empty or reversed (`start >= end`), in `unit`.
+    /// A range is reversed (`start > end`), or empty where an operation
+    /// needs at least one char (a mark), in `unit`.
     InvalidRange {
         /// The range's start.
         start: usize,
         /// The range's end.
         end: usize,
         /// The unit of both.
+        unit: Unit,
+    },
+    /// The range `start..end` ends past the end of a text that is `len`
+    /// long (all in `unit`).
+    RangeOutOfBounds {
+        /// The range's start.
+        start: usize,
+        /// The range's end.
+        end: usize,
+        /// The text's length.
+        len: usize,
+        /// The unit of the range and `len`.
         unit: Unit,
     },
     /// The peer id is reserved (`u64::MAX`).
@@ -67,15 +80,19 @@ pub enum Error {
     },
     /// The document holds 2^32 - 1 ops, the most one document can number.
     HistoryFull,
-    /// The bytes end before the data they announce.
+    /// The bytes were empty: there is no export (or cursor) to read.
+    EmptyInput,
+    /// The bytes end before the data they announce: they were cut short.
     UnexpectedEof,
-    /// The bytes do not start with Weft's magic number.
+    /// The bytes do not start with Weft's magic number: they are not an
+    /// export (or cursor) written by Weft.
     BadMagic,
     /// The bytes use a format version this build cannot read.
     UnsupportedVersion(u8),
     /// The bytes hold a kind of export this build cannot read.
     UnsupportedMode(u8),
-    /// The checksum over the body does not match: the bytes were damaged.
+    /// The checksum over the body does not match: the bytes were damaged
+    /// or truncated on the way.
     ChecksumMismatch {
         /// The checksum stored in the header.
         expected: u64,
@@ -125,20 +142,40 @@ impl fmt::Display for Error {
                 write!(f, "position {pos} ({unit}) is inside a character")
             }
             Error::InvalidRange { start, end, unit } => {
-                write!(f, "range {start}..{end} ({unit}) is empty or reversed")
+                let what = if start > end {
+                    "is reversed (its start is after its end)"
+                } else {
+                    "is empty"
+                };
+                write!(f, "range {start}..{end} ({unit}) {what}")
             }
+            Error::RangeOutOfBounds {
+                start,
+                end,
+                len,
+                unit,
+            } => write!(
+                f,
+                "range {start}..{end} is out of bounds of a text of {len} {unit}"
+            ),
             Error::InvalidPeerId(peer) => write!(f, "peer id {peer} is reserved"),
             Error::CounterOverflow { peer } => {
                 write!(f, "peer {peer} has used all 2^32 op counters")
             }
             Error::HistoryFull => f.write_str("the document cannot hold more ops"),
-            Error::UnexpectedEof => f.write_str("the input ended unexpectedly"),
-            Error::BadMagic => f.write_str("the input is not a weft export (bad magic)"),
+            Error::EmptyInput => f.write_str("the input is empty, not a weft export or cursor"),
+            Error::UnexpectedEof => f.write_str(
+                "the input ended before the data it announces: it was truncated or damaged",
+            ),
+            Error::BadMagic => f.write_str(
+                "the input is not a weft export or cursor (it does not start with weft's magic number)",
+            ),
             Error::UnsupportedVersion(v) => write!(f, "format version {v} is not supported"),
             Error::UnsupportedMode(m) => write!(f, "export mode {m} is not supported"),
             Error::ChecksumMismatch { expected, actual } => write!(
                 f,
-                "checksum mismatch: header says {expected:#018x}, body hashes to {actual:#018x}"
+                "the bytes were damaged or truncated: checksum mismatch \
+                 (header says {expected:#018x}, body hashes to {actual:#018x})"
             ),
             Error::Malformed { offset, what } => {
                 write!(f, "malformed input at body offset {offset}: invalid {what}")

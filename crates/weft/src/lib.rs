@@ -108,7 +108,7 @@ pub use version::{Frontiers, VersionVector};
 /// [`Error::Storage`]).
 pub use weft_kv;
 
-/// The README's example runs as a doctest.
+/// Every `rust` block of the README compiles and runs as a doctest.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;

@@ -161,8 +161,13 @@ fn headers_are_checked() {
         import_checked(&doc, &before, &bad),
         Err(Error::Malformed { .. })
     ));
+    assert_eq!(import_checked(&doc, &before, &[]), Err(Error::EmptyInput));
     assert_eq!(
-        import_checked(&doc, &before, &[]),
+        import_checked(&doc, &before, &good[..3]),
+        Err(Error::UnexpectedEof)
+    );
+    assert_eq!(
+        import_checked(&doc, &before, &good[..10]),
         Err(Error::UnexpectedEof)
     );
     let mut bad = good;

@@ -434,15 +434,20 @@ fn bad_ranges_are_errors() {
     ));
     assert!(matches!(
         t.mark(1..4, "bold", true),
-        Err(Error::OutOfBounds { pos: 4, len: 3, .. })
+        Err(Error::RangeOutOfBounds {
+            start: 1,
+            end: 4,
+            len: 3,
+            ..
+        })
     ));
     assert!(matches!(
         t.unmark(0..9, "bold"),
-        Err(Error::OutOfBounds { .. })
+        Err(Error::RangeOutOfBounds { .. })
     ));
     assert!(matches!(
         t.mark_utf16(0..9, "bold", true),
-        Err(Error::OutOfBounds { .. })
+        Err(Error::RangeOutOfBounds { .. })
     ));
     assert!(t.slice_delta(2..4).is_err());
     assert!(t.attributes_at(3).is_err());

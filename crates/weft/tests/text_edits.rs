@@ -116,19 +116,38 @@ fn positions_past_the_end_are_errors() {
     t.insert(0, "héllo").unwrap();
     let oob = |pos, len, unit| Err(Error::OutOfBounds { pos, len, unit });
     assert_eq!(t.insert(6, "x"), oob(6, 5, Unit::Char));
-    assert_eq!(t.delete(3, 3), oob(6, 5, Unit::Char));
-    assert_eq!(t.delete(usize::MAX, 2), oob(usize::MAX, 5, Unit::Char));
-    assert_eq!(t.splice(4, 2, "x"), oob(6, 5, Unit::Char));
+    let range = |start, end, len, unit| {
+        Err(Error::RangeOutOfBounds {
+            start,
+            end,
+            len,
+            unit,
+        })
+    };
+    assert_eq!(t.delete(3, 3), range(3, 6, 5, Unit::Char));
+    assert_eq!(
+        t.delete(usize::MAX, 2),
+        range(usize::MAX, usize::MAX, 5, Unit::Char)
+    );
+    assert_eq!(t.splice(4, 2, "x"), range(4, 6, 5, Unit::Char));
     assert_eq!(t.insert_utf8(7, "x"), oob(7, 6, Unit::Utf8));
     assert_eq!(t.insert_utf16(6, "x"), oob(6, 5, Unit::Utf16));
     assert_eq!(
         t.delete_utf16(4, usize::MAX),
-        oob(usize::MAX, 5, Unit::Utf16)
+        range(4, usize::MAX, 5, Unit::Utf16)
     );
-    assert_eq!(t.slice(2..9).map(drop), oob(9, 5, Unit::Char));
+    assert_eq!(t.delete_utf8(5, 2), range(5, 7, 6, Unit::Utf8));
+    assert_eq!(t.slice(2..9).map(drop), range(2, 9, 5, Unit::Char));
     #[allow(clippy::reversed_empty_ranges)]
     let reversed = t.slice(3..2);
-    assert_eq!(reversed.map(drop), oob(3, 5, Unit::Char));
+    assert_eq!(
+        reversed.map(drop),
+        Err(Error::InvalidRange {
+            start: 3,
+            end: 2,
+            unit: Unit::Char
+        })
+    );
     assert_eq!(
         t.convert_pos(9, Unit::Utf16, Unit::Char).map(drop),
         oob(9, 5, Unit::Utf16)

@@ -16,14 +16,31 @@
 //! makes the same marks). It reports that apply against the plain apply
 //! of the same run, `to_delta()` of the final document, and how much the
 //! marks add to the update.
+//!
+//! Each measured line starts with its label and the median in ms (`apply
+//! (weft)  7.306 ms ...`), which scripts read; the explanations around them
+//! are for people. Progress and estimates go to stderr.
 
 use std::error::Error;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use examples::{allocations, proc_status_kib, reset_peak_rss, time_runs, Flat};
-use traces::Trace;
+use examples::{allocations, proc_status_kib, reset_peak_rss, Flat, Stats};
+use traces::{LoadError, Trace};
 use weft::{Doc, ExportMode, VersionVector};
+
+const USAGE: &str = "\
+usage: replay [TRACE.json.gz] [--times N] [--runs R] [--rich]
+
+Replays a sequential editing trace into a Weft document and into jumprope (a
+plain text rope with no history), and prints how long each step takes, how big
+the exports are and how much memory the document needs.
+
+  TRACE      a sequential trace (default: traces/sequential/automerge-paper.json.gz)
+  --times N  apply the trace N times into one document, each copy after the last (default 1)
+  --runs R   time every step R times and report the median (default 5)
+  --rich     also replay it with marks: bold over a random tenth of the text every 1,000 edits";
 
 struct Args {
     path: String,
@@ -32,7 +49,19 @@ struct Args {
     rich: bool,
 }
 
-fn parse_args() -> Result<Args, Box<dyn Error>> {
+/// The value of option `opt`: a whole number of at least 1.
+fn count(opt: &str, value: Option<String>) -> Result<usize, String> {
+    let value = value.ok_or_else(|| format!("{opt} needs a value (a whole number)"))?;
+    let n: usize = value
+        .parse()
+        .map_err(|_| format!("{opt}: not a number: {value}"))?;
+    if n == 0 {
+        return Err(format!("{opt}: must be at least 1, not 0"));
+    }
+    Ok(n)
+}
+
+fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         path: traces::dir()
             .join("sequential/automerge-paper.json.gz")
@@ -42,24 +71,94 @@ fn parse_args() -> Result<Args, Box<dyn Error>> {
         runs: 5,
         rich: false,
     };
+    let mut path_given = false;
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--times" => args.times = it.next().ok_or("--times needs a value")?.parse()?,
-            "--runs" => args.runs = it.next().ok_or("--runs needs a value")?.parse()?,
+            "--times" => args.times = count("--times", it.next())?,
+            "--runs" => args.runs = count("--runs", it.next())?,
             "--rich" => args.rich = true,
             "-h" | "--help" => {
-                println!("usage: replay [TRACE.json.gz] [--times N] [--runs R] [--rich]");
+                println!("{USAGE}");
                 std::process::exit(0);
             }
-            _ if a.starts_with("--") => return Err(format!("unknown option {a}").into()),
-            _ => args.path = a,
+            _ if a.starts_with('-') => {
+                return Err(format!("unknown option {a} (--help lists the options)"))
+            }
+            _ if path_given => {
+                return Err(format!("one trace at a time: got {} and {a}", args.path))
+            }
+            _ => {
+                args.path = a;
+                path_given = true;
+            }
         }
     }
-    if args.times == 0 || args.runs == 0 {
-        return Err("--times and --runs must be at least 1".into());
-    }
     Ok(args)
+}
+
+/// Reports what the run is doing on stderr while it measures (only when
+/// the run is long enough to need it): one line per step, or one line
+/// updated in place on a terminal.
+struct Progress {
+    on: bool,
+    tty: bool,
+    started: Instant,
+}
+
+impl Progress {
+    fn new(on: bool) -> Progress {
+        Progress {
+            on,
+            tty: std::io::stderr().is_terminal(),
+            started: Instant::now(),
+        }
+    }
+
+    /// Run `run` (from 1) of `runs` of step `what` starts.
+    fn step(&self, what: &str, run: usize, runs: usize) {
+        if !self.on {
+            return;
+        }
+        let at = self.started.elapsed().as_secs_f64();
+        if self.tty {
+            eprint!("\r\x1b[K[{at:6.1} s] {what}: run {run} of {runs}");
+            let _ = std::io::stderr().flush();
+        } else if run == 1 {
+            eprintln!("[{at:6.1} s] {what} ({runs} runs)");
+        }
+    }
+
+    /// Clears the progress line before results are printed.
+    fn clear(&self) {
+        if self.on && self.tty {
+            eprint!("\r\x1b[K");
+        }
+    }
+
+    /// Times `runs` calls of `f` (see [`examples::time_runs`]), reporting
+    /// each run as step `what`; returns the statistics and the last result.
+    fn time<T>(&self, what: &str, runs: usize, mut f: impl FnMut() -> T) -> (Stats, T) {
+        let mut times = Vec::with_capacity(runs);
+        let mut last = None;
+        for run in 1..=runs.max(1) {
+            self.step(what, run, runs);
+            let t = Instant::now();
+            let out = f();
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+            last = Some(out);
+        }
+        self.clear();
+        match last {
+            Some(out) => (Stats::new(times), out),
+            None => unreachable!("runs.max(1) is at least one run"),
+        }
+    }
+}
+
+/// KiB (as `/proc/self/status` counts) in MB (1 MB = 1024 KiB).
+fn mb(kib: u64) -> f64 {
+    kib as f64 / 1024.0
 }
 
 /// Applies the trace `times` times into a fresh document, one `insert` /
@@ -171,18 +270,77 @@ fn main() -> ExitCode {
     }
 }
 
+/// Rough cost of a whole run, per run, in units of one weft apply: the
+/// two applies, to_string, the export and imports of the update and the
+/// snapshot steps (measured on B4 x100 with 5 runs: 21 s in all, the
+/// first apply 0.9 s).
+const COST_PER_APPLY: f64 = 5.5;
+/// What `--rich` adds to that (two rich applies, their exports).
+const RICH_COST_PER_APPLY: f64 = 3.0;
+/// Peak memory of a whole run, in units of one document's net peak: the
+/// document and the copies the import, load and edit steps hold side by
+/// side, the exported bytes and the expected text (B4 x10 and x100: 4.8
+/// times the document's net peak, 89 MB and 693 MB in all).
+const MEMORY_PER_DOC: f64 = 5.0;
+
 fn run() -> Result<bool, Box<dyn Error>> {
     let args = parse_args()?;
     let t = Instant::now();
-    let trace = Trace::load(&args.path)?;
+    let trace = Trace::load(&args.path).map_err(|e| match e {
+        LoadError::Io(e) => format!("cannot read trace {}: {e}", args.path),
+        LoadError::Json(e) => format!("{} is not an editing trace (JSON): {e}", args.path),
+    })?;
     let load_ms = t.elapsed().as_secs_f64() * 1e3;
     if trace.is_concurrent() {
-        return Err("this is a concurrent trace; use the `concurrent` binary".into());
+        return Err(format!(
+            "{} is a concurrent trace (several users at once): replay it with \
+             `cargo run --release -p examples --bin concurrent -- {}`",
+            args.path, args.path
+        )
+        .into());
     }
     let flat = Flat::new(&trace);
     let patches = trace.patch_count();
     let char_ops = trace.char_op_count();
     drop(trace);
+
+    // Memory and allocations: one replay after resetting the peak. It
+    // also tells what the rest of a long run will cost.
+    if args.times > 1 {
+        eprintln!(
+            "replay: {} copies of the trace: replaying them once to estimate the whole run...",
+            args.times
+        );
+    }
+    let peak_reset = reset_peak_rss();
+    let rss_before = proc_status_kib("VmRSS:").unwrap_or(0);
+    let allocs_before = allocations();
+    let t = Instant::now();
+    let doc = apply_weft(&flat, args.times)?;
+    let first_apply = t.elapsed().as_secs_f64();
+    let allocs = allocations() - allocs_before;
+    let peak = proc_status_kib("VmHWM:").unwrap_or(0);
+    let rss_after = proc_status_kib("VmRSS:").unwrap_or(0);
+    let (ops, runs, changes, items) = doc.debug_sizes();
+    drop(doc);
+    let per_apply = COST_PER_APPLY + if args.rich { RICH_COST_PER_APPLY } else { 0.0 };
+    let estimate_s = first_apply * args.runs as f64 * per_apply;
+    let estimate_mb = mb(rss_before) + MEMORY_PER_DOC * mb(peak.saturating_sub(rss_before));
+    let long = estimate_s > 3.0;
+    if args.times > 1 || long {
+        eprintln!(
+            "replay: {} copies x {} runs: expect roughly {} and {:.0} MB of memory \
+             (one replay of all copies took {}){}",
+            args.times,
+            args.runs,
+            duration(estimate_s),
+            estimate_mb,
+            duration(first_apply),
+            if long { "; progress below" } else { "" }
+        );
+    }
+    let progress = Progress::new(long);
+
     let expected = flat.end_content.repeat(args.times);
     let mut ok = true;
     let mut check = |what: &str, got: &str| {
@@ -210,77 +368,145 @@ fn run() -> Result<bool, Box<dyn Error>> {
         flat.end_chars() * args.times,
         args.runs
     );
-    println!("load trace            {load_ms:9.3} ms");
+    println!(
+        "  A patch is one edit of the trace (delete chars at a position, then insert text there);\n  \
+         a char op is one char inserted or deleted. Times are in milliseconds (ms): the median of\n  \
+         the runs, then the fastest (min) and slowest (max) run. \"0.95x rope\" is weft's time\n  \
+         divided by jumprope's: jumprope is a plain text rope (no history, no merging) doing the\n  \
+         same edits in this process, so below 1.00x Weft is faster. Memory is in MB (1024 KiB)."
+    );
+    println!("load trace            {load_ms:9.3} ms  (read and decompress the trace file)");
 
-    // Memory and allocations: one replay after resetting the peak.
-    let peak_reset = reset_peak_rss();
-    let rss_before = proc_status_kib("VmRSS:").unwrap_or(0);
-    let allocs_before = allocations();
-    let doc = apply_weft(&flat, args.times)?;
-    let allocs = allocations() - allocs_before;
-    let peak = proc_status_kib("VmHWM:").unwrap_or(0);
-    let rss_after = proc_status_kib("VmRSS:").unwrap_or(0);
-    let (ops, runs, changes, items) = doc.debug_sizes();
-    drop(doc);
+    println!("\nediting: every patch applied to an empty document, one insert or delete call each");
 
-    let (weft_apply, mut doc) = time_runs(args.runs, || apply_weft(&flat, args.times));
+    let (weft_apply, mut doc) =
+        progress.time("apply (weft)", args.runs, || apply_weft(&flat, args.times));
     let doc = doc.as_mut().map_err(|e| e.clone())?;
-    let (rope_apply, rope) = time_runs(args.runs, || apply_rope(&flat, args.times));
+    let (rope_apply, rope) = progress.time("apply (jumprope)", args.runs, || {
+        apply_rope(&flat, args.times)
+    });
     check("rope apply", &rope.to_string());
+    drop(rope);
+    let ratio = |x: f64| x / rope_apply.median;
+    println!(
+        "apply (weft)          {weft_apply}  {:.2}x rope",
+        ratio(weft_apply.median)
+    );
+    println!("apply (jumprope)      {rope_apply}  1.00x");
     // A String costs O(n) per edit: only worth it for small documents.
-    let string_apply = (flat.text.is_ascii() && args.times <= 4)
-        .then(|| time_runs(args.runs, || apply_string(&flat, args.times)));
+    if flat.text.is_ascii() && args.times <= 4 {
+        let (s, _) = progress.time("apply (String)", args.runs, || {
+            apply_string(&flat, args.times)
+        });
+        println!(
+            "apply (String)        {s}  {:.2}x rope  (a Rust String: every edit moves the text after it)",
+            ratio(s.median)
+        );
+    }
+    println!(
+        "  weft throughput     {:9.2} M patches/s  (millions of patches per second, from the median)",
+        (patches * args.times) as f64 / weft_apply.median / 1e3
+    );
+    println!("  heap allocations    {allocs:9}  (calls to the allocator during one weft replay)");
+    println!(
+        "  net peak memory     {:9.3} MB  (the process's peak during one replay, {:.1} MB, minus the \
+         {:.1} MB it held before{})",
+        mb(peak.saturating_sub(rss_before)),
+        mb(peak),
+        mb(rss_before),
+        if peak_reset {
+            ""
+        } else {
+            "; the peak could NOT be reset, so it may be an earlier one"
+        },
+    );
+    println!(
+        "  memory with doc     {:9.3} MB  (the whole process right after the replay)",
+        mb(rss_after)
+    );
+    println!(
+        "  ops {ops}, op runs {runs}, changes {changes}, text items {items}\n    \
+         (ops: one per char inserted or deleted; op runs: consecutive ops stored as one;\n    \
+         changes: groups of ops sent together; text items: runs of chars in the text's tree,\n    \
+         deleted ones included)"
+    );
 
-    let (to_string, text) = time_runs(args.runs, || doc.text("text").to_string());
+    let (to_string, text) = progress.time("to_string", args.runs, || doc.text("text").to_string());
     check("apply", &text);
-    let (export, bytes) = time_runs(args.runs, || {
+    drop(text);
+    println!("to_string             {to_string}  (read the whole text into a String)");
+
+    println!(
+        "\nsyncing: the whole history as an update, the bytes a peer that has nothing receives"
+    );
+    let (export, bytes) = progress.time("export updates", args.runs, || {
         doc.export(ExportMode::Updates {
             from: &VersionVector::new(),
         })
     });
     let bytes = bytes?;
-    let (import, imported) = time_runs(args.runs, || {
+    println!("export updates        {export}  {} bytes", bytes.len());
+    let (import, imported) = progress.time("import updates", args.runs, || {
         let mut d = Doc::new();
         d.import(&bytes).map(|_| d)
     });
     let mut imported = imported?;
     check("import", &imported.text("text").to_string());
-    let (import_read, read) = time_runs(args.runs, || {
+    drop(imported);
+    println!("import updates        {import}  (into an empty document)");
+    let (import_read, read) = progress.time("import + to_string", args.runs, || {
         let mut d = Doc::new();
         d.import(&bytes).map(|_| d.text("text").to_string())
     });
     check("import + to_string", &read?);
+    println!("import + to_string    {import_read}");
 
     // Snapshots: export, lazy import, import + read, full load, and a
     // memcpy of the same bytes (the floor for anything that takes them).
-    let (snap_export, snap) = time_runs(args.runs, || doc.export(ExportMode::Snapshot));
+    println!(
+        "\nsnapshots: the history plus the current text, to store a document; importing one\n  \
+         reads only what is asked for (the text first; the history and tree when needed)"
+    );
+    let (snap_export, snap) = progress.time("export snapshot", args.runs, || {
+        doc.export(ExportMode::Snapshot)
+    });
     let snap = snap?;
-    let (snap_import, lazy) = time_runs(args.runs, || {
+    println!("export snapshot       {snap_export}  {} bytes", snap.len());
+    let (snap_import, lazy) = progress.time("import snapshot", args.runs, || {
         let mut d = Doc::new();
         d.import(&snap).map(|_| d)
     });
     lazy?;
-    let (snap_read, read) = time_runs(args.runs, || {
+    let (memcpy, copy) = progress.time("copy the snapshot's bytes", args.runs, || snap.to_vec());
+    println!(
+        "import snapshot       {snap_import}  ({:.1}x a plain copy of its bytes (memcpy), which takes {:.3} ms)",
+        snap_import.median / memcpy.median,
+        memcpy.median
+    );
+    let (snap_read, read) = progress.time("snapshot + to_string", args.runs, || {
         let mut d = Doc::new();
         d.import(&snap).map(|_| d.text("text").to_string())
     });
     check("snapshot import + to_string", &read?);
-    let (snap_load, loaded) = time_runs(args.runs, || {
+    println!("  + to_string         {snap_read}");
+    let (snap_load, loaded) = progress.time("snapshot + load", args.runs, || {
         let mut d = Doc::new();
         d.import(&snap)?;
         d.load().map(|_| d)
     });
     let mut loaded = loaded?;
     check("snapshot import + load", &loaded.text("text").to_string());
+    println!("  + load everything   {snap_load}  (history and tree, as a merge or export does)");
     // One keystroke in the middle of the text.
     let mid = expected.chars().count() / 2;
-    let (snap_edit, edited) = time_runs(args.runs, || {
+    let (snap_edit, edited) = progress.time("snapshot + first edit", args.runs, || {
         let mut d = Doc::new();
         d.import(&snap)?;
         d.text("text").insert(mid, "x").map(|_| d)
     });
     let mut edited = edited?;
     let mut at_end = edited.text("text").to_string();
+    drop(edited);
     // Take the keystroke out again: the rest must be the trace's text.
     match at_end.char_indices().nth(mid) {
         Some((at, 'x')) => {
@@ -289,53 +515,27 @@ fn run() -> Result<bool, Box<dyn Error>> {
         _ => at_end.clear(),
     }
     check("snapshot import + edit", &at_end);
-    let (memcpy, copy) = time_runs(args.runs, || snap.to_vec());
+    drop(at_end);
+    println!("  + first edit        {snap_edit}  (a keystroke in the middle: the text's tree, no history)");
     let mut round_trip_ok = true;
     if loaded.export(ExportMode::Snapshot)? != snap || copy != snap {
         round_trip_ok = false;
         eprintln!("MISMATCH: export -> import -> export of the snapshot is not byte-identical");
     }
+    drop((loaded, copy));
 
-    let ratio = |x: f64| x / rope_apply.median;
-    println!(
-        "apply (weft)          {weft_apply}  {:.2}x rope",
-        ratio(weft_apply.median)
-    );
-    println!("apply (jumprope)      {rope_apply}  1.00x");
-    if let Some((s, _)) = string_apply {
-        println!("apply (String)        {s}  {:.2}x rope", ratio(s.median));
-    }
-    println!(
-        "  weft throughput     {:9.2} M patches/s",
-        (patches * args.times) as f64 / weft_apply.median / 1e3
-    );
-    println!("  heap allocations    {allocs:9}");
-    println!(
-        "  net peak memory     {:9.3} MB (peak {} KiB - RSS after load {} KiB{}); RSS with doc {} KiB",
-        peak.saturating_sub(rss_before) as f64 / 1024.0,
-        peak,
-        rss_before,
-        if peak_reset { "" } else { ", peak NOT reset" },
-        rss_after
-    );
-    println!("  ops {ops}, op runs {runs}, changes {changes}, text items {items}");
-    println!("to_string             {to_string}");
-    println!("export updates        {export}  {} bytes", bytes.len());
-    println!("import updates        {import}");
-    println!("import + to_string    {import_read}");
-    println!("export snapshot       {snap_export}  {} bytes", snap.len());
-    println!(
-        "import snapshot       {snap_import}  (memcpy of its bytes {memcpy}, {:.1}x)",
-        snap_import.median / memcpy.median
-    );
-    println!("  + to_string         {snap_read}");
-    println!("  + load everything   {snap_load}  (history and tree, as a merge or export does)");
-    println!("  + first edit        {snap_edit}  (a keystroke in the middle: the text's tree, no history)");
     if args.rich {
-        let (rich_apply, rich) = time_runs(args.runs, || apply_rich(&flat, args.times, false));
+        println!(
+            "\nrich text: the same edits plus a mark over a random tenth of the text every {MARK_EVERY} patches"
+        );
+        let (rich_apply, rich) = progress.time("apply (weft, rich)", args.runs, || {
+            apply_rich(&flat, args.times, false)
+        });
         let (mut rich, marks) = rich?;
         check("rich apply", &rich.text("text").to_string());
-        let (to_delta, delta) = time_runs(args.runs, || rich.text("text").to_delta());
+        let (to_delta, delta) = progress.time("to_delta (rich)", args.runs, || {
+            rich.text("text").to_delta()
+        });
         let plain_bytes = bytes.len();
         let rich_bytes = rich
             .export(ExportMode::Updates {
@@ -353,11 +553,14 @@ fn run() -> Result<bool, Box<dyn Error>> {
         // Redundant marks (the range already bold) make no ops.
         let made = (rich.debug_sizes().0 - ops) / 2;
         println!(
-            "apply (weft, rich)    {rich_apply}  {:.2}x plain weft, {:.2}x rope ({marks} bold marks, {made} not redundant)",
+            "apply (weft, rich)    {rich_apply}  {:.2}x plain weft, {:.2}x rope ({marks} bold marks, {made} not redundant: the others covered text already bold and made no ops)",
             rich_apply.median / weft_apply.median,
             ratio(rich_apply.median)
         );
-        println!("to_delta (rich)       {to_delta}  {} runs", delta.len());
+        println!(
+            "to_delta (rich)       {to_delta}  {} runs  (the text as Quill delta runs: stretches with the same styles)",
+            delta.len()
+        );
         println!(
             "export updates (rich) {} bytes: +{} bytes ({:+.2}%, {:.1} bytes per mark) for the marks",
             rich_bytes,
@@ -378,13 +581,17 @@ fn run() -> Result<bool, Box<dyn Error>> {
             rich_snap.len() as i64 - snap.len() as i64,
             (rich_snap.len() as f64 - snap.len() as f64) / made.max(1) as f64
         );
-    }
-    if args.rich {
+        drop((rich, round, lazy, rich_snap));
+
         // The same with every mark on its own key: none is redundant.
-        let (apply, doc) = time_runs(args.runs, || apply_rich(&flat, args.times, true));
+        let (apply, doc) = progress.time("apply (weft, comments)", args.runs, || {
+            apply_rich(&flat, args.times, true)
+        });
         let (mut doc, marks) = doc?;
         check("rich apply (comments)", &doc.text("text").to_string());
-        let (to_delta, delta) = time_runs(args.runs, || doc.text("text").to_delta());
+        let (to_delta, delta) = progress.time("to_delta (comments)", args.runs, || {
+            doc.text("text").to_delta()
+        });
         let made = (doc.debug_sizes().0 - ops) / 2;
         let size = doc
             .export(ExportMode::Updates {
@@ -392,7 +599,8 @@ fn run() -> Result<bool, Box<dyn Error>> {
             })?
             .len();
         println!(
-            "apply (weft, comments) {apply}  {:.2}x plain weft ({marks} comment marks, {made} made)",
+            "apply (weft, comments) {apply}  {:.2}x plain weft ({marks} comment marks, {made} made; \
+             each comment:<i> key its own, so marks overlap)",
             apply.median / weft_apply.median
         );
         println!("to_delta (comments)   {to_delta}  {} runs", delta.len());
@@ -406,5 +614,23 @@ fn run() -> Result<bool, Box<dyn Error>> {
     if ok {
         println!("text ok: matches endContent after apply and after import");
     }
+    if long {
+        eprintln!(
+            "replay: done in {} (estimated {})",
+            duration(progress.started.elapsed().as_secs_f64()),
+            duration(estimate_s)
+        );
+    }
     Ok(ok)
+}
+
+/// `s` seconds for people: "0.4 s", "25 s", "3 min".
+fn duration(s: f64) -> String {
+    if s < 10.0 {
+        format!("{s:.1} s")
+    } else if s < 120.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{:.0} min", s / 60.0)
+    }
 }

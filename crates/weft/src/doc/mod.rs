@@ -410,10 +410,11 @@ impl Doc {
     ///
     /// # Errors
     ///
-    /// [`Error::UnexpectedEof`], [`Error::BadMagic`],
-    /// [`Error::UnsupportedVersion`], [`Error::UnsupportedMode`],
-    /// [`Error::ChecksumMismatch`], [`Error::Malformed`] for damaged or
-    /// foreign bytes; [`Error::InvalidPeerId`] for a reserved peer id;
+    /// [`Error::EmptyInput`], [`Error::BadMagic`] for bytes that are not a
+    /// Weft export; [`Error::UnexpectedEof`], [`Error::ChecksumMismatch`],
+    /// [`Error::Malformed`] for damaged or truncated ones;
+    /// [`Error::UnsupportedVersion`], [`Error::UnsupportedMode`] for exports
+    /// this build cannot read; [`Error::InvalidPeerId`] for a reserved peer id;
     /// [`Error::UnknownId`] when an op refers to an op outside its declared
     /// history; [`Error::HistoryFull`] when the document cannot hold more
     /// ops.

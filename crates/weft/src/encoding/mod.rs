@@ -185,21 +185,38 @@ pub(crate) enum Decoded {
     Snapshot(Snapshot),
 }
 
+/// Checks that `bytes` start with `MAGIC`, before anything else, so that
+/// a few bytes of something else are named as such rather than as a cut
+/// short export: [`Error::EmptyInput`] for no bytes, [`Error::BadMagic`]
+/// when they differ from the magic, [`Error::UnexpectedEof`] when they
+/// are a strict prefix of it.
+fn check_magic(bytes: &[u8]) -> Result<()> {
+    if bytes.is_empty() {
+        return Err(Error::EmptyInput);
+    }
+    let n = bytes.len().min(MAGIC.len());
+    if bytes.get(..n) != MAGIC.get(..n) {
+        return Err(Error::BadMagic);
+    }
+    if n < MAGIC.len() {
+        return Err(Error::UnexpectedEof);
+    }
+    Ok(())
+}
+
 /// Checks the header and checksum of `bytes` and decodes the update, or
 /// the table and meta of the snapshot.
 ///
 /// # Errors
 ///
-/// [`Error::UnexpectedEof`], [`Error::BadMagic`],
+/// [`Error::EmptyInput`], [`Error::UnexpectedEof`], [`Error::BadMagic`],
 /// [`Error::UnsupportedVersion`], [`Error::UnsupportedMode`],
 /// [`Error::ChecksumMismatch`], [`Error::Malformed`] or
 /// [`Error::Storage`].
 pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded> {
+    check_magic(bytes)?;
     let header = bytes.get(..HEADER_LEN).ok_or(Error::UnexpectedEof)?;
-    let (magic, rest) = header.split_at(4);
-    if magic != MAGIC {
-        return Err(Error::BadMagic);
-    }
+    let rest = header.get(MAGIC.len()..).unwrap_or(&[]);
     let mut r = bytes::Reader::new(rest, 0);
     let version = r.u8()?;
     if version != FORMAT_VERSION {

@@ -12,6 +12,7 @@ use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{Attributes, Delta, StyleConfig, Value};
 
 use super::item::{char_len, utf16_len, Item};
+use super::view::check_range;
 use super::{Need, TextRef, TextSource, TextState};
 
 /// A named text of a [`crate::Doc`], borrowed for reading and editing.
@@ -259,8 +260,8 @@ impl<'a> Text<'a> {
     ///
     /// # Errors
     ///
-    /// [`Error::OutOfBounds`] if `pos + len > len()` (reporting the end
-    /// position); [`Error::HistoryFull`] or [`Error::CounterOverflow`] if the
+    /// [`Error::RangeOutOfBounds`] if `pos + len > len()` (naming the
+    /// range `pos..pos + len`); [`Error::HistoryFull`] or [`Error::CounterOverflow`] if the
     /// document has no ids left.
     // See `insert`: the same for deleting (~3%).
     #[inline(always)]
@@ -269,8 +270,9 @@ impl<'a> Text<'a> {
         let total = self.state.len(Unit::Char) as usize;
         let end = pos.saturating_add(len);
         if end > total {
-            return Err(Error::OutOfBounds {
-                pos: end,
+            return Err(Error::RangeOutOfBounds {
+                start: pos,
+                end,
                 len: total,
                 unit: Unit::Char,
             });
@@ -435,13 +437,19 @@ impl<'a> Text<'a> {
     ///
     /// # Errors
     ///
-    /// [`Error::OutOfBounds`] past the end, [`Error::NotCharBoundary`] if an
-    /// end of the range is inside a char, and as [`Text::delete`].
+    /// [`Error::RangeOutOfBounds`] past the end (in UTF-8 bytes),
+    /// [`Error::NotCharBoundary`] if an end of the range is inside a char,
+    /// and as [`Text::delete`].
     pub fn delete_utf8(&mut self, pos: usize, len: usize) -> Result<()> {
         let end = pos.saturating_add(len);
+        check_range(
+            &(pos..end),
+            self.state.visible_len(Unit::Utf8) as usize,
+            Unit::Utf8,
+        )?;
         let start = self.to_chars(pos, Unit::Utf8)?;
         let end = self.to_chars(end, Unit::Utf8)?;
-        self.delete(start, end - start)
+        self.delete(start, end.saturating_sub(start))
     }
 
     /// Inserts `s` at UTF-16 offset `pos` (a JavaScript string index).
@@ -459,13 +467,19 @@ impl<'a> Text<'a> {
     ///
     /// # Errors
     ///
-    /// [`Error::OutOfBounds`] past the end, [`Error::NotCharBoundary`] if an
-    /// end of the range is inside a surrogate pair, and as [`Text::delete`].
+    /// [`Error::RangeOutOfBounds`] past the end (in UTF-16 code units),
+    /// [`Error::NotCharBoundary`] if an end of the range is inside a
+    /// surrogate pair, and as [`Text::delete`].
     pub fn delete_utf16(&mut self, pos: usize, len: usize) -> Result<()> {
         let end = pos.saturating_add(len);
+        check_range(
+            &(pos..end),
+            self.state.visible_len(Unit::Utf16) as usize,
+            Unit::Utf16,
+        )?;
         let start = self.to_chars(pos, Unit::Utf16)?;
         let end = self.to_chars(end, Unit::Utf16)?;
-        self.delete(start, end - start)
+        self.delete(start, end.saturating_sub(start))
     }
 
     /// The text in char range `range` (see [`TextRef::slice`]).
@@ -491,7 +505,7 @@ impl Text<'_> {
     /// # Errors
     ///
     /// [`Error::InvalidRange`] if `range` is empty or reversed,
-    /// [`Error::OutOfBounds`] if it ends past the end; as [`Text::insert`]
+    /// [`Error::RangeOutOfBounds`] if it ends past the end; as [`Text::insert`]
     /// when the document has no ids left.
     ///
     /// # Examples
@@ -591,6 +605,7 @@ impl Text<'_> {
                 unit,
             });
         }
+        check_range(&range, self.state.visible_len(unit) as usize, unit)?;
         let end = self.to_chars(range.end, unit)?;
         let start = self.to_chars(range.start, unit)?;
         Ok(start..end)
@@ -606,13 +621,7 @@ impl Text<'_> {
                 unit: Unit::Char,
             });
         }
-        if range.end > len {
-            return Err(Error::OutOfBounds {
-                pos: range.end,
-                len,
-                unit: Unit::Char,
-            });
-        }
+        check_range(&range, len, Unit::Char)?;
         // Redundant: every char already has exactly this (or, for an
         // unmark, none has the key).
         if self.state.has_everywhere(
@@ -697,7 +706,8 @@ impl Text<'_> {
     ///
     /// # Errors
     ///
-    /// [`Error::OutOfBounds`] if a retain or delete goes past the end; as
+    /// [`Error::RangeOutOfBounds`] if a retain or delete goes past the end
+    /// of the text as the delta's earlier steps leave it; as
     /// [`Text::insert`] when the document runs out of ids.
     ///
     /// # Examples
@@ -748,13 +758,7 @@ impl Text<'_> {
             match d {
                 Delta::Retain { retain: n, .. } | Delta::Delete { delete: n } => {
                     let end = pos.saturating_add(*n);
-                    if end > len {
-                        return Err(Error::OutOfBounds {
-                            pos: end,
-                            len,
-                            unit: Unit::Char,
-                        });
-                    }
+                    check_range(&(pos..end), len, Unit::Char)?;
                     if matches!(d, Delta::Retain { .. }) {
                         pos = end;
                     } else {

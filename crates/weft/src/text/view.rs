@@ -130,25 +130,17 @@ impl<'a> TextRef<'a> {
         self.state.convert(pos, from, to, self.log.content())
     }
 
-    /// Checks a char range against the text's length.
+    /// Checks a char range: not reversed, and within the text.
     fn check_range(&self, range: &Range<usize>) -> Result<()> {
-        let len = self.len();
-        if range.end > len || range.start > range.end {
-            return Err(Error::OutOfBounds {
-                pos: range.end.max(range.start),
-                len,
-                unit: Unit::Char,
-            });
-        }
-        Ok(())
+        check_range(range, self.len(), Unit::Char)
     }
 
     /// The text in char range `range`. O(log n + length of the slice).
     ///
     /// # Errors
     ///
-    /// [`Error::OutOfBounds`] if the range ends past the end or starts after
-    /// it ends.
+    /// [`Error::InvalidRange`] if the range is reversed (`start > end`);
+    /// [`Error::RangeOutOfBounds`] if it ends past the end.
     pub fn slice(&self, range: Range<usize>) -> Result<String> {
         self.check_range(&range)?;
         if let Some(text) = self.unloaded_text() {
@@ -200,8 +192,8 @@ impl<'a> TextRef<'a> {
     ///
     /// # Errors
     ///
-    /// [`Error::OutOfBounds`] if the range ends past the end or starts after
-    /// it ends.
+    /// [`Error::InvalidRange`] if the range is reversed (`start > end`);
+    /// [`Error::RangeOutOfBounds`] if it ends past the end.
     pub fn slice_delta(&self, range: Range<usize>) -> Result<Vec<Delta>> {
         self.check_range(&range)?;
         if let Some(text) = self.unloaded_text() {
@@ -279,4 +271,25 @@ impl fmt::Debug for TextRef<'_> {
             .field("len", &self.len())
             .finish()
     }
+}
+
+/// Checks that `range` (in `unit`) is not reversed and ends within a text
+/// `len` long: [`Error::InvalidRange`] or [`Error::RangeOutOfBounds`].
+pub(crate) fn check_range(range: &Range<usize>, len: usize, unit: Unit) -> Result<()> {
+    if range.start > range.end {
+        return Err(Error::InvalidRange {
+            start: range.start,
+            end: range.end,
+            unit,
+        });
+    }
+    if range.end > len {
+        return Err(Error::RangeOutOfBounds {
+            start: range.start,
+            end: range.end,
+            len,
+            unit,
+        });
+    }
+    Ok(())
 }
