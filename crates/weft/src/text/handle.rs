@@ -49,6 +49,13 @@ pub struct Text<'a> {
     /// Reused buffer for the seqs a delete removes.
     deleted: &'a mut Vec<Range<Seq>>,
     config: &'a StyleConfig,
+    /// What makes typing take the slow path, if anything: one check on the
+    /// hot path (and a handle as small as without it).
+    side: Option<SlowParts<'a>>,
+}
+
+/// The parts of a [`Text`] handle that only the slow path uses.
+struct SlowParts<'a> {
     /// The document's lazily imported snapshot, if parts of it (the
     /// history, this text) are not loaded yet.
     lazy: Option<&'a mut dyn TextSource>,
@@ -80,16 +87,25 @@ impl<'a> Text<'a> {
             peer,
             deleted,
             config,
-            lazy,
-            events,
+            side: (lazy.is_some() || events.is_some()).then_some(SlowParts { lazy, events }),
         }
+    }
+
+    /// The lazily imported snapshot, if any.
+    fn lazy(&self) -> Option<&dyn TextSource> {
+        self.side.as_ref().and_then(|s| s.lazy.as_deref())
+    }
+
+    /// Whether edits are recorded for events.
+    fn recording(&self) -> bool {
+        self.side.as_ref().is_some_and(|s| s.events.is_some())
     }
 
     /// Before an edit: loads the history and this text's tree if they
     /// still live in a lazily imported snapshot.
     #[inline(always)]
     fn ensure_loaded(&mut self, need: Need) -> Result<()> {
-        if self.lazy.is_some() {
+        if self.side.as_ref().is_some_and(|s| s.lazy.is_some()) {
             self.load(need)
         } else {
             Ok(())
@@ -99,7 +115,7 @@ impl<'a> Text<'a> {
     #[cold]
     #[inline(never)]
     fn load(&mut self, need: Need) -> Result<()> {
-        match self.lazy.as_deref_mut() {
+        match self.side.as_mut().and_then(|s| s.lazy.as_deref_mut()) {
             Some(lazy) => lazy.load_text(self.log, self.state, self.text, need),
             None => Ok(()),
         }
@@ -109,7 +125,7 @@ impl<'a> Text<'a> {
     /// of this handle goes through.
     #[inline]
     pub fn view(&self) -> TextRef<'_> {
-        TextRef::new(self.log, self.state, self.lazy.as_deref())
+        TextRef::new(self.log, self.state, self.lazy())
     }
 
     /// The text's name in its document.
@@ -188,8 +204,36 @@ impl<'a> Text<'a> {
     // state's insert) saves ~6% of the instructions of a B4 replay.
     #[inline(always)]
     pub fn insert(&mut self, pos: usize, s: &str) -> Result<()> {
+        if self.side.is_some() {
+            return self.insert_slow(pos, s);
+        }
+        self.insert_loaded(pos, s)?;
+        if self.state.has_resurrected() {
+            self.unmark_resurrected(pos, char_len(s) as usize)?;
+        }
+        Ok(())
+    }
+
+    /// [`Text::insert`] while a lazy snapshot is around or someone
+    /// subscribes to events: loads first, records the change after.
+    #[cold]
+    #[inline(never)]
+    fn insert_slow(&mut self, pos: usize, s: &str) -> Result<()> {
         self.ensure_loaded(Need::Typing)?;
-        // Loaded now: the tree's count is the length.
+        if self.insert_loaded(pos, s)? && self.recording() {
+            self.record_insert(pos, s);
+        }
+        if self.state.has_resurrected() {
+            self.unmark_resurrected(pos, char_len(s) as usize)?;
+        }
+        Ok(())
+    }
+
+    /// [`Text::insert`] into a loaded text, but for the unmarking of
+    /// resurrected marks. Returns whether it inserted anything.
+    #[inline(always)]
+    fn insert_loaded(&mut self, pos: usize, s: &str) -> Result<bool> {
+        // Loaded: the tree's count is the length.
         let len = self.state.len(Unit::Char) as usize;
         if pos > len {
             return Err(Error::OutOfBounds {
@@ -199,7 +243,7 @@ impl<'a> Text<'a> {
             });
         }
         if s.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         let byte_start = self.log.content().len();
         let total_bytes = byte_start.checked_add(s.len());
@@ -233,13 +277,7 @@ impl<'a> Text<'a> {
             item.byte_start,
             item.bytes,
         );
-        if self.events.is_some() {
-            self.record_insert(pos, s);
-        }
-        if self.state.has_resurrected() {
-            self.unmark_resurrected(pos, n as usize)?;
-        }
-        Ok(())
+        Ok(true)
     }
 
     /// After typing where a mark's text was all deleted and no place
@@ -266,7 +304,25 @@ impl<'a> Text<'a> {
     // See `insert`: the same for deleting (~3%).
     #[inline(always)]
     pub fn delete(&mut self, pos: usize, len: usize) -> Result<()> {
+        if self.side.is_some() {
+            return self.delete_slow(pos, len);
+        }
+        self.delete_loaded::<false>(pos, len)
+    }
+
+    /// [`Text::delete`] while a lazy snapshot is around or someone
+    /// subscribes to events.
+    #[cold]
+    #[inline(never)]
+    fn delete_slow(&mut self, pos: usize, len: usize) -> Result<()> {
         self.ensure_loaded(Need::Typing)?;
+        self.delete_loaded::<true>(pos, len)
+    }
+
+    /// [`Text::delete`] in a loaded text; `RECORD`: in the event draft too,
+    /// if there is one.
+    #[inline(always)]
+    fn delete_loaded<const RECORD: bool>(&mut self, pos: usize, len: usize) -> Result<()> {
         let total = self.state.len(Unit::Char) as usize;
         let end = pos.saturating_add(len);
         if end > total {
@@ -281,7 +337,7 @@ impl<'a> Text<'a> {
             return Ok(());
         }
         let mut seq = self.log.reserve_local(self.peer, len as u32)?;
-        if self.events.is_some() {
+        if RECORD && self.recording() {
             self.record_delete(pos, len);
         }
         let mut deleted = mem::take(self.deleted);
@@ -399,15 +455,16 @@ impl<'a> Text<'a> {
 
     /// The units the event draft keeps.
     fn units(&self) -> impl Iterator<Item = Unit> {
-        self.events
+        self.side
             .as_ref()
+            .and_then(|s| s.events.as_ref())
             .map(|d| d.units())
             .unwrap_or_default()
             .iter()
     }
 
     fn record(&mut self, change: impl FnMut(Unit) -> Vec<Delta>) {
-        if let Some(draft) = self.events.as_deref_mut() {
+        if let Some(draft) = self.side.as_mut().and_then(|s| s.events.as_deref_mut()) {
             draft.add(self.text, change);
         }
     }
@@ -635,7 +692,7 @@ impl Text<'_> {
         }
         let expand = self.config.get(key);
         let seq = self.log.reserve_local(self.peer, 2)?;
-        if self.events.is_some() {
+        if self.recording() {
             self.record_mark(range.clone(), key, &value);
         }
         let mark = self.log.start_mark(key, value, expand, seq);
