@@ -12,6 +12,8 @@
 //!   [`Doc::commit`] closes it; export and import do so implicitly.
 //! - **Versions** are named by a [`VersionVector`] (per peer, how many of
 //!   its ops are included) or by [`Frontiers`] (the heads of the history).
+//!   Both encode to a few checksummed bytes ([`VersionVector::encode`]) for
+//!   a sync handshake.
 //! - **Syncing**: `a.export(ExportMode::Updates { from: &b.version() })`
 //!   writes every op `b` lacks; `b.import(&bytes)` merges them. Importing
 //!   is idempotent and order-independent; an update whose dependencies are
@@ -73,7 +75,8 @@
 //! # Features
 //!
 //! - `serde`: `Serialize` / `Deserialize` for [`Value`], [`Delta`] (as
-//!   Quill's JSON) and [`ExpandType`].
+//!   Quill's JSON), [`ExpandType`], [`Cursor`], [`VersionVector`] (a map
+//!   from peer to counter) and [`Frontiers`] (a list of `[peer, counter]`).
 //! - `arbitrary`: the doc-hidden `weft::fuzzing` module, the action model
 //!   of the fuzz targets in `fuzz/` (not a stable API).
 //! - `small-nodes`: for Weft's own tests only: tiny b-tree leaves and
