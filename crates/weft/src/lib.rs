@@ -27,6 +27,13 @@
 //!   [`Delta`]s. How a mark grows when text is typed at its edges is its
 //!   key's [`ExpandType`] (see [`style`] and [`Doc::config_text_style`]).
 //!
+//! - **Presence**: an [`EphemeralStore`] holds per-key state that peers
+//!   share while online (a user's name, their encoded [`Cursor`]s) outside
+//!   any document's history: the latest write per key wins and entries
+//!   expire after a timeout. It syncs through its own bytes
+//!   ([`EphemeralStore::encode_all`], [`EphemeralStore::apply`]) and tells
+//!   subscribers what changed.
+//!
 //! Concurrent inserts at one place are ordered by FugueMax (left and right
 //! origins), so two people typing at the same spot never interleave, typing
 //! forwards or backwards. Deleted chars stay as tombstones so that later
@@ -94,6 +101,7 @@ pub mod fuzzing;
 mod id;
 mod merge;
 mod oplog;
+mod presence;
 pub mod style;
 mod text;
 mod version;
@@ -102,6 +110,7 @@ pub use cursor::{Cursor, Side};
 pub use doc::{Doc, ExportMode, ImportStatus};
 pub use error::{Error, Result, Unit};
 pub use id::{Counter, IdSpan, Lamport, OpId, PeerId};
+pub use presence::{EphemeralEventTrigger, EphemeralStore, EphemeralStoreEvent, Subscription};
 pub use style::{Attributes, Delta, ExpandType, StyleConfig, Value};
 pub use text::{Text, TextRef};
 pub use version::{Frontiers, VersionVector};

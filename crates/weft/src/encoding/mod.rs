@@ -145,7 +145,7 @@ mod history;
 mod load;
 mod snapshot;
 mod updates;
-mod value;
+pub(crate) mod value;
 mod versions;
 
 pub(crate) use load::{Head, Loaded};
