@@ -1,9 +1,7 @@
 //! [`Cursor`]: a position that names a char, not an index, so it stays put
 //! through every edit, merge and undo.
 
-use xxhash_rust::xxh3::xxh3_64;
-
-use crate::encoding::bytes::{write_bytes, write_varint, Reader};
+use crate::encoding::bytes::{open_framed, write_bytes, write_checksum, write_varint};
 use crate::error::{Error, Result};
 use crate::id::{Counter, OpId, PeerId};
 
@@ -115,8 +113,7 @@ impl Cursor {
             write_varint(&mut out, id.peer);
             write_varint(&mut out, u64::from(id.counter));
         }
-        let sum = xxh3_64(&out) as u32;
-        out.extend_from_slice(&sum.to_le_bytes());
+        write_checksum(&mut out);
         out
     }
 
@@ -131,27 +128,7 @@ impl Cursor {
     /// [`Error::Malformed`] or [`Error::InvalidPeerId`] for inconsistent
     /// contents.
     pub fn decode(bytes: &[u8]) -> Result<Cursor> {
-        match bytes.first() {
-            None => return Err(Error::EmptyInput),
-            Some(&MAGIC) => {}
-            Some(_) => return Err(Error::BadMagic),
-        }
-        let body_len = bytes.len().checked_sub(4).ok_or(Error::UnexpectedEof)?;
-        let (body, sum) = bytes.split_at(body_len);
-        let expected = u32::from_le_bytes(sum.try_into().map_err(|_| Error::UnexpectedEof)?);
-        let actual = xxh3_64(body) as u32;
-        if actual != expected {
-            return Err(Error::ChecksumMismatch {
-                expected: u64::from(expected),
-                actual: u64::from(actual),
-            });
-        }
-        let mut r = Reader::new(body, 0);
-        r.u8()?;
-        let version = r.u8()?;
-        if version != VERSION {
-            return Err(Error::UnsupportedVersion(version));
-        }
+        let mut r = open_framed(bytes, MAGIC, VERSION)?;
         let flags = r.u8()?;
         if flags & !(AFTER | HAS_ID) != 0 {
             return Err(r.malformed("cursor flags"));

@@ -12,6 +12,8 @@
 //!   [`Doc::commit`] closes it; export and import do so implicitly.
 //! - **Versions** are named by a [`VersionVector`] (per peer, how many of
 //!   its ops are included) or by [`Frontiers`] (the heads of the history).
+//!   Both encode to a few checksummed bytes ([`VersionVector::encode`]) for
+//!   a sync handshake.
 //! - **Syncing**: `a.export(ExportMode::Updates { from: &b.version() })`
 //!   writes every op `b` lacks; `b.import(&bytes)` merges them. Importing
 //!   is idempotent and order-independent; an update whose dependencies are
@@ -24,6 +26,13 @@
 //!   [`Text::to_delta`] / [`Text::apply_delta`] read and write Quill-style
 //!   [`Delta`]s. How a mark grows when text is typed at its edges is its
 //!   key's [`ExpandType`] (see [`style`] and [`Doc::config_text_style`]).
+//!
+//! - **Presence**: an [`EphemeralStore`] holds per-key state that peers
+//!   share while online (a user's name, their encoded [`Cursor`]s) outside
+//!   any document's history: the latest write per key wins and entries
+//!   expire after a timeout. It syncs through its own bytes
+//!   ([`EphemeralStore::encode_all`], [`EphemeralStore::apply`]) and tells
+//!   subscribers what changed.
 //!
 //! Concurrent inserts at one place are ordered by FugueMax (left and right
 //! origins), so two people typing at the same spot never interleave, typing
@@ -73,7 +82,8 @@
 //! # Features
 //!
 //! - `serde`: `Serialize` / `Deserialize` for [`Value`], [`Delta`] (as
-//!   Quill's JSON) and [`ExpandType`].
+//!   Quill's JSON), [`ExpandType`], [`Cursor`], [`VersionVector`] (a map
+//!   from peer to counter) and [`Frontiers`] (a list of `[peer, counter]`).
 //! - `arbitrary`: the doc-hidden `weft::fuzzing` module, the action model
 //!   of the fuzz targets in `fuzz/` (not a stable API).
 //! - `small-nodes`: for Weft's own tests only: tiny b-tree leaves and
@@ -92,6 +102,7 @@ pub mod fuzzing;
 mod id;
 mod merge;
 mod oplog;
+mod presence;
 pub mod style;
 mod text;
 mod version;
@@ -101,6 +112,7 @@ pub use doc::{CommitOptions, Doc, ExportMode, ImportStatus};
 pub use error::{Error, Result, Unit};
 pub use event::{DocEvent, EventTrigger, Subscription, TextDiff};
 pub use id::{Counter, IdSpan, Lamport, OpId, PeerId};
+pub use presence::{EphemeralEventTrigger, EphemeralStore, EphemeralStoreEvent};
 pub use style::{Attributes, Delta, ExpandType, StyleConfig, Value};
 pub use text::{Text, TextRef};
 pub use version::{Frontiers, VersionVector};

@@ -1,5 +1,7 @@
 //! Little byte-level helpers: LEB128 varints and a bounds-checked reader.
 
+use xxhash_rust::xxh3::xxh3_64;
+
 use crate::error::{Error, Result};
 
 /// Maps a signed value to an unsigned one, small magnitudes to small
@@ -39,6 +41,46 @@ pub(crate) fn write_varint(out: &mut Vec<u8>, mut v: u64) {
 pub(crate) fn write_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     write_varint(out, bytes.len() as u64);
     out.extend_from_slice(bytes);
+}
+
+/// Closes a small framed message (a cursor, a version, presence state):
+/// appends the low 32 bits of the xxh3-64 of everything before, little-endian.
+pub(crate) fn write_checksum(out: &mut Vec<u8>) {
+    let sum = xxh3_64(out) as u32;
+    out.extend_from_slice(&sum.to_le_bytes());
+}
+
+/// Opens a small framed message written as `magic`, `version`, body, then
+/// [`write_checksum`]: checks the magic byte, the checksum and the version,
+/// and returns a reader over the body (offsets count from the magic byte).
+///
+/// # Errors
+///
+/// [`Error::UnexpectedEof`] for empty or too short input, [`Error::BadMagic`],
+/// [`Error::ChecksumMismatch`], [`Error::UnsupportedVersion`].
+pub(crate) fn open_framed(bytes: &[u8], magic: u8, version: u8) -> Result<Reader<'_>> {
+    match bytes.first() {
+        None => return Err(Error::EmptyInput),
+        Some(&m) if m == magic => {}
+        Some(_) => return Err(Error::BadMagic),
+    }
+    let body_len = bytes.len().checked_sub(4).ok_or(Error::UnexpectedEof)?;
+    let (body, sum) = bytes.split_at(body_len);
+    let expected = u32::from_le_bytes(sum.try_into().map_err(|_| Error::UnexpectedEof)?);
+    let actual = xxh3_64(body) as u32;
+    if actual != expected {
+        return Err(Error::ChecksumMismatch {
+            expected: u64::from(expected),
+            actual: u64::from(actual),
+        });
+    }
+    let mut r = Reader::new(body, 0);
+    r.u8()?;
+    let found = r.u8()?;
+    if found != version {
+        return Err(Error::UnsupportedVersion(found));
+    }
+    Ok(r)
 }
 
 /// Reads from a byte slice; every read is bounds-checked and reports the

@@ -120,6 +120,15 @@
 //! loads, and changes nothing) but not that the stored order of chars is
 //! the one the history produces, which only a replay could tell.
 //!
+//! # Small messages
+//!
+//! A [`crate::Cursor`], a [`VersionVector`], [`crate::Frontiers`] and
+//! presence state travel in a small frame of their own: a magic byte per
+//! kind (0xC5 version vector, 0xC6 frontiers, 0xC7 cursor, 0xC8 presence),
+//! a format version byte, the body, and the low 32 bits of the xxh3-64 of
+//! all that, little-endian (`bytes::open_framed`). The version layouts are
+//! in `versions.rs`.
+//!
 //! Decoding never panics and never allocates more than the input justifies:
 //! every count is checked against the bytes left, every index and id is
 //! checked before use, and a failed import leaves the document unchanged.
@@ -136,7 +145,8 @@ mod history;
 mod load;
 mod snapshot;
 mod updates;
-mod value;
+pub(crate) mod value;
+mod versions;
 
 pub(crate) use load::{Head, Loaded};
 pub(crate) use snapshot::{Meta, Snapshot};

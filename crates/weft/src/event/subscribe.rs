@@ -4,7 +4,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::error::Unit;
 
@@ -55,9 +55,20 @@ impl Registry {
     }
 
     fn remove(&self, id: u64) {
-        let mut list = self.lock();
-        list.retain(|(i, _)| *i != id);
-        self.recompute(&list);
+        let removed = {
+            let mut list = self.lock();
+            let removed: Vec<_> = list
+                .iter()
+                .position(|(i, _)| *i == id)
+                .map(|at| list.remove(at))
+                .into_iter()
+                .collect();
+            self.recompute(&list);
+            removed
+        };
+        // Dropped outside the lock: a callback may own a subscription of
+        // the same document.
+        drop(removed);
     }
 }
 
@@ -96,10 +107,12 @@ impl Observers {
         let mut list = self.0.lock();
         list.push((id, callback));
         self.0.recompute(&list);
-        Subscription {
-            registry: Arc::downgrade(&self.0),
-            id,
-        }
+        let registry = Arc::downgrade(&self.0);
+        Subscription::new(move || {
+            if let Some(registry) = registry.upgrade() {
+                registry.remove(id);
+            }
+        })
     }
 
     /// Adds an event callback wanting deltas in `unit`.
@@ -138,36 +151,46 @@ impl Observers {
     }
 }
 
-/// A subscription to a document's events. Dropping it (or calling
-/// [`Subscription::unsubscribe`]) removes the callback; it can be dropped
-/// on any thread, also after the document is gone.
+/// A subscription to a document's events (or a presence store's):
+/// dropping it, or calling [`Subscription::unsubscribe`], removes the
+/// callback. It can be dropped on any thread, also after the document is
+/// gone; a callback running at that moment finishes that call.
 #[must_use = "dropping a Subscription unsubscribes at once"]
 pub struct Subscription {
-    registry: Weak<Registry>,
-    id: u64,
+    /// Removes the callback; `None` once detached.
+    cancel: Option<Box<dyn FnOnce() + Send + Sync>>,
 }
 
 impl Subscription {
+    /// A subscription that runs `cancel` when dropped.
+    pub(crate) fn new(cancel: impl FnOnce() + Send + Sync + 'static) -> Subscription {
+        Subscription {
+            cancel: Some(Box::new(cancel)),
+        }
+    }
+
     /// Removes the callback (the same as dropping the subscription).
     pub fn unsubscribe(self) {}
 
-    /// Keeps the callback for as long as the document lives, without a
-    /// handle to hold.
+    /// Keeps the callback for as long as the document (or store) lives,
+    /// without a handle to hold.
     pub fn detach(mut self) {
-        self.registry = Weak::new();
+        self.cancel = None;
     }
 }
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        if let Some(registry) = self.registry.upgrade() {
-            registry.remove(self.id);
+        if let Some(cancel) = self.cancel.take() {
+            cancel();
         }
     }
 }
 
 impl fmt::Debug for Subscription {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Subscription({})", self.id)
+        f.debug_struct("Subscription")
+            .field("active", &self.cancel.is_some())
+            .finish()
     }
 }

@@ -11,6 +11,9 @@ use crate::id::OpId;
 /// A linear history has one head; concurrent edits that have not been merged
 /// by a later edit leave several. Kept sorted and free of duplicates.
 ///
+/// They travel as bytes ([`Frontiers::encode`]) and, with the `serde`
+/// feature, as a list of `[peer, counter]` pairs.
+///
 /// # Examples
 ///
 /// ```
@@ -84,5 +87,40 @@ impl FromIterator<OpId> for Frontiers {
 impl fmt::Debug for Frontiers {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.heads.iter()).finish()
+    }
+}
+
+/// [`Frontiers`] serialize as a list of `[peer, counter]` pairs, sorted;
+/// deserializing takes them in any order and refuses the reserved peer
+/// `u64::MAX` and a repeated head.
+#[cfg(feature = "serde")]
+impl serde::Serialize for Frontiers {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter().map(|id| (id.peer, id.counter)))
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Frontiers {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+
+        let pairs = Vec::<(crate::id::PeerId, crate::id::Counter)>::deserialize(deserializer)?;
+        let mut heads: SmallVec<[OpId; 2]> = SmallVec::with_capacity(pairs.len());
+        for (peer, counter) in pairs {
+            if peer == crate::id::PeerId::MAX {
+                return Err(D::Error::custom(crate::Error::InvalidPeerId(peer)));
+            }
+            heads.push(OpId::new(peer, counter));
+        }
+        heads.sort_unstable();
+        for pair in heads.windows(2) {
+            if let [a, b] = pair {
+                if a == b {
+                    return Err(D::Error::custom(format_args!("head {a} is repeated")));
+                }
+            }
+        }
+        Ok(Frontiers { heads })
     }
 }

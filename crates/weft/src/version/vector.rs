@@ -14,6 +14,9 @@ use crate::id::{Counter, IdSpan, OpId, PeerId};
 /// `PartialOrd` is the causal order: `a < b` when `b` includes every op of `a`
 /// and more; concurrent versions are unordered.
 ///
+/// It travels as bytes ([`VersionVector::encode`], a few bytes per peer)
+/// and, with the `serde` feature, as a map from peer to counter.
+///
 /// # Examples
 ///
 /// ```
@@ -133,6 +136,56 @@ impl FromIterator<(PeerId, Counter)> for VersionVector {
 impl fmt::Debug for VersionVector {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+/// A [`VersionVector`] serializes as a map from peer to counter end
+/// (`{"1":3,"7":1}` in JSON, whose keys are strings); deserializing refuses
+/// the reserved peer `u64::MAX`, a repeated peer and a zero counter.
+#[cfg(feature = "serde")]
+impl serde::Serialize for VersionVector {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.iter())
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for VersionVector {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+
+        struct Visitor;
+
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = VersionVector;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map from peer id to counter")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<VersionVector, A::Error> {
+                let mut v = VersionVector::new();
+                while let Some((peer, end)) = map.next_entry::<PeerId, Counter>()? {
+                    if peer == PeerId::MAX {
+                        return Err(A::Error::custom(crate::Error::InvalidPeerId(peer)));
+                    }
+                    if end == 0 {
+                        return Err(A::Error::custom(format_args!(
+                            "peer {peer} has a zero counter"
+                        )));
+                    }
+                    if v.entries.insert(peer, end).is_some() {
+                        return Err(A::Error::custom(format_args!("peer {peer} is repeated")));
+                    }
+                }
+                Ok(v)
+            }
+        }
+
+        deserializer.deserialize_map(Visitor)
     }
 }
 
