@@ -105,6 +105,7 @@ mod oplog;
 mod presence;
 pub mod style;
 mod text;
+mod undo;
 mod version;
 
 pub use cursor::{Cursor, Side};
@@ -115,6 +116,7 @@ pub use id::{Counter, IdSpan, Lamport, OpId, PeerId};
 pub use presence::{EphemeralEventTrigger, EphemeralStore, EphemeralStoreEvent};
 pub use style::{Attributes, Delta, ExpandType, StyleConfig, Value};
 pub use text::{Text, TextRef};
+pub use undo::UndoManager;
 pub use version::{Frontiers, VersionVector};
 /// The key-value table snapshots are stored in (its error type appears in
 /// [`Error::Storage`]).

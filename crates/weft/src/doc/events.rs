@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::error::{Result, Unit};
-use crate::event::{DocEvent, Draft, EventTrigger, Subscription};
+use crate::event::{DocEvent, Draft, EventTrigger, InverseCallback, Subscription};
 use crate::id::TextIdx;
 use crate::version::VersionVector;
 
@@ -133,6 +133,13 @@ impl Doc {
         self.observers.subscribe_local_update(Arc::new(callback))
     }
 
+    /// Registers an undo manager's callback (commits the open change
+    /// first): events in chars with the inverse of local edits.
+    pub(crate) fn subscribe_inverse(&mut self, callback: InverseCallback) -> Subscription {
+        self.commit();
+        self.observers.subscribe_inverse(callback)
+    }
+
     /// [`Doc::commit`] with options: the origin is passed to subscribers.
     pub fn commit_with(&mut self, options: CommitOptions) {
         self.commit_as(EventTrigger::Local, options.origin.as_deref());
@@ -183,7 +190,7 @@ impl Doc {
     /// A draft for an import's event, if someone subscribes.
     pub(super) fn new_draft(&self) -> Option<Draft> {
         let units = self.observers.event_units();
-        (!units.is_empty()).then(|| Draft::new(units))
+        (!units.is_empty()).then(|| Draft::new(units, false))
     }
 
     /// The event of an import that applied something.
@@ -200,8 +207,21 @@ impl Doc {
         }
     }
 
-    /// Calls each subscriber with the event of `draft` in its unit.
+    /// Calls each subscriber with the event of `draft` in its unit (undo
+    /// managers last: they see the event in chars with its inverse).
     fn emit(&self, trigger: EventTrigger, origin: Option<&str>, draft: &Draft) {
+        self.emit_to_subscribers(trigger, origin, draft);
+        let managers = self.observers.inverse_callbacks();
+        if !managers.is_empty() {
+            let event = draft.event(trigger, origin, Unit::Char, |t| self.text_name(t));
+            let inverse = draft.inverse_diffs(|t| self.text_name(t));
+            for manager in managers {
+                manager(&event, &inverse);
+            }
+        }
+    }
+
+    fn emit_to_subscribers(&self, trigger: EventTrigger, origin: Option<&str>, draft: &Draft) {
         let callbacks = self.observers.event_callbacks();
         for unit in draft.units().iter() {
             if !callbacks.iter().any(|(u, _)| *u == unit) {

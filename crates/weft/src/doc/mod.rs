@@ -313,11 +313,9 @@ impl Doc {
         let draft = if units.is_empty() {
             None
         } else {
-            Some(
-                &mut **self
-                    .draft
-                    .get_or_insert_with(|| Box::new(Draft::new(units))),
-            )
+            Some(&mut **self.draft.get_or_insert_with(|| {
+                Box::new(Draft::new(units, self.observers.wants_inverses()))
+            }))
         };
         Text::new(
             &mut self.log,

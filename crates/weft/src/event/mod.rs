@@ -19,9 +19,11 @@ use crate::error::{Result, Unit};
 use crate::id::TextIdx;
 use crate::style::Delta;
 
-pub(crate) use compose::{apply_change, attribute_changes, compose};
-pub(crate) use subscribe::Observers;
+pub(crate) use compose::{
+    apply_change, attribute_changes, compose, transform, transform_position, transform_with,
+};
 pub use subscribe::Subscription;
+pub(crate) use subscribe::{InverseCallback, Observers};
 
 /// What caused a [`DocEvent`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -32,6 +34,10 @@ pub enum EventTrigger {
     Local,
     /// An import that applied ops (pending updates it released included).
     Import,
+    /// [`crate::UndoManager::undo`].
+    Undo,
+    /// [`crate::UndoManager::redo`].
+    Redo,
 }
 
 /// What changed in one text, as a Quill change delta: applied to the
@@ -143,15 +149,47 @@ impl Units {
 pub(crate) struct Draft {
     units: Units,
     texts: BTreeMap<TextIdx, [Vec<Delta>; 3]>,
+    /// For an undo manager: per text, the change (in chars) that takes the
+    /// text back to before the draft's local edits.
+    inverse: Option<BTreeMap<TextIdx, Vec<Delta>>>,
 }
 
 impl Draft {
-    /// An empty draft keeping deltas in `units`.
-    pub fn new(units: Units) -> Draft {
+    /// An empty draft keeping deltas in `units`, and inverses if
+    /// `inverse`.
+    pub fn new(units: Units, inverse: bool) -> Draft {
         Draft {
             units,
             texts: BTreeMap::new(),
+            inverse: inverse.then(BTreeMap::new),
         }
+    }
+
+    /// Whether it keeps inverses.
+    pub fn wants_inverse(&self) -> bool {
+        self.inverse.is_some()
+    }
+
+    /// Records the inverse of a local edit of `text` made after everything
+    /// recorded so far (it goes first in the draft's inverse).
+    pub fn add_inverse(&mut self, text: TextIdx, inverse: &[Delta]) {
+        if let Some(map) = &mut self.inverse {
+            let acc = map.entry(text).or_default();
+            *acc = compose(inverse, acc, Unit::Char);
+        }
+    }
+
+    /// The inverses, named.
+    pub fn inverse_diffs(&self, name: impl Fn(TextIdx) -> String) -> Vec<TextDiff> {
+        self.inverse
+            .iter()
+            .flatten()
+            .filter(|(_, d)| !d.is_empty())
+            .map(|(&t, d)| TextDiff {
+                name: name(t),
+                delta: d.clone(),
+            })
+            .collect()
     }
 
     /// The units it keeps.

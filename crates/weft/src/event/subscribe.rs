@@ -8,16 +8,20 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::error::Unit;
 
-use super::{DocEvent, Units};
+use super::{DocEvent, TextDiff, Units};
 
 /// A callback of [`crate::Doc::subscribe`].
 pub(crate) type EventCallback = Arc<dyn Fn(&DocEvent) + Send + Sync>;
 /// A callback of [`crate::Doc::subscribe_local_update`].
 pub(crate) type UpdateCallback = Arc<dyn Fn(&[u8]) + Send + Sync>;
+/// An undo manager's callback: each event in chars, with the inverse of
+/// the local edits it reports (empty for imports).
+pub(crate) type InverseCallback = Arc<dyn Fn(&DocEvent, &[TextDiff]) + Send + Sync>;
 
 enum Callback {
     Event(Unit, EventCallback),
     LocalUpdate(UpdateCallback),
+    Inverse(InverseCallback),
 }
 
 #[derive(Default)]
@@ -32,6 +36,8 @@ struct Registry {
 
 /// Bit of [`Registry::wanted`] for local-update subscribers.
 const LOCAL_UPDATES: u8 = 1 << 7;
+/// Bit of [`Registry::wanted`] for inverse (undo) subscribers.
+const INVERSES: u8 = 1 << 6;
 
 impl Registry {
     fn lock(&self) -> MutexGuard<'_, Vec<(u64, Callback)>> {
@@ -44,14 +50,18 @@ impl Registry {
 
     fn recompute(&self, list: &[(u64, Callback)]) {
         let mut wanted = Units::default();
-        let mut updates = 0;
+        let mut flags = 0;
         for (_, c) in list {
             match c {
                 Callback::Event(unit, _) => wanted = wanted.with(*unit),
-                Callback::LocalUpdate(_) => updates = LOCAL_UPDATES,
+                Callback::LocalUpdate(_) => flags |= LOCAL_UPDATES,
+                Callback::Inverse(_) => {
+                    wanted = wanted.with(Unit::Char);
+                    flags |= INVERSES;
+                }
             }
         }
-        self.wanted.store(wanted.0 | updates, Ordering::Release);
+        self.wanted.store(wanted.0 | flags, Ordering::Release);
     }
 
     fn remove(&self, id: u64) {
@@ -93,7 +103,13 @@ impl Observers {
     /// The units event subscribers want (empty: record nothing).
     #[inline]
     pub fn event_units(&self) -> Units {
-        Units(self.0.wanted.load(Ordering::Acquire) & !LOCAL_UPDATES)
+        Units(self.0.wanted.load(Ordering::Acquire) & !(LOCAL_UPDATES | INVERSES))
+    }
+
+    /// Whether an undo manager wants the inverse of local edits.
+    #[inline]
+    pub fn wants_inverses(&self) -> bool {
+        self.0.wanted.load(Ordering::Acquire) & INVERSES != 0
     }
 
     /// Whether someone wants the bytes of each local commit.
@@ -120,6 +136,11 @@ impl Observers {
         self.add(Callback::Event(unit, callback))
     }
 
+    /// Adds an inverse (undo manager) callback.
+    pub fn subscribe_inverse(&self, callback: InverseCallback) -> Subscription {
+        self.add(Callback::Inverse(callback))
+    }
+
     /// Adds a local-update callback.
     pub fn subscribe_local_update(&self, callback: UpdateCallback) -> Subscription {
         self.add(Callback::LocalUpdate(callback))
@@ -133,7 +154,19 @@ impl Observers {
             .iter()
             .filter_map(|(_, c)| match c {
                 Callback::Event(u, f) => Some((*u, Arc::clone(f))),
-                Callback::LocalUpdate(_) => None,
+                Callback::LocalUpdate(_) | Callback::Inverse(_) => None,
+            })
+            .collect()
+    }
+
+    /// The inverse callbacks, copied out of the lock.
+    pub fn inverse_callbacks(&self) -> Vec<InverseCallback> {
+        self.0
+            .lock()
+            .iter()
+            .filter_map(|(_, c)| match c {
+                Callback::Inverse(f) => Some(Arc::clone(f)),
+                _ => None,
             })
             .collect()
     }
@@ -145,7 +178,7 @@ impl Observers {
             .iter()
             .filter_map(|(_, c)| match c {
                 Callback::LocalUpdate(f) => Some(Arc::clone(f)),
-                Callback::Event(..) => None,
+                Callback::Event(..) | Callback::Inverse(_) => None,
             })
             .collect()
     }

@@ -401,6 +401,7 @@ impl<'a> Text<'a> {
             self.view().attributes_at(pos).unwrap_or_default()
         };
         let at: Vec<(Unit, usize)> = self.units().map(|u| (u, self.pos_in(pos, u))).collect();
+        self.record_inverse(|_| vec![Delta::retain(pos), Delta::delete(char_len(s) as usize)]);
         self.record(|unit| {
             let at = at.iter().find(|(u, _)| *u == unit).map_or(0, |x| x.1);
             vec![
@@ -421,6 +422,11 @@ impl<'a> Text<'a> {
             .units()
             .map(|u| (u, self.pos_in(pos, u), self.pos_in(pos + len, u)))
             .collect();
+        self.record_inverse(|this| {
+            let mut inverse = vec![Delta::retain(pos)];
+            inverse.extend(this.view().slice_delta(pos..pos + len).unwrap_or_default());
+            inverse
+        });
         self.record(|unit| {
             let (_, start, end) = at
                 .iter()
@@ -440,6 +446,17 @@ impl<'a> Text<'a> {
             .units()
             .map(|u| (u, self.pos_in(range.start, u), self.pos_in(range.end, u)))
             .collect();
+        self.record_inverse(|this| {
+            // The old value of `key` along the range, run by run.
+            let mut inverse = vec![Delta::retain(range.start)];
+            for run in this.view().slice_delta(range.clone()).unwrap_or_default() {
+                if let Delta::Insert { insert, attributes } = run {
+                    let old = attributes.get(key).cloned().unwrap_or(Value::Null);
+                    inverse.push(Delta::retain_with(char_len(&insert) as usize, [(key, old)]));
+                }
+            }
+            inverse
+        });
         self.record(|unit| {
             let (_, start, end) = at
                 .iter()
@@ -461,6 +478,22 @@ impl<'a> Text<'a> {
             .map(|d| d.units())
             .unwrap_or_default()
             .iter()
+    }
+
+    /// Records the inverse of an edit about to be (or just) made, if an
+    /// undo manager listens.
+    fn record_inverse(&mut self, inverse: impl FnOnce(&Self) -> Vec<Delta>) {
+        let wants = self
+            .side
+            .as_ref()
+            .and_then(|s| s.events.as_ref())
+            .is_some_and(|d| d.wants_inverse());
+        if wants {
+            let inverse = inverse(self);
+            if let Some(draft) = self.side.as_mut().and_then(|s| s.events.as_deref_mut()) {
+                draft.add_inverse(self.text, &inverse);
+            }
+        }
     }
 
     fn record(&mut self, change: impl FnMut(Unit) -> Vec<Delta>) {

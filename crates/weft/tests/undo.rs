@@ -1,0 +1,305 @@
+//! UndoManager: undo and redo of one peer's steps, leaving other peers'
+//! edits in place, with marks, grouping, exclusion and selections.
+
+mod common;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use common::Rng;
+use weft::{CommitOptions, Delta, Doc, ExportMode, Side, UndoManager, VersionVector};
+
+fn doc(peer: u64) -> Doc {
+    let mut d = Doc::new();
+    d.set_peer_id(peer).unwrap();
+    d
+}
+
+fn sync(to: &mut Doc, from: &Doc) {
+    let bytes = from
+        .export(ExportMode::Updates {
+            from: &to.version(),
+        })
+        .unwrap();
+    to.import(&bytes).unwrap();
+}
+
+fn text(d: &mut Doc) -> String {
+    d.text("t").to_string()
+}
+
+#[test]
+fn undo_keeps_a_concurrent_remote_edit_for_both_peer_orders() {
+    for (a, b) in [(1, 2), (2, 1)] {
+        let mut alice = doc(a);
+        alice.text("t").insert(0, "world").unwrap();
+        alice.commit();
+        let mut bob = alice.fork();
+        bob.set_peer_id(b).unwrap();
+        let mut undo = UndoManager::new(&mut alice);
+        alice.text("t").insert(0, "Hello ").unwrap();
+        alice.commit();
+        bob.text("t").insert(0, "Bob: ").unwrap();
+        sync(&mut alice, &bob);
+        let merged = text(&mut alice);
+        assert!(merged == "Bob: Hello world" || merged == "Hello Bob: world");
+        assert!(undo.undo(&mut alice).unwrap().is_some());
+        assert_eq!(text(&mut alice), "Bob: world");
+        assert!(!undo.can_undo());
+        // The undo is ordinary ops: Bob gets the same text.
+        sync(&mut bob, &alice);
+        assert_eq!(text(&mut bob), "Bob: world");
+        assert!(undo.redo(&mut alice).unwrap().is_some());
+        assert_eq!(text(&mut alice), merged);
+        sync(&mut bob, &alice);
+        assert_eq!(text(&mut bob), merged);
+    }
+}
+
+#[test]
+fn marks_and_unmarks_are_undone_and_redone() {
+    let mut d = doc(1);
+    d.text("t").insert(0, "Hello world").unwrap();
+    d.text("t").mark(0..5, "bold", true).unwrap();
+    d.commit();
+    let mut undo = UndoManager::new(&mut d);
+    let before = d.text("t").to_delta();
+    d.text("t").mark(3..8, "italic", true).unwrap();
+    d.commit();
+    d.text("t").unmark(0..2, "bold").unwrap();
+    d.commit();
+    d.text("t").mark(0..11, "bold", "heavy").unwrap();
+    d.commit();
+    let after = d.text("t").to_delta();
+    let mut states = Vec::new();
+    while undo.can_undo() {
+        states.push(d.text("t").to_delta());
+        undo.undo(&mut d).unwrap();
+    }
+    assert_eq!(d.text("t").to_delta(), before);
+    assert_eq!(undo.redo_count(), 3);
+    while undo.redo(&mut d).unwrap().is_some() {
+        assert_eq!(Some(d.text("t").to_delta()), states.pop());
+    }
+    assert!(states.is_empty());
+    assert_eq!(d.text("t").to_delta(), after);
+    // A deleted styled run comes back with its styles.
+    d.text("t").delete(0, 6).unwrap();
+    d.commit();
+    undo.undo(&mut d).unwrap();
+    assert_eq!(d.text("t").to_delta(), after);
+}
+
+#[test]
+fn steps_group_by_interval_and_checkpoint_and_respect_limits() {
+    let now = Arc::new(AtomicU64::new(0));
+    let clock = Arc::clone(&now);
+    let mut d = doc(1);
+    let mut undo = UndoManager::with_clock(&mut d, move || clock.load(Ordering::SeqCst));
+    undo.set_merge_interval(500);
+    for (i, c) in "abc".chars().enumerate() {
+        now.store(100 * i as u64, Ordering::SeqCst);
+        d.text("t").insert(i, &c.to_string()).unwrap();
+        d.commit();
+    }
+    assert_eq!(undo.undo_count(), 1, "typed within the interval: one step");
+    undo.checkpoint();
+    d.text("t").insert(3, "d").unwrap();
+    d.commit();
+    now.store(2000, Ordering::SeqCst);
+    d.text("t").insert(4, "e").unwrap();
+    d.commit();
+    assert_eq!(undo.undo_count(), 3);
+    // Excluded origins are not undone.
+    undo.add_exclude_origin_prefix("remote-ish");
+    d.text("t").insert(0, ">").unwrap();
+    d.commit_with(CommitOptions::new().origin("remote-ish:sync"));
+    assert_eq!(undo.undo_count(), 3);
+    undo.undo(&mut d).unwrap();
+    assert_eq!(text(&mut d), ">abcd");
+    undo.undo(&mut d).unwrap();
+    assert_eq!(text(&mut d), ">abc");
+    undo.undo(&mut d).unwrap();
+    assert_eq!(text(&mut d), ">");
+    assert_eq!(undo.undo(&mut d).unwrap(), None);
+    // A new step clears the redo stack.
+    assert_eq!(undo.redo_count(), 3);
+    d.text("t").insert(1, "x").unwrap();
+    d.commit();
+    assert!(!undo.can_redo());
+    // At most `max` steps.
+    undo.set_max_steps(2);
+    for i in 0..5 {
+        now.store(10_000 * (i + 1), Ordering::SeqCst);
+        d.text("t").insert(0, "y").unwrap();
+        d.commit();
+    }
+    assert_eq!(undo.undo_count(), 2);
+}
+
+#[test]
+fn the_selection_of_a_step_comes_back_after_undo() {
+    let mut alice = doc(1);
+    alice.text("t").insert(0, "Say Hello world").unwrap();
+    alice.commit();
+    let mut bob = alice.fork();
+    bob.set_peer_id(2).unwrap();
+    let mut undo = UndoManager::new(&mut alice);
+    // "Hello" selected, then deleted.
+    let start = alice.text("t").cursor(4, Side::After).unwrap();
+    let end = alice.text("t").cursor(9, Side::Before).unwrap();
+    undo.set_selection(&alice, &[start, end]).unwrap();
+    alice.text("t").delete(4, 6).unwrap();
+    alice.commit();
+    assert_eq!(text(&mut alice), "Say world");
+    // A peer types before the selection meanwhile.
+    bob.text("t").insert(0, ">> ").unwrap();
+    sync(&mut alice, &bob);
+    let cursors = undo.undo(&mut alice).unwrap().expect("a step");
+    assert_eq!(text(&mut alice), ">> Say Hello world");
+    let pos: Vec<usize> = cursors
+        .iter()
+        .map(|c| alice.cursor_pos(c).unwrap())
+        .collect();
+    assert_eq!(pos, vec![7, 12], "the selection covers \"Hello\" again");
+}
+
+#[test]
+fn concurrent_undos_converge() {
+    let mut a = doc(1);
+    a.text("t").insert(0, "shared text").unwrap();
+    a.commit();
+    let mut b = a.fork();
+    b.set_peer_id(2).unwrap();
+    let mut ua = UndoManager::new(&mut a);
+    let mut ub = UndoManager::new(&mut b);
+    a.text("t").delete(0, 7).unwrap();
+    a.commit();
+    b.text("t").insert(11, "!").unwrap();
+    b.text("t").mark(0..6, "bold", true).unwrap();
+    b.commit();
+    sync(&mut a, &b);
+    sync(&mut b, &a);
+    ua.undo(&mut a).unwrap();
+    ub.undo(&mut b).unwrap();
+    sync(&mut a, &b);
+    sync(&mut b, &a);
+    assert_eq!(a.text("t").to_delta(), b.text("t").to_delta());
+    assert_eq!(a.text("t").to_delta(), vec![Delta::insert("shared text")]);
+}
+
+/// Peer A types, deletes in its own new text and marks links; B and C
+/// delete anything and mark bold, and never hear from A until the end
+/// (they sync among themselves; A hears from them). Undoing all of A's
+/// steps leaves A with B's text and styles; redoing them all brings A's
+/// document back.
+///
+/// The limits this stays within, which a change-delta undo (rebased by
+/// position, as Loro's) cannot get exact: text another peer types at the
+/// very place of text A deleted comes back on one side of A's restored
+/// text, so the peers do not type here; a char deleted by A and by a peer
+/// comes back when A undoes its delete, so A deletes only its own text.
+#[test]
+fn undoing_all_of_a_peers_steps_removes_exactly_its_edits() {
+    for seed in 0..60u64 {
+        let mut rng = Rng::new(seed);
+        let mut base = doc(9);
+        base.text("t")
+            .insert(0, "The quick brown fox jumps over the lazy dog")
+            .unwrap();
+        base.commit();
+        let mut peers: Vec<Doc> = (1..=3)
+            .map(|p| {
+                let mut d = base.fork();
+                d.set_peer_id(p).unwrap();
+                d
+            })
+            .collect();
+        let mut undo = UndoManager::new(&mut peers[0]);
+        // A's last insert, while nothing moved it: A deletes only there.
+        let mut recent: Option<(usize, usize)> = None;
+        for _ in 0..40 {
+            let i = rng.below(3);
+            let len = peers[i].text("t").len();
+            match rng.below(10) {
+                0..=3 if i == 0 => {
+                    let s = ["a", "xy", "é", "😀", " ", "hello"][rng.below(6)];
+                    let pos = rng.below(len + 1);
+                    peers[0].text("t").insert(pos, s).unwrap();
+                    recent = Some((pos, s.chars().count()));
+                }
+                4..=6 => {
+                    let (pos, n) = match (i, recent) {
+                        (0, Some((p, l))) => {
+                            let pos = p + rng.below(l);
+                            (pos, 1 + rng.below(p + l - pos))
+                        }
+                        (0, None) => (0, 0),
+                        _ if len > 0 => {
+                            let pos = rng.below(len);
+                            (pos, 1 + rng.below((len - pos).min(3)))
+                        }
+                        _ => (0, 0),
+                    };
+                    peers[i].text("t").delete(pos, n).unwrap();
+                    if i == 0 {
+                        recent = None;
+                    }
+                }
+                7..=8 if len > 1 => {
+                    let pos = rng.below(len - 1);
+                    let n = 1 + rng.below(len - pos - 1);
+                    let mut t = peers[i].text("t");
+                    if i == 0 {
+                        t.mark(pos..pos + n, "link", "https://a.example").unwrap();
+                    } else if rng.chance(50) {
+                        t.mark(pos..pos + n, "bold", true).unwrap();
+                    } else {
+                        t.unmark(pos..pos + n, "bold").unwrap();
+                    }
+                }
+                _ => {}
+            }
+            peers[i].commit();
+            // B and C sync; A hears from them.
+            if rng.chance(30) {
+                let (x, y) = if rng.chance(50) { (1, 2) } else { (2, 1) };
+                let from = peers[x].clone();
+                sync(&mut peers[y], &from);
+            }
+            if rng.chance(30) {
+                let from = peers[1 + rng.below(2)].clone();
+                sync(&mut peers[0], &from);
+                recent = None;
+            }
+        }
+        let (b, c) = (peers[1].clone(), peers[2].clone());
+        sync(&mut peers[1], &c);
+        sync(&mut peers[0], &b);
+        sync(&mut peers[0], &c);
+        let a_done = peers[0].text("t").to_delta();
+        let mut undone = 0;
+        while undo.undo(&mut peers[0]).unwrap().is_some() {
+            undone += 1;
+        }
+        assert_eq!(
+            peers[0].text("t").to_delta(),
+            peers[1].text("t").to_delta(),
+            "seed {seed}: after undoing {undone} steps"
+        );
+        while undo.redo(&mut peers[0]).unwrap().is_some() {}
+        assert_eq!(peers[0].text("t").to_delta(), a_done, "seed {seed}: redo");
+        // Another replica importing A's history (undos included) agrees.
+        let mut other = Doc::new();
+        other
+            .import(
+                &peers[0]
+                    .export(ExportMode::Updates {
+                        from: &VersionVector::new(),
+                    })
+                    .unwrap(),
+            )
+            .unwrap();
+        assert_eq!(other.text("t").to_delta(), a_done, "seed {seed}: replica");
+    }
+}
