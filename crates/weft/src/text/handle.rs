@@ -784,6 +784,55 @@ impl Text<'_> {
         self.view().slice_delta(range)
     }
 
+    /// [`Text::apply_delta`] with retains and deletes counted in UTF-16
+    /// units (Quill's and every JavaScript editor's unit). Atomic.
+    ///
+    /// # Errors
+    ///
+    /// As [`Text::apply_delta`], and [`Error::NotCharBoundary`] if a retain
+    /// or delete ends inside a surrogate pair.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::{Delta, Doc};
+    ///
+    /// let mut doc = Doc::new();
+    /// let mut text = doc.text("t");
+    /// text.insert(0, "😀 ok")?;
+    /// // "😀" is two UTF-16 units.
+    /// text.apply_delta_utf16(&[Delta::retain(3), Delta::delete(2), Delta::insert("fine")])?;
+    /// assert_eq!(text.to_string(), "😀 fine");
+    /// # Ok::<(), weft::Error>(())
+    /// ```
+    pub fn apply_delta_utf16(&mut self, delta: &[Delta]) -> Result<()> {
+        self.apply_delta_in(delta, Unit::Utf16)
+    }
+
+    /// [`Text::apply_delta`] with retains and deletes counted in `unit`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Text::apply_delta_utf16`].
+    pub fn apply_delta_in(&mut self, delta: &[Delta], unit: Unit) -> Result<()> {
+        if unit == Unit::Char {
+            return self.apply_delta(delta);
+        }
+        self.ensure_loaded(Need::Everything)?;
+        let chars = self.view().delta_to_chars(delta, unit)?;
+        self.apply_delta(&chars)
+    }
+
+    /// Chars `range`, counted in UTF-16 units, as Quill-style runs (see
+    /// [`TextRef::slice_delta_in`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`TextRef::slice_delta_in`].
+    pub fn slice_delta_utf16(&self, range: Range<usize>) -> Result<Vec<Delta>> {
+        self.view().slice_delta_in(range, Unit::Utf16)
+    }
+
     /// Applies a Quill-style delta (positions in chars): retains move on
     /// (setting the attributes they carry, `Null` removing a key), inserts
     /// add text with exactly their attributes (styles it would inherit and

@@ -212,6 +212,68 @@ impl<'a> TextRef<'a> {
         ))
     }
 
+    /// Chars `range`, counted in `unit`, as Quill-style runs (see
+    /// [`TextRef::slice_delta`]; e.g. a selection from a JavaScript editor
+    /// in UTF-16 units). O(log n + length of the range + marks).
+    ///
+    /// # Errors
+    ///
+    /// As [`TextRef::slice_delta`], and [`Error::NotCharBoundary`] when an
+    /// end falls inside a char.
+    pub fn slice_delta_in(&self, range: Range<usize>, unit: Unit) -> Result<Vec<Delta>> {
+        let start = self.convert_pos(range.start, unit, Unit::Char)?;
+        let end = self.convert_pos(range.end, unit, Unit::Char)?;
+        if start > end {
+            return Err(Error::InvalidRange {
+                start: range.start,
+                end: range.end,
+                unit,
+            });
+        }
+        self.slice_delta(start..end)
+    }
+
+    /// A change delta whose retains and deletes count `unit` rewritten to
+    /// count chars, reading this text (the one the change applies to).
+    /// O(k log n) for k ops.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RangeOutOfBounds`] if a retain or delete goes past the end,
+    /// [`Error::NotCharBoundary`] if one ends inside a char.
+    pub(crate) fn delta_to_chars(&self, delta: &[Delta], unit: Unit) -> Result<Vec<Delta>> {
+        let len = self.len_in(unit);
+        let (mut at, mut at_char) = (0usize, 0usize);
+        let mut out = Vec::with_capacity(delta.len());
+        for d in delta {
+            match d {
+                Delta::Insert { .. } => out.push(d.clone()),
+                Delta::Retain { retain: n, .. } | Delta::Delete { delete: n } => {
+                    let end = at.saturating_add(*n);
+                    if end > len {
+                        return Err(Error::RangeOutOfBounds {
+                            start: at,
+                            end,
+                            len,
+                            unit,
+                        });
+                    }
+                    let end_char = self.convert_pos(end, unit, Unit::Char)?;
+                    let chars = end_char - at_char;
+                    out.push(match d {
+                        Delta::Retain { attributes, .. } => Delta::Retain {
+                            retain: chars,
+                            attributes: attributes.clone(),
+                        },
+                        _ => Delta::Delete { delete: chars },
+                    });
+                    (at, at_char) = (end, end_char);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// A stable cursor at char position `pos` (`<= len`), sticking to the
     /// char on `side` of it (see [`Cursor`] and [`Side`]). O(log n).
     ///
