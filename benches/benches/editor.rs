@@ -90,5 +90,53 @@ fn cursors(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, cursors);
+/// B4 typed with a commit after every patch, under an undo manager that
+/// keeps the last `steps` steps.
+fn b4_with_undo(trace: &Trace, steps: usize) -> (weft::Doc, weft::UndoManager) {
+    let mut doc = weft::Doc::new();
+    let mut undo = weft::UndoManager::new(&mut doc);
+    undo.set_max_steps(steps);
+    for p in trace.patches() {
+        let mut text = doc.text("text");
+        if p.del > 0 {
+            text.delete(p.pos, p.del).expect("delete in bounds");
+        }
+        if !p.ins.is_empty() {
+            text.insert(p.pos, &p.ins).expect("insert in bounds");
+        }
+        doc.commit();
+    }
+    (doc, undo)
+}
+
+/// Undo then redo of the last N steps of B4: linear in the steps (100 vs
+/// 1,000), not in the document.
+fn undo_redo(c: &mut Criterion) {
+    let trace = Trace::sequential("automerge-paper");
+    let end = trace.end_content.chars().count();
+    let mut group = c.benchmark_group("undo_redo_b4");
+    group.sample_size(10);
+    for steps in [100usize, 1000] {
+        group.throughput(Throughput::Elements(steps as u64));
+        group.bench_function(format!("last_{steps}_steps"), |b| {
+            b.iter_batched(
+                || b4_with_undo(&trace, steps),
+                |(mut doc, mut undo)| {
+                    for _ in 0..steps {
+                        undo.undo(&mut doc).expect("undo").expect("a step");
+                    }
+                    for _ in 0..steps {
+                        undo.redo(&mut doc).expect("redo").expect("a step");
+                    }
+                    assert_eq!(doc.text("text").len(), end);
+                    doc
+                },
+                criterion::BatchSize::LargeInput,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, cursors, undo_redo);
 criterion_main!(benches);
