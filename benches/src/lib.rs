@@ -1,7 +1,7 @@
 //! Helpers shared by the criterion benches: replaying traces into Weft.
 
 use traces::Trace;
-use weft::{Doc, ExportMode, VersionVector};
+use weft::{Delta, Doc, ExportMode, VersionVector};
 
 /// The traces every bench runs on.
 pub const TRACES: &[&str] = &["automerge-paper", "seph-blog1", "rustcode"];
@@ -24,6 +24,60 @@ pub fn replay(trace: &Trace) -> Doc {
         }
     }
     doc
+}
+
+/// Applies the trace `times` times to text `"text"` of a new document,
+/// each copy appended at the end of the text (as `replay --times N`).
+///
+/// # Panics
+///
+/// If Weft rejects a patch of a valid trace (a bug).
+pub fn replay_times(trace: &Trace, times: usize) -> Doc {
+    let mut doc = Doc::new();
+    let mut text = doc.text("text");
+    for _ in 0..times {
+        let offset = text.len();
+        for p in trace.patches() {
+            if p.del > 0 {
+                text.delete(offset + p.pos, p.del)
+                    .expect("delete in bounds");
+            }
+            if !p.ins.is_empty() {
+                text.insert(offset + p.pos, &p.ins)
+                    .expect("insert in bounds");
+            }
+        }
+    }
+    doc
+}
+
+/// Applies a Quill change delta counted in chars (an event's
+/// [`weft::TextDiff::delta`]) to a rope mirror of the text, in
+/// O(|delta| log n).
+///
+/// # Panics
+///
+/// If the delta reaches past the end of the rope (the mirror is not the
+/// text the event was computed against).
+pub fn apply_to_rope(rope: &mut jumprope::JumpRope, delta: &[Delta]) {
+    let mut pos = 0;
+    for d in delta {
+        match d {
+            Delta::Retain { retain, .. } => pos += retain,
+            Delta::Insert { insert, .. } => {
+                assert!(pos <= rope.len_chars(), "insert past the mirror's end");
+                rope.insert(pos, insert);
+                pos += insert.chars().count();
+            }
+            Delta::Delete { delete } => {
+                assert!(
+                    pos + delete <= rope.len_chars(),
+                    "delete past the mirror's end"
+                );
+                rope.remove(pos..pos + delete);
+            }
+        }
+    }
 }
 
 /// Patches between two marks in [`replay_rich`].

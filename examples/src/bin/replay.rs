@@ -2,7 +2,7 @@
 //! prints per-phase timings, sizes and memory.
 //!
 //! ```text
-//! cargo run --release -p examples --bin replay -- [TRACE] [--times N] [--runs R] [--rich]
+//! cargo run --release -p examples --bin replay -- [TRACE] [--times N] [--runs R] [--rich] [--events]
 //! ```
 //!
 //! `TRACE` defaults to the automerge-paper ("B4") trace. `--times N` applies
@@ -17,6 +17,13 @@
 //! of the same run, `to_delta()` of the final document, and how much the
 //! marks add to the update.
 //!
+//! `--events` also replays the trace with a commit after every patch and a
+//! change-event subscriber ([`Doc::subscribe`]) that applies each event's
+//! Quill delta to a jumprope mirror, as an editor's view would; the mirror
+//! must end equal to the trace's text. It reports that apply (`apply (weft,
+//! events)`) against the plain apply of the same run, and the commits
+//! alone (the same commits without a subscriber).
+//!
 //! Each measured line starts with its label and the median in ms (`apply
 //! (weft)  7.306 ms ...`), which scripts read; the explanations around them
 //! are for people. Progress and estimates go to stderr.
@@ -24,14 +31,15 @@
 use std::error::Error;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use examples::{allocations, proc_status_kib, reset_peak_rss, Flat, Stats};
 use traces::{LoadError, Trace};
-use weft::{Doc, ExportMode, VersionVector};
+use weft::{Delta, Doc, ExportMode, VersionVector};
 
 const USAGE: &str = "\
-usage: replay [TRACE.json.gz] [--times N] [--runs R] [--rich]
+usage: replay [TRACE.json.gz] [--times N] [--runs R] [--rich] [--events]
 
 Replays a sequential editing trace into a Weft document and into jumprope (a
 plain text rope with no history), and prints how long each step takes, how big
@@ -40,13 +48,16 @@ the exports are and how much memory the document needs.
   TRACE      a sequential trace (default: traces/sequential/automerge-paper.json.gz)
   --times N  apply the trace N times into one document, each copy after the last (default 1)
   --runs R   time every step R times and report the median (default 5)
-  --rich     also replay it with marks: bold over a random tenth of the text every 1,000 edits";
+  --rich     also replay it with marks: bold over a random tenth of the text every 1,000 edits
+  --events   also replay it committing after every patch, with a change-event subscriber that
+             applies every event to a jumprope mirror of the text (the cost of live events)";
 
 struct Args {
     path: String,
     times: usize,
     runs: usize,
     rich: bool,
+    events: bool,
 }
 
 /// The value of option `opt`: a whole number of at least 1.
@@ -70,6 +81,7 @@ fn parse_args() -> Result<Args, String> {
         times: 1,
         runs: 5,
         rich: false,
+        events: false,
     };
     let mut path_given = false;
     let mut it = std::env::args().skip(1);
@@ -78,6 +90,7 @@ fn parse_args() -> Result<Args, String> {
             "--times" => args.times = count("--times", it.next())?,
             "--runs" => args.runs = count("--runs", it.next())?,
             "--rich" => args.rich = true,
+            "--events" => args.events = true,
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -228,6 +241,93 @@ fn apply_rich(flat: &Flat, times: usize, distinct: bool) -> Result<(Doc, usize),
     Ok((doc, marks))
 }
 
+/// A subscriber's mirror of the text: a rope the events are applied to,
+/// and the first event that did not fit it.
+struct Mirror {
+    rope: jumprope::JumpRope,
+    error: Option<String>,
+}
+
+/// A [`Mirror`] shared with the subscriber's callback.
+type SharedMirror = Arc<Mutex<Mirror>>;
+
+/// Applies a Quill change delta counted in chars to `rope`.
+fn apply_to_rope(rope: &mut jumprope::JumpRope, delta: &[Delta]) -> Result<(), String> {
+    let mut pos = 0;
+    for d in delta {
+        match d {
+            Delta::Retain { retain, .. } => pos += retain,
+            Delta::Insert { insert, .. } => {
+                if pos > rope.len_chars() {
+                    return Err(format!(
+                        "insert at {pos} past the end ({})",
+                        rope.len_chars()
+                    ));
+                }
+                rope.insert(pos, insert);
+                pos += insert.chars().count();
+            }
+            Delta::Delete { delete } => {
+                if pos + delete > rope.len_chars() {
+                    return Err(format!(
+                        "delete {pos}..{} past the end ({})",
+                        pos + delete,
+                        rope.len_chars()
+                    ));
+                }
+                rope.remove(pos..pos + delete);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// As [`apply_weft`], with a commit after every patch and, with
+/// `subscribe`, a subscriber applying each event to a rope mirror (the
+/// mirror is returned).
+#[inline(never)]
+fn apply_events(
+    flat: &Flat,
+    times: usize,
+    subscribe: bool,
+) -> Result<(Doc, Option<SharedMirror>), weft::Error> {
+    let mut doc = Doc::new();
+    doc.set_peer_id(1)?;
+    let mirror = subscribe.then(|| {
+        Arc::new(Mutex::new(Mirror {
+            rope: jumprope::JumpRope::new(),
+            error: None,
+        }))
+    });
+    let sub = mirror.as_ref().map(|mirror| {
+        let m = Arc::clone(mirror);
+        doc.subscribe(move |event| {
+            let mut m = m.lock().unwrap_or_else(|e| e.into_inner());
+            for diff in &event.texts {
+                if let Err(e) = apply_to_rope(&mut m.rope, &diff.delta) {
+                    m.error.get_or_insert(e);
+                }
+            }
+        })
+    });
+    for _ in 0..times {
+        let offset = doc.text("text").len();
+        for p in &flat.patches {
+            let pos = offset + p.pos as usize;
+            let mut text = doc.text("text");
+            if p.del > 0 {
+                text.delete(pos, p.del as usize)?;
+            }
+            if p.ins.1 > p.ins.0 {
+                text.insert(pos, flat.ins(p))?;
+            }
+            doc.commit();
+        }
+    }
+    drop(sub);
+    Ok((doc, mirror))
+}
+
 fn apply_rope(flat: &Flat, times: usize) -> jumprope::JumpRope {
     let mut rope = jumprope::JumpRope::new();
     for _ in 0..times {
@@ -277,6 +377,8 @@ fn main() -> ExitCode {
 const COST_PER_APPLY: f64 = 5.5;
 /// What `--rich` adds to that (two rich applies, their exports).
 const RICH_COST_PER_APPLY: f64 = 3.0;
+/// What `--events` adds to that (an apply with events, one with commits).
+const EVENTS_COST_PER_APPLY: f64 = 3.0;
 /// Peak memory of a whole run, in units of one document's net peak: the
 /// document and the copies the import, load and edit steps hold side by
 /// side, the exported bytes and the expected text (B4 x10 and x100: 4.8
@@ -323,7 +425,13 @@ fn run() -> Result<bool, Box<dyn Error>> {
     let rss_after = proc_status_kib("VmRSS:").unwrap_or(0);
     let (ops, runs, changes, items) = doc.debug_sizes();
     drop(doc);
-    let per_apply = COST_PER_APPLY + if args.rich { RICH_COST_PER_APPLY } else { 0.0 };
+    let per_apply = COST_PER_APPLY
+        + if args.rich { RICH_COST_PER_APPLY } else { 0.0 }
+        + if args.events {
+            EVENTS_COST_PER_APPLY
+        } else {
+            0.0
+        };
     let estimate_s = first_apply * args.runs as f64 * per_apply;
     let estimate_mb = mb(rss_before) + MEMORY_PER_DOC * mb(peak.saturating_sub(rss_before));
     let long = estimate_s > 3.0;
@@ -375,6 +483,13 @@ fn run() -> Result<bool, Box<dyn Error>> {
          divided by jumprope's: jumprope is a plain text rope (no history, no merging) doing the\n  \
          same edits in this process, so below 1.00x Weft is faster. Memory is in MB (1024 KiB)."
     );
+    if args.events {
+        println!(
+            "  --events: \"apply (weft, events)\" commits after every patch, with a subscriber that\n  \
+             applies each change event (a Quill delta) to a jumprope mirror of the text; \"x plain\n  \
+             weft\" divides its time by \"apply (weft)\" of this run (no commits, no subscriber)."
+        );
+    }
     println!("load trace            {load_ms:9.3} ms  (read and decompress the trace file)");
 
     println!("\nediting: every patch applied to an empty document, one insert or delete call each");
@@ -388,10 +503,62 @@ fn run() -> Result<bool, Box<dyn Error>> {
     check("rope apply", &rope.to_string());
     drop(rope);
     let ratio = |x: f64| x / rope_apply.median;
+    // With --events: the same edits committed one by one, with a
+    // subscriber mirroring them, and the commits alone.
+    let mut events_ok = true;
+    let events = if args.events {
+        let (with, out) = progress.time("apply (weft, events)", args.runs, || {
+            apply_events(&flat, args.times, true)
+        });
+        let (mut events_doc, mirror) = out?;
+        let text = events_doc.text("text").to_string();
+        check("apply with events", &text);
+        match mirror
+            .as_ref()
+            .map(|m| m.lock().unwrap_or_else(|e| e.into_inner()))
+        {
+            Some(m) => match &m.error {
+                Some(e) => {
+                    events_ok = false;
+                    eprintln!("MISMATCH: an event did not fit the mirror: {e}");
+                }
+                None => {
+                    let mirrored = m.rope.to_string();
+                    if mirrored != text {
+                        events_ok = false;
+                        eprintln!("MISMATCH: the events' mirror differs from the final text");
+                    }
+                    check("the events' mirror", &mirrored);
+                }
+            },
+            None => unreachable!("apply_events(.., true) returns a mirror"),
+        }
+        drop((events_doc, mirror, text));
+        let (commits, out) = progress.time("apply (weft, commits)", args.runs, || {
+            apply_events(&flat, args.times, false)
+        });
+        check("apply with commits", &out?.0.text("text").to_string());
+        Some((with, commits))
+    } else {
+        None
+    };
     println!(
         "apply (weft)          {weft_apply}  {:.2}x rope",
         ratio(weft_apply.median)
     );
+    if let Some((with, commits)) = events {
+        println!(
+            "apply (weft, events)  {with}  {:.2}x plain weft, {:.2}x rope",
+            with.median / weft_apply.median,
+            ratio(with.median)
+        );
+        println!(
+            "  commits alone       {commits}  {:.2}x plain weft  (a commit after every patch, no subscriber;\n    \
+             the subscriber and its mirror add {:.2}x on top of them)",
+            commits.median / weft_apply.median,
+            with.median / commits.median
+        );
+    }
     println!("apply (jumprope)      {rope_apply}  1.00x");
     // A String costs O(n) per edit: only worth it for small documents.
     if flat.text.is_ascii() && args.times <= 4 {
@@ -610,7 +777,7 @@ fn run() -> Result<bool, Box<dyn Error>> {
             (size - bytes.len()) as f64 / made.max(1) as f64
         );
     }
-    let ok = ok && round_trip_ok;
+    let ok = ok && round_trip_ok && events_ok;
     if ok {
         println!("text ok: matches endContent after apply and after import");
     }
