@@ -162,9 +162,17 @@ impl Doc {
         let from = (was_open && self.observers.wants_local_updates())
             .then(|| self.log.committed_version().clone());
         self.log.commit();
-        if let Some(draft) = self.draft.take() {
+        if let Some(mut draft) = self.draft.take() {
             if was_open {
-                self.emit(trigger, origin, &draft);
+                self.emit(trigger, origin, &mut draft);
+            }
+            // Kept for the next change (if the subscribers still want the
+            // same), so a commit per keystroke allocates no new draft.
+            if draft.units() == self.observers.event_units()
+                && draft.wants_inverse() == self.observers.wants_inverses()
+            {
+                draft.clear();
+                self.draft = Some(draft);
             }
         }
         if let Some(from) = from {
@@ -200,37 +208,36 @@ impl Doc {
         status: &ImportStatus,
         origin: Option<&str>,
     ) {
-        if let Some(draft) = draft {
+        if let Some(mut draft) = draft {
             if !status.applied.is_empty() {
-                self.emit(EventTrigger::Import, origin, &draft);
+                self.emit(EventTrigger::Import, origin, &mut draft);
             }
         }
     }
 
     /// Calls each subscriber with the event of `draft` in its unit (undo
     /// managers last: they see the event in chars with its inverse).
-    fn emit(&self, trigger: EventTrigger, origin: Option<&str>, draft: &Draft) {
-        self.emit_to_subscribers(trigger, origin, draft);
-        let managers = self.observers.inverse_callbacks();
-        if !managers.is_empty() {
-            let event = draft.event(trigger, origin, Unit::Char, |t| self.text_name(t));
-            let inverse = draft.inverse_diffs(|t| self.text_name(t));
-            for manager in managers {
-                manager(&event, &inverse);
-            }
-        }
-    }
-
-    fn emit_to_subscribers(&self, trigger: EventTrigger, origin: Option<&str>, draft: &Draft) {
+    fn emit(&self, trigger: EventTrigger, origin: Option<&str>, draft: &mut Draft) {
         let callbacks = self.observers.event_callbacks();
         for unit in draft.units().iter() {
             if !callbacks.iter().any(|(u, _)| *u == unit) {
                 continue;
             }
-            let event = draft.event(trigger, origin, unit, |t| self.text_name(t));
+            let (event, taken) = draft.take_event(trigger, origin, unit, |t| self.text_name(t));
             for (_, callback) in callbacks.iter().filter(|(u, _)| *u == unit) {
                 callback(&event);
             }
+            draft.put_back(event, &taken);
+        }
+        if self.observers.wants_inverses() {
+            let managers = self.observers.inverse_callbacks();
+            let (event, taken) =
+                draft.take_event(trigger, origin, Unit::Char, |t| self.text_name(t));
+            let inverse = draft.inverse_diffs(|t| self.text_name(t));
+            for manager in managers {
+                manager(&event, &inverse);
+            }
+            draft.put_back(event, &taken);
         }
     }
 

@@ -203,32 +203,67 @@ impl Draft {
         let entry = self.texts.entry(text).or_default();
         for unit in self.units.iter() {
             let acc = &mut entry[slot(unit)];
-            *acc = compose(acc, &change(unit), unit);
+            let next = change(unit);
+            // The first edit of a text in a change needs no composing (a
+            // change recorded by an edit is in normal form).
+            *acc = if acc.is_empty() {
+                next
+            } else {
+                compose(acc, &next, unit)
+            };
         }
     }
 
-    /// The event for subscribers of `unit`, with texts named by `name`.
-    pub fn event(
-        &self,
+    /// Empties the draft, keeping its allocations, for the next change.
+    pub fn clear(&mut self) {
+        for deltas in self.texts.values_mut() {
+            deltas.iter_mut().for_each(Vec::clear);
+        }
+        if let Some(inverse) = &mut self.inverse {
+            inverse.values_mut().for_each(Vec::clear);
+        }
+    }
+
+    /// The event for subscribers of `unit`, its deltas moved out of the
+    /// draft, and the texts it names (give both back with
+    /// [`Draft::put_back`]: a draft reused for the next change keeps its
+    /// allocations).
+    pub fn take_event(
+        &mut self,
         trigger: EventTrigger,
         origin: Option<&str>,
         unit: Unit,
         name: impl Fn(TextIdx) -> String,
-    ) -> DocEvent {
+    ) -> (DocEvent, Vec<TextIdx>) {
+        let mut taken = Vec::new();
         let texts = self
             .texts
-            .iter()
+            .iter_mut()
             .filter(|(_, d)| !d[slot(unit)].is_empty())
-            .map(|(&t, d)| TextDiff {
-                name: name(t),
-                delta: d[slot(unit)].clone(),
+            .map(|(&t, d)| {
+                taken.push(t);
+                TextDiff {
+                    name: name(t),
+                    delta: std::mem::take(&mut d[slot(unit)]),
+                }
             })
             .collect();
-        DocEvent {
+        let event = DocEvent {
             trigger,
             origin: origin.map(str::to_owned),
             unit,
             texts,
+        };
+        (event, taken)
+    }
+
+    /// Moves the deltas of an event made by [`Draft::take_event`] back.
+    pub fn put_back(&mut self, event: DocEvent, taken: &[TextIdx]) {
+        let unit = event.unit;
+        for (diff, t) in event.texts.into_iter().zip(taken) {
+            if let Some(d) = self.texts.get_mut(t) {
+                d[slot(unit)] = diff.delta;
+            }
         }
     }
 }

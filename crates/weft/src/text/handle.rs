@@ -64,6 +64,15 @@ struct SlowParts<'a> {
     events: Option<&'a mut Draft>,
 }
 
+/// The index of `unit` in a per-unit array.
+fn unit_slot(unit: Unit) -> usize {
+    match unit {
+        Unit::Char => 0,
+        Unit::Utf8 => 1,
+        Unit::Utf16 => 2,
+    }
+}
+
 impl<'a> Text<'a> {
     #[inline]
     #[expect(
@@ -400,10 +409,18 @@ impl<'a> Text<'a> {
         } else {
             self.view().attributes_at(pos).unwrap_or_default()
         };
-        let at: Vec<(Unit, usize)> = self.units().map(|u| (u, self.pos_in(pos, u))).collect();
+        let mut at = [0usize; 3];
+        for (slot, unit) in [Unit::Char, Unit::Utf8, Unit::Utf16]
+            .into_iter()
+            .enumerate()
+        {
+            if self.units().any(|u| u == unit) {
+                at[slot] = self.pos_in(pos, unit);
+            }
+        }
         self.record_inverse(|_| vec![Delta::retain(pos), Delta::delete(char_len(s) as usize)]);
         self.record(|unit| {
-            let at = at.iter().find(|(u, _)| *u == unit).map_or(0, |x| x.1);
+            let at = at[unit_slot(unit)];
             vec![
                 Delta::retain(at),
                 Delta::Insert {
@@ -471,6 +488,7 @@ impl<'a> Text<'a> {
     }
 
     /// The units the event draft keeps.
+    #[inline]
     fn units(&self) -> impl Iterator<Item = Unit> {
         self.side
             .as_ref()
