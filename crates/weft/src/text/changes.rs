@@ -117,15 +117,17 @@ impl TextState {
         }
         // Document order: by visible chars before the leaf, a leaf with no
         // visible char first among equals (it can only hold deletions, which
-        // commute with the inserts at the same place).
-        let mut keyed: Vec<(u32, bool, LeafIndex)> = Vec::with_capacity(leaves.len());
+        // commute with the inserts at the same place), then by the anchors
+        // before it (leaves holding only tombstones and anchors).
+        let mut keyed: Vec<(u32, bool, u32, LeafIndex)> = Vec::with_capacity(leaves.len());
         leaves.sort_unstable();
         leaves.dedup();
         for leaf in leaves {
             let before = self.counts_before(leaf);
-            keyed.push((before.chars, self.chunk(leaf).counts.chars > 0, leaf));
+            let visible = self.chunk(leaf).counts.chars > 0;
+            keyed.push((before.chars, visible, before.anchors, leaf));
         }
-        keyed.sort_unstable_by_key(|&(chars, visible, _)| (chars, visible));
+        keyed.sort_unstable_by_key(|&(chars, visible, anchors, _)| (chars, visible, anchors));
 
         let rich = !self.anchors.is_empty();
         let mut steps = Vec::new();
@@ -138,8 +140,10 @@ impl TextState {
                 }
             }
         };
-        for (_, _, leaf) in keyed {
+        for (_, _, _, leaf) in keyed {
             let mut at = self.counts_before(leaf);
+            // Steps count chars only: anchors are zero-width.
+            at.anchors = 0;
             let mut gap = at;
             gap.sub(now);
             retain(&mut steps, gap);
