@@ -337,5 +337,47 @@ fn typing(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, import, keystroke, typing);
+/// A live document's remote keystrokes: one document (its id index built
+/// and its vectors grown by earlier imports) imports one new keystroke of
+/// another peer per iteration, made outside the timing; no fork, so no
+/// clone's first reallocation is timed. With a rope mirror subscribed.
+fn live_keystroke(c: &mut Criterion) {
+    let trace = Trace::sequential("automerge-paper");
+    let mut group = c.benchmark_group("events_keystroke_live");
+    group.measurement_time(Duration::from_secs(2));
+    for times in [1usize, 8] {
+        let mut doc = benches::replay_times(&trace, times);
+        let text = doc.text("text").to_string();
+        let mut peer = doc.fork();
+        peer.set_peer_id(OTHER_PEER + 1).expect("valid id");
+        let (_sub, mirror) = rope_mirror(&mut doc, &text);
+        let mut n = 0usize;
+        group.bench_function(BenchmarkId::new("with_subscriber", times), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let from = doc.version();
+                    let mid = peer.text("text").len() / 2 + n % 7;
+                    n += 1;
+                    peer.text("text").insert(mid, "k").expect("in bounds");
+                    peer.commit();
+                    let update = peer
+                        .export(ExportMode::Updates { from: &from })
+                        .expect("exports");
+                    let start = std::time::Instant::now();
+                    doc.import(&update).expect("valid update");
+                    total += start.elapsed();
+                }
+                total
+            })
+        });
+        assert_eq!(
+            mirror.lock().expect("mirror").to_string(),
+            doc.text("text").to_string()
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, import, keystroke, live_keystroke, typing);
 criterion_main!(benches);
