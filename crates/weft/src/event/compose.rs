@@ -167,6 +167,41 @@ fn push(out: &mut Vec<Delta>, op: Delta) {
     }
 }
 
+/// Whether `op` changes nothing (an empty retain, delete or insert).
+fn is_empty_op(op: &Delta) -> bool {
+    match op {
+        Delta::Retain { retain, .. } => *retain == 0,
+        Delta::Delete { delete } => *delete == 0,
+        Delta::Insert { insert, .. } => insert.is_empty(),
+    }
+}
+
+/// Whether `push` would merge or reorder `b` after `a`.
+fn joins(a: &Delta, b: &Delta) -> bool {
+    match (a, b) {
+        (Delta::Delete { .. }, Delta::Delete { .. } | Delta::Insert { .. }) => true,
+        (Delta::Retain { attributes: x, .. }, Delta::Retain { attributes: y, .. })
+        | (Delta::Insert { attributes: x, .. }, Delta::Insert { attributes: y, .. }) => x == y,
+        _ => false,
+    }
+}
+
+/// Puts a change delta in Quill's normal form (no empty ops, neighbours
+/// merged, inserts before deletes, no trailing plain retain), in place;
+/// O(n), and without allocating when it already is.
+pub(crate) fn normalize(delta: &mut Vec<Delta>) {
+    let normal = !delta.iter().any(is_empty_op)
+        && !delta.windows(2).any(|w| joins(&w[0], &w[1]))
+        && !matches!(delta.last(), Some(Delta::Retain { attributes, .. }) if attributes.is_empty());
+    if !normal {
+        let mut out = Vec::with_capacity(delta.len());
+        for op in delta.drain(..) {
+            push(&mut out, op);
+        }
+        *delta = chop(out);
+    }
+}
+
 /// Drops a trailing plain retain (it changes nothing).
 fn chop(mut out: Vec<Delta>) -> Vec<Delta> {
     if matches!(out.last(), Some(Delta::Retain { attributes, .. }) if attributes.is_empty()) {

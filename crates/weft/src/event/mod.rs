@@ -20,7 +20,8 @@ use crate::id::TextIdx;
 use crate::style::Delta;
 
 pub(crate) use compose::{
-    apply_change, attribute_changes, compose, transform, transform_position, transform_with,
+    apply_change, attribute_changes, compose, normalize, transform, transform_position,
+    transform_with,
 };
 pub use subscribe::Subscription;
 pub(crate) use subscribe::{InverseCallback, Observers};
@@ -239,8 +240,13 @@ impl Draft {
         let texts = self
             .texts
             .iter_mut()
-            .filter(|(_, d)| !d[slot(unit)].is_empty())
-            .map(|(&t, d)| {
+            .filter_map(|(&t, d)| {
+                // Normal form, and a text whose change cancels out is left
+                // out.
+                normalize(&mut d[slot(unit)]);
+                (!d[slot(unit)].is_empty()).then_some((t, d))
+            })
+            .map(|(t, d)| {
                 taken.push(t);
                 TextDiff {
                     name: name(t),

@@ -1,0 +1,344 @@
+//! Change events in scenarios an editor binding meets: triggers and
+//! origins, the update bytes of local commits, unsubscribing (also from
+//! inside a callback), snapshots, pending updates released later, failed
+//! and duplicate imports, several texts per event, and UTF-16 counting.
+//! Every test that receives deltas also applies them to a mirror and
+//! compares it with the document.
+
+use std::sync::{Arc, Mutex};
+
+use weft::{
+    CommitOptions, Delta, Doc, DocEvent, EventTrigger, ExportMode, Subscription, Unit,
+    VersionVector,
+};
+
+fn doc(peer: u64) -> Doc {
+    let mut d = Doc::new();
+    d.set_peer_id(peer).unwrap();
+    d
+}
+
+fn updates(from: &Doc, to: &VersionVector) -> Vec<u8> {
+    from.export(ExportMode::Updates { from: to }).unwrap()
+}
+
+/// Records every event `doc` fires, counted in `unit`.
+fn record(doc: &mut Doc, unit: Unit) -> (Subscription, Arc<Mutex<Vec<DocEvent>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = Arc::clone(&seen);
+    let sub = doc.subscribe_in(unit, move |e| s.lock().unwrap().push(e.clone()));
+    (sub, seen)
+}
+
+/// Applies every recorded event's diffs of text `name` to `mirror`.
+fn replay(events: &[DocEvent], name: &str, mirror: &mut Vec<Delta>) {
+    for e in events {
+        for diff in e.texts.iter().filter(|d| d.name == name) {
+            diff.apply_to(mirror, e.unit).unwrap();
+        }
+    }
+}
+
+fn delta(doc: &Doc, name: &str) -> Vec<Delta> {
+    doc.get_text(name).map(|t| t.to_delta()).unwrap_or_default()
+}
+
+#[test]
+fn local_commits_and_imports_carry_their_trigger_and_origin() {
+    let mut alice = doc(1);
+    let mut bob = doc(2);
+    let (_sub, seen) = record(&mut alice, Unit::Char);
+
+    alice.text("t").insert(0, "Hello").unwrap();
+    alice.commit_with(CommitOptions::new().origin("keyboard"));
+    alice.text("t").insert(5, "!").unwrap();
+    alice.commit();
+
+    bob.import(&updates(&alice, &VersionVector::new())).unwrap();
+    bob.text("t").insert(0, ">> ").unwrap();
+    alice
+        .import_with(&updates(&bob, &alice.version()), "websocket")
+        .unwrap();
+
+    let events = seen.lock().unwrap();
+    let got: Vec<(EventTrigger, Option<&str>)> = events
+        .iter()
+        .map(|e| (e.trigger, e.origin.as_deref()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (EventTrigger::Local, Some("keyboard")),
+            (EventTrigger::Local, None),
+            (EventTrigger::Import, Some("websocket")),
+        ]
+    );
+    assert_eq!(events[0].texts[0].delta, vec![Delta::insert("Hello")]);
+    assert_eq!(
+        events[2].texts[0].delta,
+        vec![Delta::insert(">> ")],
+        "the remote insert at 0"
+    );
+    let mut mirror = Vec::new();
+    replay(&events, "t", &mut mirror);
+    assert_eq!(mirror, delta(&alice, "t"));
+}
+
+#[test]
+fn commits_and_imports_that_change_nothing_fire_nothing() {
+    let mut alice = doc(1);
+    alice.text("t").insert(0, "abc").unwrap();
+    alice.commit();
+    let all = updates(&alice, &VersionVector::new());
+    let mut bob = doc(2);
+    let (_sub, seen) = record(&mut bob, Unit::Char);
+
+    bob.commit(); // nothing open
+    bob.import(&all).unwrap();
+    bob.import(&all).unwrap(); // duplicate: nothing new
+    assert!(bob.import(&all[..all.len() - 1]).is_err()); // truncated
+    let mut flipped = all.clone();
+    flipped[all.len() / 2] ^= 0x10;
+    assert!(bob.import(&flipped).is_err());
+
+    let events = seen.lock().unwrap();
+    assert_eq!(events.len(), 1, "one event, for the first import only");
+    assert_eq!(events[0].trigger, EventTrigger::Import);
+}
+
+#[test]
+fn local_update_bytes_rebuild_the_document_elsewhere() {
+    let mut alice = doc(1);
+    let outbox = Arc::new(Mutex::new(Vec::<Vec<u8>>::new()));
+    let out = Arc::clone(&outbox);
+    let _sub = alice.subscribe_local_update(move |b| out.lock().unwrap().push(b.to_vec()));
+
+    alice.text("t").insert(0, "Hello world").unwrap();
+    alice.commit();
+    alice.commit(); // empty: no bytes
+    alice.text("t").mark(0..5, "bold", true).unwrap();
+    alice.text("t").delete(5, 6).unwrap();
+    alice.commit_with(CommitOptions::new().origin("ui"));
+    alice.text("u").insert(0, "second text").unwrap();
+    alice.commit();
+
+    let sent = outbox.lock().unwrap();
+    assert_eq!(sent.len(), 3, "one message per non-empty commit");
+    // Delivered in reverse: the later ones wait as pending, then apply.
+    let mut bob = doc(2);
+    for bytes in sent.iter().rev() {
+        bob.import(bytes).unwrap();
+    }
+    assert_eq!(bob.pending_spans(), Vec::new());
+    assert_eq!(delta(&bob, "t"), delta(&alice, "t"));
+    assert_eq!(delta(&bob, "u"), delta(&alice, "u"));
+    assert_eq!(bob.version(), alice.version());
+}
+
+#[test]
+fn a_callback_can_drop_its_own_subscription() {
+    let mut doc = doc(1);
+    let calls = Arc::new(Mutex::new(0));
+    let slot: Arc<Mutex<Option<Subscription>>> = Arc::new(Mutex::new(None));
+    let (c, s) = (Arc::clone(&calls), Arc::clone(&slot));
+    let sub = doc.subscribe(move |_| {
+        *c.lock().unwrap() += 1;
+        // Unsubscribes from inside the callback: must not deadlock.
+        drop(s.lock().unwrap().take());
+    });
+    *slot.lock().unwrap() = Some(sub);
+    let (_other, seen) = record(&mut doc, Unit::Char);
+
+    for i in 0..3 {
+        doc.text("t").insert(i, "x").unwrap();
+        doc.commit();
+    }
+    assert_eq!(*calls.lock().unwrap(), 1, "called once, then gone");
+    assert_eq!(seen.lock().unwrap().len(), 3, "the other subscriber stays");
+}
+
+#[test]
+fn dropping_unsubscribes_and_detach_keeps_listening() {
+    let mut doc = doc(1);
+    let (sub, seen) = record(&mut doc, Unit::Char);
+    let (kept, kept_seen) = record(&mut doc, Unit::Char);
+    kept.detach();
+    doc.text("t").insert(0, "a").unwrap();
+    doc.commit();
+    drop(sub);
+    doc.text("t").insert(1, "b").unwrap();
+    doc.commit();
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    assert_eq!(kept_seen.lock().unwrap().len(), 2);
+}
+
+#[test]
+fn a_snapshot_into_an_empty_doc_is_one_insert_per_text() {
+    let mut alice = doc(1);
+    alice.text("t").insert(0, "Hello brave world").unwrap();
+    alice.text("t").mark(6..11, "bold", true).unwrap();
+    alice.text("t").delete(0, 1).unwrap();
+    alice.text("u").insert(0, "ünïcödé 👋").unwrap();
+    alice.commit();
+    let snapshot = alice.export(ExportMode::Snapshot).unwrap();
+
+    for unit in [Unit::Char, Unit::Utf16] {
+        let mut bob = doc(2);
+        let (_sub, seen) = record(&mut bob, unit);
+        bob.import(&snapshot).unwrap();
+        let events = seen.lock().unwrap();
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].trigger, EventTrigger::Import);
+        let names: Vec<&str> = events[0].texts.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["t", "u"]);
+        for name in ["t", "u"] {
+            let mut mirror = Vec::new();
+            replay(&events, name, &mut mirror);
+            assert_eq!(mirror, delta(&bob, name), "{name} in {unit:?}");
+            assert_eq!(mirror, delta(&alice, name));
+        }
+    }
+}
+
+#[test]
+fn a_snapshot_into_a_live_doc_reports_only_what_was_new() {
+    let mut alice = doc(1);
+    alice.text("t").insert(0, "shared").unwrap();
+    alice.commit();
+    let mut bob = alice.fork();
+    bob.set_peer_id(2).unwrap();
+    alice.text("t").insert(6, " by alice").unwrap();
+    alice.text("t").mark(0..6, "italic", true).unwrap();
+    bob.text("t").insert(0, "bob: ").unwrap();
+    bob.commit();
+
+    let (_sub, seen) = record(&mut bob, Unit::Char);
+    let before = delta(&bob, "t");
+    bob.import(&alice.export(ExportMode::Snapshot).unwrap())
+        .unwrap();
+    let events = seen.lock().unwrap();
+    assert_eq!(events.len(), 1);
+    let mut mirror = before;
+    replay(&events, "t", &mut mirror);
+    assert_eq!(mirror, delta(&bob, "t"));
+    assert_eq!(bob.text("t").to_string(), "bob: shared by alice");
+    // Only the new part is inserted: "bob: " and "shared" are retained.
+    let inserted: String = events[0].texts[0]
+        .delta
+        .iter()
+        .filter_map(|d| match d {
+            Delta::Insert { insert, .. } => Some(insert.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(inserted, " by alice");
+}
+
+#[test]
+fn pending_updates_fire_when_released() {
+    let mut alice = doc(1);
+    let mut msgs = Vec::new();
+    let mut v = VersionVector::new();
+    for (i, s) in ["one ", "two ", "three"].iter().enumerate() {
+        let end = alice.text("t").len();
+        alice.text("t").insert(end, s).unwrap();
+        if i == 1 {
+            alice.text("t").mark(0..3, "bold", true).unwrap();
+        }
+        msgs.push(updates(&alice, &v));
+        v = alice.version();
+    }
+    let mut bob = doc(2);
+    let (_sub, seen) = record(&mut bob, Unit::Char);
+    let status = bob.import(&msgs[2]).unwrap();
+    assert!(status.applied.is_empty() && !status.pending.is_empty());
+    bob.import(&msgs[1]).unwrap();
+    assert!(seen.lock().unwrap().is_empty(), "nothing applied yet");
+
+    bob.import_with(&msgs[0], "late").unwrap();
+    let events = seen.lock().unwrap();
+    assert_eq!(
+        events.len(),
+        1,
+        "one event for the import and what it released"
+    );
+    assert_eq!(events[0].origin.as_deref(), Some("late"));
+    let mut mirror = Vec::new();
+    replay(&events, "t", &mut mirror);
+    assert_eq!(mirror, delta(&alice, "t"));
+    assert_eq!(mirror, delta(&bob, "t"));
+}
+
+#[test]
+fn one_commit_over_several_texts_is_one_event() {
+    let mut doc = doc(1);
+    doc.text("a").insert(0, "left").unwrap();
+    doc.text("b").insert(0, "right").unwrap();
+    doc.commit();
+    let (_sub, seen) = record(&mut doc, Unit::Char);
+    doc.text("b").insert(5, "!").unwrap();
+    doc.text("a").delete(0, 1).unwrap();
+    doc.text("a").mark(0..2, "bold", true).unwrap();
+    doc.commit();
+    let events = seen.lock().unwrap();
+    assert_eq!(events.len(), 1);
+    let names: Vec<&str> = events[0].texts.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["a", "b"], "in the order the texts were created");
+    let mut a = vec![Delta::insert("left")];
+    let mut b = vec![Delta::insert("right")];
+    replay(&events, "a", &mut a);
+    replay(&events, "b", &mut b);
+    assert_eq!(a, delta(&doc, "a"));
+    assert_eq!(b, delta(&doc, "b"));
+}
+
+#[test]
+fn remote_style_changes_are_retains_with_attributes() {
+    let mut alice = doc(1);
+    alice.text("t").insert(0, "make this bold").unwrap();
+    alice.commit();
+    let mut bob = alice.fork();
+    bob.set_peer_id(2).unwrap();
+    let (_sub, seen) = record(&mut alice, Unit::Char);
+    bob.text("t").mark(10..14, "bold", true).unwrap();
+    bob.text("t").unmark(10..12, "bold").unwrap();
+    alice.import(&updates(&bob, &alice.version())).unwrap();
+    let events = seen.lock().unwrap();
+    assert_eq!(events.len(), 1);
+    let d = &events[0].texts[0].delta;
+    assert!(
+        d.iter()
+            .all(|x| !matches!(x, Delta::Insert { .. } | Delta::Delete { .. })),
+        "a style change only retains: {d:?}"
+    );
+    let mut mirror = vec![Delta::insert("make this bold")];
+    replay(&events, "t", &mut mirror);
+    assert_eq!(mirror, delta(&alice, "t"));
+}
+
+#[test]
+fn utf16_events_count_surrogate_pairs_as_two() {
+    let mut alice = doc(1);
+    alice.text("t").insert(0, "👋👋").unwrap();
+    alice.commit();
+    let mut bob = alice.fork();
+    bob.set_peer_id(2).unwrap();
+    let (_c, chars) = record(&mut alice, Unit::Char);
+    let (_u, units) = record(&mut alice, Unit::Utf16);
+    bob.text("t").insert(1, "x").unwrap();
+    alice.import(&updates(&bob, &alice.version())).unwrap();
+    assert_eq!(
+        chars.lock().unwrap()[0].texts[0].delta,
+        vec![Delta::retain(1), Delta::insert("x")]
+    );
+    assert_eq!(
+        units.lock().unwrap()[0].texts[0].delta,
+        vec![Delta::retain(2), Delta::insert("x")]
+    );
+    alice.text("t").delete(2, 1).unwrap(); // the second 👋
+    alice.commit();
+    assert_eq!(
+        units.lock().unwrap()[1].texts[0].delta,
+        vec![Delta::retain(3), Delta::delete(2)]
+    );
+}
