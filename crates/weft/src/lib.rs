@@ -27,6 +27,20 @@
 //!   [`Delta`]s. How a mark grows when text is typed at its edges is its
 //!   key's [`ExpandType`] (see [`style`] and [`Doc::config_text_style`]).
 //!
+//! - **Change events**: [`Doc::subscribe`] hears, after each local commit
+//!   and each import that applied something, a [`DocEvent`] naming its
+//!   [`EventTrigger`], the origin given with the commit or import, and a
+//!   Quill change delta per changed text ([`TextDiff::apply_to`] keeps an
+//!   editor's copy equal to the document), in chars or UTF-16 units.
+//!   [`Doc::subscribe_local_update`] hands over each local commit's
+//!   update bytes, to broadcast.
+//! - **Stable cursors**: [`Text::cursor`] gives a [`Cursor`] that names a
+//!   char, so it follows that char through every edit and merge;
+//!   [`Doc::cursor_pos`] resolves it in O(log n). It encodes to a few
+//!   bytes for peers.
+//! - **Undo**: an [`UndoManager`] undoes and redoes this peer's steps
+//!   (text, marks and unmarks), leaving other peers' edits in place, as
+//!   new ops that sync like any edit.
 //! - **Presence**: an [`EphemeralStore`] holds per-key state that peers
 //!   share while online (a user's name, their encoded [`Cursor`]s) outside
 //!   any document's history: the latest write per key wins and entries
@@ -68,6 +82,16 @@
 //! assert_eq!(b.text("notes").to_string(), "Hello, world!");
 //! # Ok::<(), weft::Error>(())
 //! ```
+//!
+//! # What Weft does not do yet
+//!
+//! - Undo is by position: text another peer typed between chars this peer
+//!   deleted comes back on one side of the restored text, not in place,
+//!   and a char both peers deleted comes back on undo.
+//! - No checkout or history API (reading or restoring an earlier
+//!   version); the history is kept, but only for merging.
+//! - No maps, block markers or embeds: a document holds named rich texts,
+//!   and a text cannot be deleted.
 //!
 //! # Errors
 //!
