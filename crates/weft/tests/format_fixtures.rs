@@ -132,3 +132,23 @@ fn fixtures_import_into_the_documents_they_hold() {
         }
     }
 }
+
+/// Updates written before exports kept deleted text (the inserts a
+/// delete of the same update removes carry no text) still import, into
+/// the same history and texts.
+#[test]
+fn updates_without_deleted_text_still_import() {
+    let (rich, _) = rich();
+    let stored = std::fs::read(path("rich-deleted-text-left-out.update")).unwrap();
+    let mut d = doc(9);
+    d.import(&stored).unwrap();
+    d.assert_invariants();
+    assert_eq!(d.version(), rich.version());
+    assert_eq!(d.history_runs().unwrap(), rich.history_runs().unwrap());
+    for n in ["body", "title"] {
+        assert_eq!(
+            d.get_text(n).unwrap().to_delta(),
+            rich.get_text(n).unwrap().to_delta()
+        );
+    }
+}

@@ -65,9 +65,12 @@
 //! All integers are varints (LEB128) or fixed-width little-endian. Lamport
 //! timestamps are not stored: they follow from the dependencies.
 //!
-//! An insert leaves out its text when a delete in the same update removes
-//! it; the receiver stores those chars as tombstones. Because of that an
-//! update is applied all at once or kept pending as a whole.
+//! An insert may leave out its text (no content) when a delete in the same
+//! update removes it; the receiver stores those chars as tombstones.
+//! Because of that an update is applied all at once or kept pending as a
+//! whole. Weft's exporter no longer does this (every replica keeps the
+//! text of every version, for `Doc::fork_at` and `Doc::diff`), but reads
+//! such updates from older writers and other encoders.
 //!
 //! # The snapshot format (mode 2, format version 1)
 //!
@@ -179,7 +182,21 @@ fn with_header(mode: u8, body: &[u8]) -> Vec<u8> {
 
 /// Encodes the ops of `log` that `from` lacks as an update.
 pub(crate) fn encode_updates(log: &OpLog, texts: &TextTable, from: &VersionVector) -> Vec<u8> {
-    with_header(MODE_UPDATES, &updates::encode_body(log, texts, from))
+    with_header(MODE_UPDATES, &updates::encode_body(log, texts, from, None))
+}
+
+/// Encodes the ops of `log` that `from` lacks and `upto` (causally
+/// closed) includes, as an update.
+pub(crate) fn encode_updates_upto(
+    log: &OpLog,
+    texts: &TextTable,
+    from: &VersionVector,
+    upto: &VersionVector,
+) -> Vec<u8> {
+    with_header(
+        MODE_UPDATES,
+        &updates::encode_body(log, texts, from, Some(upto)),
+    )
 }
 
 /// Encodes the whole history, every text's state and the pending

@@ -83,10 +83,16 @@ fn write_kind(out: &mut Vec<u8>, kind: u8, len: u32) {
     }
 }
 
-/// Encodes every op of `log` that `from` lacks. Texts are named through
+/// Encodes every op of `log` that `from` lacks (and `upto`, a causally
+/// closed version, includes, if given). Texts are named through
 /// `texts`. Returns the body (without header).
-pub(crate) fn encode_body(log: &OpLog, texts: &TextTable, from: &VersionVector) -> Vec<u8> {
-    let missing = log.missing(from);
+pub(crate) fn encode_body(
+    log: &OpLog,
+    texts: &TextTable,
+    from: &VersionVector,
+    upto: Option<&VersionVector>,
+) -> Vec<u8> {
+    let missing = log.missing_upto(from, upto);
     let pieces = &missing.pieces;
 
     let mut w = RunWriter {
