@@ -110,6 +110,14 @@ pub enum Error {
     /// An op refers to an op id this document has never seen, although the
     /// op's declared dependencies are all known.
     UnknownId(OpId),
+    /// A version (e.g. [`crate::Frontiers`] given to
+    /// [`crate::Doc::fork_at`]) names an op this document does not have.
+    UnknownOp(OpId),
+    /// A version vector that no replica can be at (`what` says why).
+    InvalidVersion {
+        /// What is wrong with it.
+        what: &'static str,
+    },
     /// The document has no text of this name (e.g. a [`crate::Cursor`]
     /// into a text that does not exist here).
     UnknownText(String),
@@ -181,6 +189,8 @@ impl fmt::Display for Error {
                 write!(f, "malformed input at body offset {offset}: invalid {what}")
             }
             Error::UnknownId(id) => write!(f, "an op refers to unknown op {id}"),
+            Error::UnknownOp(id) => write!(f, "the document has no op {id}"),
+            Error::InvalidVersion { what } => write!(f, "invalid version: {what}"),
             Error::UnknownText(name) => write!(f, "the document has no text named {name:?}"),
             Error::InvalidDelta { what } => write!(f, "invalid delta: {what}"),
             Error::Storage(e) => write!(f, "snapshot storage: {e}"),

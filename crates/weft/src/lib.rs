@@ -133,7 +133,7 @@ mod undo;
 mod version;
 
 pub use cursor::{Cursor, Side};
-pub use doc::{CommitOptions, Doc, ExportMode, ImportStatus};
+pub use doc::{ChangeMeta, CommitOptions, Doc, ExportMode, ImportStatus};
 pub use error::{Error, Result, Unit};
 pub use event::{DocEvent, EventTrigger, Subscription, TextDiff};
 pub use id::{Counter, IdSpan, Lamport, OpId, PeerId};

@@ -3,6 +3,7 @@
 //! to load.
 
 mod events;
+mod history;
 mod lazy;
 
 pub use events::CommitOptions;
@@ -21,6 +22,7 @@ use crate::oplog::OpLog;
 use crate::style::StyleConfig;
 use crate::text::{Need, Text, TextSource, TextState, TextTable, Unloaded};
 use crate::version::{Frontiers, VersionVector};
+pub use history::ChangeMeta;
 use lazy::LazyDoc;
 
 /// What [`Doc::export`] writes.

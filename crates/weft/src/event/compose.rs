@@ -344,38 +344,100 @@ pub(crate) fn apply_change(doc: &[Delta], change: &[Delta], unit: Unit) -> Resul
     Ok(compose(doc, change, unit))
 }
 
+/// The attributes a retain sets to turn `x` into `y` (`Null` removes).
+fn attribute_diff(x: &Attributes, y: &Attributes) -> Attributes {
+    let mut diff = Attributes::new();
+    for (k, v) in y {
+        if x.get(k) != Some(v) {
+            diff.insert(k.clone(), v.clone());
+        }
+    }
+    for k in x.keys() {
+        if let Entry::Vacant(e) = diff.entry(k.clone()) {
+            if !y.contains_key(k) {
+                e.insert(Value::Null);
+            }
+        }
+    }
+    diff
+}
+
+/// Pushes retains of `n` units that turn the attributes read from `ra`
+/// into those read from `rb` (both text deltas, read in step).
+fn restyle(out: &mut Vec<Delta>, ra: &mut Reader<'_>, rb: &mut Reader<'_>, mut n: usize) {
+    while n > 0 && !ra.done() && !rb.done() {
+        let k = ra.peek_len().min(rb.peek_len()).min(n);
+        let (Piece::Insert(_, x), Piece::Insert(_, y)) = (ra.take(k), rb.take(k)) else {
+            debug_assert!(false, "restyle reads text deltas");
+            break;
+        };
+        push(
+            out,
+            Delta::Retain {
+                retain: k,
+                attributes: attribute_diff(x, y),
+            },
+        );
+        n -= k;
+    }
+}
+
 /// The retains that turn the attributes of `from` into those of `to`, two
 /// deltas (inserts only) of the same text. O(|from| + |to|).
 pub(crate) fn attribute_changes(from: &[Delta], to: &[Delta], unit: Unit) -> Vec<Delta> {
     let mut out = Vec::new();
     let (mut ra, mut rb) = (Reader::new(from, unit), Reader::new(to, unit));
-    while !ra.done() && !rb.done() {
-        let n = ra.peek_len().min(rb.peek_len());
-        let (Piece::Insert(_, x), Piece::Insert(_, y)) = (ra.take(n), rb.take(n)) else {
-            debug_assert!(false, "attribute_changes reads text deltas");
+    restyle(&mut out, &mut ra, &mut rb, usize::MAX);
+    chop(out)
+}
+
+/// A change that turns `from` into `to`, two text deltas (inserts only),
+/// counted in `unit`: the common prefix and suffix of their text are
+/// retained (restyled where attributes differ), the rest is deleted and
+/// inserted. O(|from| + |to|).
+pub(crate) fn diff_texts(from: &[Delta], to: &[Delta], unit: Unit) -> Vec<Delta> {
+    let text = |d: &[Delta]| -> String {
+        d.iter()
+            .filter_map(|op| match op {
+                Delta::Insert { insert, .. } => Some(insert.as_str()),
+                _ => None,
+            })
+            .collect()
+    };
+    let (a, b) = (text(from), text(to));
+    let pre: usize = a
+        .chars()
+        .zip(b.chars())
+        .take_while(|(x, y)| x == y)
+        .map(|(x, _)| x.len_utf8())
+        .sum();
+    let room = a.len().min(b.len()) - pre;
+    let mut suf = 0usize;
+    for (x, y) in a.chars().rev().zip(b.chars().rev()) {
+        if x != y || suf + x.len_utf8() > room {
             break;
-        };
-        let mut diff = Attributes::new();
-        for (k, v) in y {
-            if x.get(k) != Some(v) {
-                diff.insert(k.clone(), v.clone());
-            }
         }
-        for k in x.keys() {
-            if let Entry::Vacant(e) = diff.entry(k.clone()) {
-                if !y.contains_key(k) {
-                    e.insert(Value::Null);
-                }
-            }
-        }
-        push(
-            &mut out,
-            Delta::Retain {
-                retain: n,
-                attributes: diff,
-            },
-        );
+        suf += x.len_utf8();
     }
+    let mut out = Vec::new();
+    let (mut ra, mut rb) = (Reader::new(from, unit), Reader::new(to, unit));
+    restyle(&mut out, &mut ra, &mut rb, units(&a[..pre], unit));
+    let gone = units(&a[pre..a.len() - suf], unit);
+    let mut skip = gone;
+    while skip > 0 && !ra.done() {
+        let k = ra.peek_len().min(skip);
+        ra.take(k);
+        skip -= k;
+    }
+    push(&mut out, Delta::Delete { delete: gone });
+    let mut add = units(&b[pre..b.len() - suf], unit);
+    while add > 0 && !rb.done() {
+        let k = rb.peek_len().min(add);
+        let piece = rb.take(k);
+        push(&mut out, owned(piece));
+        add -= k;
+    }
+    restyle(&mut out, &mut ra, &mut rb, usize::MAX);
     chop(out)
 }
 

@@ -20,7 +20,7 @@ use crate::id::TextIdx;
 use crate::style::Delta;
 
 pub(crate) use compose::{
-    apply_change, attribute_changes, compose, normalize, transform, transform_position,
+    apply_change, attribute_changes, compose, diff_texts, normalize, transform, transform_position,
     transform_with,
 };
 pub use subscribe::Subscription;

@@ -16,6 +16,7 @@ mod change;
 mod mark;
 mod missing;
 mod op;
+mod versions;
 
 pub(crate) use change::Change;
 pub(crate) use mark::{KeyTable, Mark};

@@ -1,0 +1,281 @@
+//! The history as a feature: version math, the list of changes, a fork of
+//! the document as it was at a version, the change between two versions,
+//! and reverting to one.
+
+use std::cmp::Ordering;
+
+use crate::encoding;
+use crate::error::{Result, Unit};
+use crate::event::{diff_texts, TextDiff};
+use crate::id::{IdSpan, Lamport};
+use crate::style::Delta;
+use crate::version::{Frontiers, VersionVector};
+
+use super::Doc;
+
+/// One change of the history (see [`Doc::changes`]): a run of one peer's
+/// consecutive ops made on top of the version its deps name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ChangeMeta {
+    /// The ops of the change.
+    pub id: IdSpan,
+    /// The Lamport timestamp of its first op (op `i` has `lamport + i`).
+    pub lamport: Lamport,
+    /// The ops its first op depends on (empty for the first change of a
+    /// document; a change that continues its peer's previous one names
+    /// that op).
+    pub deps: Frontiers,
+}
+
+impl Doc {
+    /// The version vector `frontiers` stand for: the heads and every op
+    /// they depend on. O(changes visited).
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::UnknownOp`] if a head is not in this document's
+    /// history; as [`Doc::load`] after a lazy snapshot import.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::Doc;
+    ///
+    /// let mut doc = Doc::new();
+    /// doc.text("t").insert(0, "abc")?;
+    /// let f = doc.frontiers();
+    /// assert_eq!(doc.frontiers_to_vv(&f)?, doc.version());
+    /// assert_eq!(doc.vv_to_frontiers(&doc.version())?, f);
+    /// # Ok::<(), weft::Error>(())
+    /// ```
+    pub fn frontiers_to_vv(&self, frontiers: &Frontiers) -> Result<VersionVector> {
+        self.loaded()?.log.frontiers_to_vv(frontiers)
+    }
+
+    /// The heads of version `vv`: its ops no other op of it depends on.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::UnknownOp`] if `vv` names an op this document does
+    /// not have; [`crate::Error::InvalidVersion`] if it holds an op but not
+    /// every op that op depends on; as [`Doc::load`].
+    pub fn vv_to_frontiers(&self, vv: &VersionVector) -> Result<Frontiers> {
+        self.loaded()?.log.vv_to_frontiers(vv)
+    }
+
+    /// How version `a` relates to version `b`: `Less` if `b` includes
+    /// every op of `a` and more, `Greater` the other way round, `Equal`,
+    /// or `None` when each holds ops the other lacks (concurrent).
+    ///
+    /// # Errors
+    ///
+    /// As [`Doc::frontiers_to_vv`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::cmp::Ordering;
+    /// use weft::{Doc, ExportMode};
+    ///
+    /// let mut a = Doc::new();
+    /// a.text("t").insert(0, "x")?;
+    /// let mut b = a.fork();
+    /// let start = a.frontiers();
+    /// a.text("t").insert(1, "y")?;
+    /// b.text("t").insert(0, "z")?;
+    /// a.import(&b.export(ExportMode::Updates { from: &a.version() })?)?;
+    /// assert_eq!(a.cmp_frontiers(&start, &a.frontiers())?, Some(Ordering::Less));
+    /// assert_eq!(a.cmp_frontiers(&a.frontiers(), &a.frontiers())?, Some(Ordering::Equal));
+    /// assert_eq!(a.cmp_frontiers(&b.frontiers(), &start)?, Some(Ordering::Greater));
+    /// let mine = a.vv_to_frontiers(&{
+    ///     let mut v = a.version();
+    ///     v.set(b.peer_id(), 0); // a's ops only
+    ///     v
+    /// })?;
+    /// assert_eq!(a.cmp_frontiers(&mine, &b.frontiers())?, None);
+    /// # Ok::<(), weft::Error>(())
+    /// ```
+    pub fn cmp_frontiers(&self, a: &Frontiers, b: &Frontiers) -> Result<Option<Ordering>> {
+        let log = &self.loaded()?.log;
+        let (a, b) = (log.frontiers_to_vv(a)?, log.frontiers_to_vv(b)?);
+        Ok(a.partial_cmp(&b))
+    }
+
+    /// Every change of the history, in the order this document received
+    /// them (each change after the changes it depends on). Two replicas
+    /// with the same history may split it into changes differently (a
+    /// change that arrived in parts is listed in parts).
+    ///
+    /// # Errors
+    ///
+    /// As [`Doc::load`] after a lazy snapshot import.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::{Doc, ExportMode, IdSpan, OpId};
+    ///
+    /// let mut a = Doc::new();
+    /// a.set_peer_id(1)?;
+    /// a.text("t").insert(0, "ab")?;
+    /// let mut b = a.fork();
+    /// b.set_peer_id(2)?;
+    /// b.text("t").insert(2, "c")?;
+    /// a.import(&b.export(ExportMode::Updates { from: &a.version() })?)?;
+    /// let changes = a.changes()?;
+    /// assert_eq!(changes.len(), 2);
+    /// assert_eq!(changes[1].id, IdSpan::new(2, 0..1));
+    /// assert_eq!(changes[1].lamport, 2);
+    /// assert!(changes[1].deps.contains(OpId::new(1, 1)));
+    /// # Ok::<(), weft::Error>(())
+    /// ```
+    pub fn changes(&self) -> Result<Vec<ChangeMeta>> {
+        let log = &self.loaded()?.log;
+        Ok(log
+            .changes()
+            .iter()
+            .map(|c| ChangeMeta {
+                id: IdSpan::new(log.peers().get(c.peer), c.counter..c.counter_end()),
+                lamport: c.lamport,
+                deps: log.deps(c).iter().map(|&d| log.seq_to_id(d)).collect(),
+            })
+            .collect())
+    }
+
+    /// A new document holding exactly the history up to `frontiers` (the
+    /// version's ops, texts and marks, as this document had them then),
+    /// with this document's style configuration and a new random peer id.
+    /// It is editable and merges back with this document like any
+    /// replica. Pending updates are not carried over. O(size of that
+    /// history).
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::UnknownOp`] if `frontiers` name an op this document
+    /// does not have; as [`Doc::load`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::{Doc, ExportMode};
+    ///
+    /// let mut doc = Doc::new();
+    /// doc.text("t").insert(0, "Hello")?;
+    /// let draft = doc.frontiers();
+    /// doc.text("t").insert(5, " world")?;
+    ///
+    /// let mut old = doc.fork_at(&draft)?;
+    /// assert_eq!(old.text("t").to_string(), "Hello");
+    /// old.text("t").insert(0, "Oh, ")?;
+    /// doc.import(&old.export(ExportMode::Updates { from: &doc.version() })?)?;
+    /// assert_eq!(doc.text("t").to_string(), "Oh, Hello world");
+    /// # Ok::<(), weft::Error>(())
+    /// ```
+    pub fn fork_at(&self, frontiers: &Frontiers) -> Result<Doc> {
+        let doc = self.loaded()?;
+        let upto = doc.log.frontiers_to_vv(frontiers)?;
+        let bytes =
+            encoding::encode_updates_upto(&doc.log, &doc.texts, &VersionVector::new(), &upto);
+        let mut fork = Doc::new();
+        fork.style = self.style.clone();
+        fork.import(&bytes)?;
+        Ok(fork)
+    }
+
+    /// What changed from version `from` to version `to`, per text, as
+    /// change deltas in chars (the type events carry): applied to a
+    /// text's delta at `from`, each gives its delta at `to`. A text that
+    /// does not exist at one side counts as empty there; texts that are
+    /// equal at both are left out. O(size of both versions).
+    ///
+    /// # Errors
+    ///
+    /// As [`Doc::fork_at`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::{Delta, Doc};
+    ///
+    /// let mut doc = Doc::new();
+    /// doc.text("t").insert(0, "Hello world")?;
+    /// let v1 = doc.frontiers();
+    /// doc.text("t").mark(0..5, "bold", true)?;
+    /// doc.text("t").delete(5, 6)?;
+    /// let diff = doc.diff(&v1, &doc.frontiers())?;
+    /// assert_eq!(diff[0].name, "t");
+    /// assert_eq!(
+    ///     diff[0].delta,
+    ///     vec![Delta::retain_with(5, [("bold", true)]), Delta::delete(6)]
+    /// );
+    /// # Ok::<(), weft::Error>(())
+    /// ```
+    pub fn diff(&self, from: &Frontiers, to: &Frontiers) -> Result<Vec<TextDiff>> {
+        self.diff_in(from, to, Unit::Char)
+    }
+
+    /// [`Doc::diff`] counted in `unit` (e.g. [`Unit::Utf16`] for Quill).
+    ///
+    /// # Errors
+    ///
+    /// As [`Doc::fork_at`].
+    pub fn diff_in(&self, from: &Frontiers, to: &Frontiers, unit: Unit) -> Result<Vec<TextDiff>> {
+        let (a, b) = (self.fork_at(from)?, self.fork_at(to)?);
+        let doc = self.loaded()?;
+        let mut out = Vec::new();
+        for name in doc.text_names() {
+            let delta = diff_texts(&text_delta(&a, name), &text_delta(&b, name), unit);
+            if !delta.is_empty() {
+                out.push(TextDiff {
+                    name: name.to_owned(),
+                    delta,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Makes every text (content and marks) equal to what it was at
+    /// version `frontiers`, by new local ops in the open change: history
+    /// is kept, and peers' concurrent edits merge with the revert like
+    /// with any edit. Texts created after that version are emptied.
+    /// O(size of the document and of that version).
+    ///
+    /// # Errors
+    ///
+    /// As [`Doc::fork_at`]; as [`crate::Text::apply_delta`] when the
+    /// document runs out of ids (then nothing has changed in that text).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::{Delta, Doc};
+    ///
+    /// let mut doc = Doc::new();
+    /// doc.text("t").insert(0, "Hello world")?;
+    /// let good = doc.frontiers();
+    /// doc.text("t").delete(0, 6)?;
+    /// doc.text("t").mark(0..5, "bold", true)?;
+    /// doc.revert_to(&good)?;
+    /// assert_eq!(doc.text("t").to_delta(), vec![Delta::insert("Hello world")]);
+    /// # Ok::<(), weft::Error>(())
+    /// ```
+    pub fn revert_to(&mut self, frontiers: &Frontiers) -> Result<()> {
+        let old = self.fork_at(frontiers)?;
+        let names: Vec<String> = self.text_names().map(str::to_owned).collect();
+        for name in names {
+            let now = self.text(&name).to_delta();
+            let change = diff_texts(&now, &text_delta(&old, &name), Unit::Char);
+            if !change.is_empty() {
+                self.text(&name).apply_delta(&change)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The delta of text `name` of `doc`, empty if it has none.
+fn text_delta(doc: &Doc, name: &str) -> Vec<Delta> {
+    doc.get_text(name).map(|t| t.to_delta()).unwrap_or_default()
+}
