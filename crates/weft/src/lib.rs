@@ -88,8 +88,10 @@
 //! - Undo is by position: text another peer typed between chars this peer
 //!   deleted comes back on one side of the restored text, not in place,
 //!   and a char both peers deleted comes back on undo.
-//! - No checkout or history API (reading or restoring an earlier
-//!   version); the history is kept, but only for merging.
+//! - History: [`Doc::fork_at`], [`Doc::diff`], [`Doc::revert_to`],
+//!   [`Doc::changes`] and version math exist; a checkout of the document
+//!   itself, commit messages and timestamps, and shallow snapshots do
+//!   not yet.
 //! - No maps, block markers or embeds: a document holds named rich texts,
 //!   and a text cannot be deleted.
 //!
