@@ -96,16 +96,7 @@ fn b4_with_undo(trace: &Trace, steps: usize) -> (weft::Doc, weft::UndoManager) {
     let mut doc = weft::Doc::new();
     let mut undo = weft::UndoManager::new(&mut doc);
     undo.set_max_steps(steps);
-    for p in trace.patches() {
-        let mut text = doc.text("text");
-        if p.del > 0 {
-            text.delete(p.pos, p.del).expect("delete in bounds");
-        }
-        if !p.ins.is_empty() {
-            text.insert(p.pos, &p.ins).expect("insert in bounds");
-        }
-        doc.commit();
-    }
+    benches::type_committing(&mut doc, trace);
     (doc, undo)
 }
 

@@ -305,16 +305,7 @@ fn keystroke(c: &mut Criterion) {
 fn type_committing(trace: &Trace, subscribe: bool) -> (Doc, Option<(Subscription, RopeMirror)>) {
     let mut doc = Doc::new();
     let mirror = subscribe.then(|| rope_mirror(&mut doc, ""));
-    for p in trace.patches() {
-        let mut text = doc.text("text");
-        if p.del > 0 {
-            text.delete(p.pos, p.del).expect("delete in bounds");
-        }
-        if !p.ins.is_empty() {
-            text.insert(p.pos, &p.ins).expect("insert in bounds");
-        }
-        doc.commit();
-    }
+    benches::type_committing(&mut doc, trace);
     (doc, mirror)
 }
 

@@ -83,6 +83,21 @@ pub fn apply_to_rope(rope: &mut jumprope::JumpRope, delta: &[Delta]) {
 /// Patches between two marks in [`replay_rich`].
 pub const MARK_EVERY: usize = 1000;
 
+/// Types every patch of `trace` into text `"text"` of `doc`, with a
+/// commit after each (as an editor commits per keystroke).
+pub fn type_committing(doc: &mut Doc, trace: &Trace) {
+    for p in trace.patches() {
+        let mut text = doc.text("text");
+        if p.del > 0 {
+            text.delete(p.pos, p.del).expect("delete in bounds");
+        }
+        if !p.ins.is_empty() {
+            text.insert(p.pos, &p.ins).expect("insert in bounds");
+        }
+        doc.commit();
+    }
+}
+
 /// As [`replay`], plus one bold mark over a pseudo-random tenth of the
 /// text every [`MARK_EVERY`] patches (the same marks every time).
 ///

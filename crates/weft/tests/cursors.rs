@@ -4,24 +4,9 @@
 
 mod common;
 
-use common::Rng;
+use common::{doc, sync, Rng};
 use traces::Trace;
 use weft::{Cursor, Doc, Error, ExportMode, Side, Unit, VersionVector};
-
-fn doc(peer: u64) -> Doc {
-    let mut d = Doc::new();
-    d.set_peer_id(peer).unwrap();
-    d
-}
-
-fn sync(to: &mut Doc, from: &Doc) {
-    let bytes = from
-        .export(ExportMode::Updates {
-            from: &to.version(),
-        })
-        .unwrap();
-    to.import(&bytes).unwrap();
-}
 
 #[test]
 fn a_caret_follows_its_char_when_a_peer_types_before_it() {

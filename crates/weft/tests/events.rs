@@ -5,18 +5,15 @@
 //! Every test that receives deltas also applies them to a mirror and
 //! compares it with the document.
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 
+use common::doc;
 use weft::{
     CommitOptions, Delta, Doc, DocEvent, EventTrigger, ExportMode, Subscription, Unit,
     VersionVector,
 };
-
-fn doc(peer: u64) -> Doc {
-    let mut d = Doc::new();
-    d.set_peer_id(peer).unwrap();
-    d
-}
 
 fn updates(from: &Doc, to: &VersionVector) -> Vec<u8> {
     from.export(ExportMode::Updates { from: to }).unwrap()

@@ -6,23 +6,8 @@ mod common;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use common::Rng;
+use common::{doc, sync, Rng};
 use weft::{CommitOptions, Delta, Doc, ExportMode, Side, UndoManager, VersionVector};
-
-fn doc(peer: u64) -> Doc {
-    let mut d = Doc::new();
-    d.set_peer_id(peer).unwrap();
-    d
-}
-
-fn sync(to: &mut Doc, from: &Doc) {
-    let bytes = from
-        .export(ExportMode::Updates {
-            from: &to.version(),
-        })
-        .unwrap();
-    to.import(&bytes).unwrap();
-}
 
 fn text(d: &mut Doc) -> String {
     d.text("t").to_string()

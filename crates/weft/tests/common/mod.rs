@@ -790,6 +790,16 @@ pub fn doc(peer: u64) -> Doc {
     d
 }
 
+/// Imports into `to` everything `from` has that it lacks.
+pub fn sync(to: &mut Doc, from: &Doc) {
+    let bytes = from
+        .export(ExportMode::Updates {
+            from: &to.version(),
+        })
+        .unwrap();
+    to.import(&bytes).unwrap();
+}
+
 /// `d`'s whole history as an update.
 pub fn all(d: &mut Doc) -> Vec<u8> {
     d.export(ExportMode::Updates {
