@@ -18,6 +18,21 @@ pub enum Unit {
     Utf16,
 }
 
+impl Unit {
+    /// Every unit, in [`Unit::index`] order.
+    pub(crate) const ALL: [Unit; 3] = [Unit::Char, Unit::Utf8, Unit::Utf16];
+
+    /// The unit's index in a per-unit array (its place in [`Unit::ALL`]).
+    #[inline]
+    pub(crate) fn index(self) -> usize {
+        match self {
+            Unit::Char => 0,
+            Unit::Utf8 => 1,
+            Unit::Utf16 => 2,
+        }
+    }
+}
+
 impl fmt::Display for Unit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

@@ -107,26 +107,14 @@ pub struct DocEvent {
     pub texts: Vec<TextDiff>,
 }
 
-/// The unit's slot in a [`Draft`].
-fn slot(unit: Unit) -> usize {
-    match unit {
-        Unit::Char => 0,
-        Unit::Utf8 => 1,
-        Unit::Utf16 => 2,
-    }
-}
-
-/// Every unit, in slot order.
-const UNITS: [Unit; 3] = [Unit::Char, Unit::Utf8, Unit::Utf16];
-
-/// A set of units (bit `slot(unit)`).
+/// A set of units (bit [`Unit::index`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Units(pub u8);
 
 impl Units {
     /// Whether `unit` is in the set.
     pub fn has(self, unit: Unit) -> bool {
-        self.0 & (1 << slot(unit)) != 0
+        self.0 & (1 << unit.index()) != 0
     }
 
     /// Whether the set is empty.
@@ -136,12 +124,12 @@ impl Units {
 
     /// The units in the set.
     pub fn iter(self) -> impl Iterator<Item = Unit> {
-        UNITS.into_iter().filter(move |&u| self.has(u))
+        Unit::ALL.into_iter().filter(move |&u| self.has(u))
     }
 
     /// The set with `unit` added.
     pub fn with(self, unit: Unit) -> Units {
-        Units(self.0 | (1 << slot(unit)))
+        Units(self.0 | (1 << unit.index()))
     }
 }
 
@@ -203,7 +191,7 @@ impl Draft {
     pub fn add(&mut self, text: TextIdx, mut change: impl FnMut(Unit) -> Vec<Delta>) {
         let entry = self.texts.entry(text).or_default();
         for unit in self.units.iter() {
-            let acc = &mut entry[slot(unit)];
+            let acc = &mut entry[unit.index()];
             let next = change(unit);
             // The first edit of a text in a change needs no composing (a
             // change recorded by an edit is in normal form).
@@ -243,14 +231,14 @@ impl Draft {
             .filter_map(|(&t, d)| {
                 // Normal form, and a text whose change cancels out is left
                 // out.
-                normalize(&mut d[slot(unit)]);
-                (!d[slot(unit)].is_empty()).then_some((t, d))
+                normalize(&mut d[unit.index()]);
+                (!d[unit.index()].is_empty()).then_some((t, d))
             })
             .map(|(t, d)| {
                 taken.push(t);
                 TextDiff {
                     name: name(t),
-                    delta: std::mem::take(&mut d[slot(unit)]),
+                    delta: std::mem::take(&mut d[unit.index()]),
                 }
             })
             .collect();
@@ -268,7 +256,7 @@ impl Draft {
         let unit = event.unit;
         for (diff, t) in event.texts.into_iter().zip(taken) {
             if let Some(d) = self.texts.get_mut(t) {
-                d[slot(unit)] = diff.delta;
+                d[unit.index()] = diff.delta;
             }
         }
     }

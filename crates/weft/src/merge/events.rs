@@ -58,7 +58,7 @@ pub(super) fn watch(log: &OpLog, texts: &mut TextTable, plan: &Plan) -> Watch {
             });
             continue;
         };
-        let old_len = [Unit::Char, Unit::Utf8, Unit::Utf16].map(|u| state.visible_len(u) as usize);
+        let old_len = Unit::ALL.map(|u| state.visible_len(u) as usize);
         let old = (old_len[0] > 0 && marked.binary_search(&text).is_ok())
             .then(|| TextRef::new(log, state, None).to_delta());
         if old_len[0] > 0 {
@@ -69,14 +69,6 @@ pub(super) fn watch(log: &OpLog, texts: &mut TextTable, plan: &Plan) -> Watch {
     Watch {
         first_new: log.next_seq(),
         texts: watched,
-    }
-}
-
-fn slot(unit: Unit) -> usize {
-    match unit {
-        Unit::Char => 0,
-        Unit::Utf8 => 1,
-        Unit::Utf16 => 2,
     }
 }
 
@@ -119,7 +111,7 @@ pub(super) fn record(watch: Watch, log: &OpLog, texts: &mut TextTable, draft: &m
                     // A bug: the structure read back does not fit the text
                     // as it was. The whole text replaced is still exact.
                     debug_assert!(false, "import delta does not fit the text");
-                    let mut all = vec![Delta::delete(w.old_len[slot(unit)])];
+                    let mut all = vec![Delta::delete(w.old_len[unit.index()])];
                     all.extend(now.iter().cloned());
                     all
                 }

@@ -64,15 +64,6 @@ struct SlowParts<'a> {
     events: Option<&'a mut Draft>,
 }
 
-/// The index of `unit` in a per-unit array.
-fn unit_slot(unit: Unit) -> usize {
-    match unit {
-        Unit::Char => 0,
-        Unit::Utf8 => 1,
-        Unit::Utf16 => 2,
-    }
-}
-
 impl<'a> Text<'a> {
     #[inline]
     #[expect(
@@ -399,6 +390,16 @@ impl<'a> Text<'a> {
         converted.unwrap_or(pos)
     }
 
+    /// Chars `range` counted in each unit the event draft keeps, by
+    /// [`Unit::index`] (others are left empty).
+    fn range_in_units(&self, range: Range<usize>) -> [Range<usize>; 3] {
+        let mut at = [0..0, 0..0, 0..0];
+        for unit in self.units() {
+            at[unit.index()] = self.pos_in(range.start, unit)..self.pos_in(range.end, unit);
+        }
+        at
+    }
+
     /// Records in the event draft that `s` was inserted at `pos` (after
     /// the insert: the new text's styles are known).
     #[cold]
@@ -409,20 +410,11 @@ impl<'a> Text<'a> {
         } else {
             self.view().attributes_at(pos).unwrap_or_default()
         };
-        let mut at = [0usize; 3];
-        for (slot, unit) in [Unit::Char, Unit::Utf8, Unit::Utf16]
-            .into_iter()
-            .enumerate()
-        {
-            if self.units().any(|u| u == unit) {
-                at[slot] = self.pos_in(pos, unit);
-            }
-        }
+        let at = self.range_in_units(pos..pos);
         self.record_inverse(|_| vec![Delta::retain(pos), Delta::delete(char_len(s) as usize)]);
         self.record(|unit| {
-            let at = at[unit_slot(unit)];
             vec![
-                Delta::retain(at),
+                Delta::retain(at[unit.index()].start),
                 Delta::Insert {
                     insert: s.to_owned(),
                     attributes: attributes.clone(),
@@ -435,22 +427,15 @@ impl<'a> Text<'a> {
     #[cold]
     #[inline(never)]
     fn record_delete(&mut self, pos: usize, len: usize) {
-        let at: Vec<(Unit, usize, usize)> = self
-            .units()
-            .map(|u| (u, self.pos_in(pos, u), self.pos_in(pos + len, u)))
-            .collect();
+        let at = self.range_in_units(pos..pos + len);
         self.record_inverse(|this| {
             let mut inverse = vec![Delta::retain(pos)];
             inverse.extend(this.view().slice_delta(pos..pos + len).unwrap_or_default());
             inverse
         });
         self.record(|unit| {
-            let (_, start, end) = at
-                .iter()
-                .find(|x| x.0 == unit)
-                .copied()
-                .unwrap_or((unit, 0, 0));
-            vec![Delta::retain(start), Delta::delete(end - start)]
+            let r = &at[unit.index()];
+            vec![Delta::retain(r.start), Delta::delete(r.len())]
         });
     }
 
@@ -459,10 +444,7 @@ impl<'a> Text<'a> {
     #[cold]
     #[inline(never)]
     fn record_mark(&mut self, range: Range<usize>, key: &str, value: &Value) {
-        let at: Vec<(Unit, usize, usize)> = self
-            .units()
-            .map(|u| (u, self.pos_in(range.start, u), self.pos_in(range.end, u)))
-            .collect();
+        let at = self.range_in_units(range.clone());
         self.record_inverse(|this| {
             // The old value of `key` along the range, run by run.
             let mut inverse = vec![Delta::retain(range.start)];
@@ -475,14 +457,10 @@ impl<'a> Text<'a> {
             inverse
         });
         self.record(|unit| {
-            let (_, start, end) = at
-                .iter()
-                .find(|x| x.0 == unit)
-                .copied()
-                .unwrap_or((unit, 0, 0));
+            let r = &at[unit.index()];
             vec![
-                Delta::retain(start),
-                Delta::retain_with(end - start, [(key, value.clone())]),
+                Delta::retain(r.start),
+                Delta::retain_with(r.len(), [(key, value.clone())]),
             ]
         });
     }
