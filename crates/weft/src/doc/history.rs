@@ -176,7 +176,7 @@ impl Doc {
         let doc = self.loaded()?;
         let upto = doc.log.frontiers_to_vv(frontiers)?;
         let bytes =
-            encoding::encode_updates_upto(&doc.log, &doc.texts, &VersionVector::new(), &upto);
+            encoding::encode_updates(&doc.log, &doc.texts, &VersionVector::new(), Some(&upto));
         let mut fork = Doc::new();
         fork.style = self.style.clone();
         fork.import(&bytes)?;

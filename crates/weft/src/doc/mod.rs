@@ -391,7 +391,7 @@ impl Doc {
         let doc = self.loaded()?;
         match mode {
             ExportMode::Updates { from } => {
-                Ok(encoding::encode_updates(&doc.log, &doc.texts, from))
+                Ok(encoding::encode_updates(&doc.log, &doc.texts, from, None))
             }
             ExportMode::Snapshot => {
                 let pending: Vec<&[u8]> = doc.pending.iter().map(|p| &*p.bytes).collect();
@@ -534,7 +534,7 @@ impl Doc {
             let update = Update::from_log(&side.log, &side.texts, &version)?;
             let mut status = self.import_update(
                 update,
-                || encoding::encode_updates(&side.log, &side.texts, &version).into(),
+                || encoding::encode_updates(&side.log, &side.texts, &version, None).into(),
                 draft.as_deref_mut(),
             )?;
             // Texts the snapshot names but no op of its touches, and its

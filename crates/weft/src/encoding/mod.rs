@@ -180,23 +180,15 @@ fn with_header(mode: u8, body: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Encodes the ops of `log` that `from` lacks as an update.
-pub(crate) fn encode_updates(log: &OpLog, texts: &TextTable, from: &VersionVector) -> Vec<u8> {
-    with_header(MODE_UPDATES, &updates::encode_body(log, texts, from, None))
-}
-
-/// Encodes the ops of `log` that `from` lacks and `upto` (causally
-/// closed) includes, as an update.
-pub(crate) fn encode_updates_upto(
+/// Encodes the ops of `log` that `from` lacks (and `upto`, a causally
+/// closed version, includes, if given) as an update.
+pub(crate) fn encode_updates(
     log: &OpLog,
     texts: &TextTable,
     from: &VersionVector,
-    upto: &VersionVector,
+    upto: Option<&VersionVector>,
 ) -> Vec<u8> {
-    with_header(
-        MODE_UPDATES,
-        &updates::encode_body(log, texts, from, Some(upto)),
-    )
+    with_header(MODE_UPDATES, &updates::encode_body(log, texts, from, upto))
 }
 
 /// Encodes the whole history, every text's state and the pending

@@ -92,8 +92,7 @@ pub(crate) fn encode_body(
     from: &VersionVector,
     upto: Option<&VersionVector>,
 ) -> Vec<u8> {
-    let missing = log.missing_upto(from, upto);
-    let pieces = &missing.pieces;
+    let pieces = log.missing_pieces(from, upto);
 
     let mut w = RunWriter {
         log,
@@ -107,7 +106,7 @@ pub(crate) fn encode_body(
     let mut changes = Vec::new();
     write_varint(&mut changes, pieces.len() as u64);
     let mut next_counter: HashMap<PeerId, Counter> = HashMap::new();
-    for (ci, range) in pieces {
+    for (ci, range) in &pieces {
         let Some(change) = log.changes().get(*ci) else {
             continue;
         };
@@ -119,8 +118,8 @@ pub(crate) fn encode_body(
             change,
             range,
         );
-        // The ops of the piece, clipped and split at content boundaries.
-        missing.for_each_run(log, range, |run| w.write_run(run));
+        // The ops of the piece, clipped to it.
+        log.for_each_clipped_run(range, |run| w.write_run(run));
     }
 
     let RunWriter {

@@ -112,17 +112,17 @@ impl Update {
     /// (a bug).
     pub fn from_log(log: &OpLog, texts: &TextTable, from: &VersionVector) -> Result<Update> {
         let internal = |what| Error::Internal { what };
-        let missing = log.missing(from);
+        let pieces = log.missing_pieces(from, None);
         let mut update = Update {
             texts: Vec::new(),
-            changes: Vec::with_capacity(missing.pieces.len()),
+            changes: Vec::with_capacity(pieces.len()),
             runs: Vec::new(),
             content: String::new(),
             marks: Vec::new(),
         };
         // The log's text indexes -> the update's.
         let mut text_index: HashMap<TextIdx, u32> = HashMap::new();
-        for (ci, range) in &missing.pieces {
+        for (ci, range) in &pieces {
             let change = log.changes().get(*ci).ok_or(internal("change"))?;
             let peer = log.peers().get(change.peer);
             let counter = change.counter + (range.start - change.seq);
@@ -134,7 +134,7 @@ impl Update {
             };
             let first_run = update.runs.len();
             let mut failed = None;
-            missing.for_each_run(log, range, |run| {
+            log.for_each_clipped_run(range, |run| {
                 let text = match text_index.get(&run.text) {
                     Some(&t) => t,
                     None => {

@@ -15,22 +15,15 @@ use crate::version::VersionVector;
 
 use super::{origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
 
-/// The ops of a log that a version lacks. See the module doc.
-pub(crate) struct Missing {
-    /// The part of each change the version lacks: (change index, seqs),
-    /// in seq order.
-    pub pieces: Vec<(usize, Range<Seq>)>,
-}
-
 impl OpLog {
-    /// The ops `from` lacks. O(k log n) for k pieces, plus the deletes.
-    pub fn missing(&self, from: &VersionVector) -> Missing {
-        self.missing_upto(from, None)
-    }
-
-    /// The ops `from` lacks that `upto` (if given, a causally closed
-    /// version) includes.
-    pub fn missing_upto(&self, from: &VersionVector, upto: Option<&VersionVector>) -> Missing {
+    /// The part of each change that `from` lacks and `upto` (if given, a
+    /// causally closed version) includes, as (change index, seqs), in seq
+    /// order. O(k log n) for k pieces.
+    pub fn missing_pieces(
+        &self,
+        from: &VersionVector,
+        upto: Option<&VersionVector>,
+    ) -> Vec<(usize, Range<Seq>)> {
         let mut pieces = self.changes_missing_from(from);
         if let Some(upto) = upto {
             pieces.retain_mut(|(ci, range)| {
@@ -41,17 +34,16 @@ impl OpLog {
                 range.start < range.end
             });
         }
-        Missing { pieces }
+        pieces
     }
-}
 
-impl Missing {
-    /// Calls `f` with every clipped run of `piece` (seqs), in order.
-    pub fn for_each_run(&self, log: &OpLog, piece: &Range<Seq>, mut f: impl FnMut(&OpRun)) {
+    /// Calls `f` with every run of `piece` (seqs, one of
+    /// [`OpLog::missing_pieces`]) clipped to it, in order.
+    pub fn for_each_clipped_run(&self, piece: &Range<Seq>, mut f: impl FnMut(&OpRun)) {
         let mut buf: SmallVec<[OpRun; 4]> = SmallVec::new();
-        for (run, seqs) in log.runs_in(piece.clone()) {
+        for (run, seqs) in self.runs_in(piece.clone()) {
             buf.clear();
-            clip_run(log, run, seqs, &mut buf);
+            clip_run(self, run, seqs, &mut buf);
             buf.iter().for_each(&mut f);
         }
     }
