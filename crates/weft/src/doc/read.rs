@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use crate::cursor::{Cursor, Side};
 use crate::error::{Error, Result, Unit};
-use crate::text::{TextRef, TextSource};
+use crate::text::{TextRef, TextSource, TextState};
 
 use super::Doc;
 
@@ -49,15 +49,21 @@ impl Doc {
         Some(TextRef::new(&self.log, state, lazy).in_doc(self))
     }
 
-    /// A view of text `name` with its tree and the history loaded (from
-    /// the loaded copy of a lazily imported document).
-    pub(crate) fn loaded_text(&self, name: &str) -> Result<TextRef<'_>> {
+    /// The loaded document (see [`Doc::loaded`]) and its text `name`.
+    fn loaded_state(&self, name: &str) -> Result<(&Doc, &TextState)> {
         let doc = self.loaded()?;
         let state = doc
             .texts
             .find(name)
             .and_then(|i| doc.texts.get(i))
             .ok_or_else(|| Error::UnknownText(name.to_owned()))?;
+        Ok((doc, state))
+    }
+
+    /// A view of text `name` with its tree and the history loaded (from
+    /// the loaded copy of a lazily imported document).
+    pub(crate) fn loaded_text(&self, name: &str) -> Result<TextRef<'_>> {
+        let (doc, state) = self.loaded_state(name)?;
         if state.unloaded().is_some() {
             return Err(Error::Internal {
                 what: "a loaded document has an unloaded text",
@@ -112,12 +118,7 @@ impl Doc {
     ///
     /// As [`Doc::cursor_pos`].
     pub fn cursor_pos_in(&self, cursor: &Cursor, unit: Unit) -> Result<usize> {
-        let doc = self.loaded()?;
-        let state = doc
-            .texts
-            .find(cursor.text())
-            .and_then(|i| doc.texts.get(i))
-            .ok_or_else(|| Error::UnknownText(cursor.text().to_owned()))?;
+        let (doc, state) = self.loaded_state(cursor.text())?;
         let Some(id) = cursor.id() else {
             return Ok(match cursor.side() {
                 Side::Before => 0,

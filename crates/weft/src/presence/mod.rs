@@ -88,7 +88,7 @@ fn classify(event: &mut EphemeralStoreEvent, key: &str, old: Option<&Value>, new
 }
 
 /// Milliseconds since the Unix epoch by the system clock (0 before it).
-fn system_now_ms() -> u64 {
+pub(crate) fn system_now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))

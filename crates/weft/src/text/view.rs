@@ -250,14 +250,7 @@ impl<'a> TextRef<'a> {
                 Delta::Insert { .. } => out.push(d.clone()),
                 Delta::Retain { retain: n, .. } | Delta::Delete { delete: n } => {
                     let end = at.saturating_add(*n);
-                    if end > len {
-                        return Err(Error::RangeOutOfBounds {
-                            start: at,
-                            end,
-                            len,
-                            unit,
-                        });
-                    }
+                    check_range(&(at..end), len, unit)?;
                     let end_char = self.convert_pos(end, unit, Unit::Char)?;
                     let chars = end_char - at_char;
                     out.push(match d {

@@ -16,7 +16,6 @@
 //! handed back as fresh [`Cursor`]s after the undo or redo.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::cursor::{Cursor, Side};
 use crate::doc::Doc;
@@ -25,6 +24,7 @@ use crate::event::{
     compose, transform, transform_position, transform_with, DocEvent, EventTrigger, Subscription,
     TextDiff,
 };
+use crate::presence::system_now_ms;
 use crate::style::Delta;
 
 /// A position of the selection registered for a step.
@@ -90,12 +90,6 @@ struct State {
     /// event pushes on the other stack.
     moving: Vec<Spot>,
     clock: Clock,
-}
-
-fn system_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 impl State {
@@ -241,7 +235,7 @@ impl UndoManager {
     /// open change first: it is not undoable). Each commit is one step
     /// (merge interval 0), at most 100 steps are kept.
     pub fn new(doc: &mut Doc) -> UndoManager {
-        UndoManager::with_clock(doc, system_ms)
+        UndoManager::with_clock(doc, system_now_ms)
     }
 
     /// [`UndoManager::new`] with a clock (ms) for the merge interval, for
