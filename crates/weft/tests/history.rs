@@ -237,6 +237,14 @@ fn unknown_and_impossible_versions_are_errors() {
         a.diff(&unknown, &a.frontiers()),
         Err(Error::UnknownOp(_))
     ));
+    assert!(matches!(
+        a.cmp_frontiers(&a.frontiers(), &unknown),
+        Err(Error::UnknownOp(_))
+    ));
+    assert!(matches!(
+        a.diff_in(&a.frontiers(), &unknown, Unit::Utf16),
+        Err(Error::UnknownOp(_))
+    ));
     let past_end: Frontiers = [OpId::new(1, 3)].into_iter().collect();
     assert!(matches!(a.revert_to(&past_end), Err(Error::UnknownOp(_))));
     // b's op without the a op it was typed on.
