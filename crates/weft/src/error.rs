@@ -142,6 +142,11 @@ pub enum Error {
         /// What does not fit.
         what: &'static str,
     },
+    /// A local edit while the document shows an old version (see
+    /// [`crate::Doc::checkout`]): return with
+    /// [`crate::Doc::checkout_to_latest`] first, or edit a
+    /// [`crate::Doc::fork_at`] of that version.
+    Detached,
     /// The key-value table inside a snapshot is damaged.
     Storage(weft_kv::Error),
     /// A bug in Weft: a check it made earlier does not hold (`what` names
@@ -208,6 +213,10 @@ impl fmt::Display for Error {
             Error::InvalidVersion { what } => write!(f, "invalid version: {what}"),
             Error::UnknownText(name) => write!(f, "the document has no text named {name:?}"),
             Error::InvalidDelta { what } => write!(f, "invalid delta: {what}"),
+            Error::Detached => write!(
+                f,
+                "the document shows an old version (checked out): it cannot be edited"
+            ),
             Error::Storage(e) => write!(f, "snapshot storage: {e}"),
             Error::Internal { what } => write!(f, "internal error (a bug in weft): {what}"),
         }

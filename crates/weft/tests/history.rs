@@ -6,121 +6,13 @@ mod common;
 
 use std::cmp::Ordering;
 
-use common::{RefDoc, Rng};
-use weft::{Delta, Doc, Error, ExportMode, Frontiers, OpId, TextDiff, Unit, Value, VersionVector};
-
-/// What a replica held at one moment.
-struct Recorded {
-    frontiers: Frontiers,
-    version: VersionVector,
-    delta: Vec<Delta>,
-    utf16_len: usize,
-}
-
-fn record(doc: &mut Doc) -> Recorded {
-    doc.commit();
-    Recorded {
-        frontiers: doc.frontiers(),
-        version: doc.version(),
-        delta: doc.get_text("t").map(|t| t.to_delta()).unwrap_or_default(),
-        utf16_len: doc.text_len("t", Unit::Utf16),
-    }
-}
-
-fn sync(to: &mut Doc, to_ref: &mut RefDoc, from: &Doc, from_ref: &RefDoc, stale: bool) {
-    let since = if stale {
-        VersionVector::new() // the whole history re-sent
-    } else {
-        to.version()
-    };
-    to.import(&from.export(ExportMode::Updates { from: &since }).unwrap())
-        .unwrap();
-    to_ref.merge_from(from_ref);
-}
-
-fn random_edit(rng: &mut Rng, doc: &mut Doc, model: &mut RefDoc) {
-    let len = doc.text("t").len();
-    match rng.below(10) {
-        0..=4 => {
-            let pos = rng.below(len + 1);
-            let s = rng.text(4);
-            doc.text("t").insert(pos, &s).unwrap();
-            model.insert(pos, &s);
-        }
-        5..=7 if len > 0 => {
-            let pos = rng.below(len);
-            let n = 1 + rng.below((len - pos).min(3));
-            doc.text("t").delete(pos, n).unwrap();
-            model.delete(pos, n);
-        }
-        _ if len > 0 => {
-            let start = rng.below(len);
-            let end = start + 1 + rng.below(len - start);
-            let key = ["bold", "italic", "link"][rng.below(3)];
-            let value = if rng.chance(25) {
-                Value::Null
-            } else {
-                Value::from(rng.below(3) as i64)
-            };
-            doc.text("t").mark(start..end, key, value.clone()).unwrap();
-            model.mark(start..end, key, value);
-        }
-        _ => {}
-    }
-}
-
-/// Applies each diff of text "t" to `mirror`.
-fn apply(diffs: &[TextDiff], mirror: &mut Vec<Delta>, unit: Unit) {
-    for d in diffs.iter().filter(|d| d.name == "t") {
-        d.apply_to(mirror, unit).unwrap();
-    }
-}
+use common::history::{apply, random_history};
+use common::Rng;
+use weft::{Delta, Doc, Error, ExportMode, Frontiers, OpId, Unit, VersionVector};
 
 fn run(seed: u64, steps: usize) {
-    let mut rng = Rng::new(seed);
-    let mut docs: Vec<Doc> = (1..=3)
-        .map(|p| {
-            let mut d = Doc::new();
-            d.set_peer_id(p).unwrap();
-            d
-        })
-        .collect();
-    let mut models: Vec<RefDoc> = (1..=3).map(RefDoc::new).collect();
-    let mut recorded: Vec<Recorded> = Vec::new();
-    for _ in 0..steps {
-        let i = rng.below(3);
-        if rng.chance(25) {
-            let j = (i + 1 + rng.below(2)) % 3;
-            let stale = rng.chance(20);
-            let (to, from) = two(&mut docs, i, j);
-            let (to_ref, from_ref) = two(&mut models, i, j);
-            sync(to, to_ref, from, from_ref, stale);
-        } else {
-            random_edit(&mut rng, &mut docs[i], &mut models[i]);
-        }
-        if rng.chance(30) {
-            let r = record(&mut docs[i]);
-            assert_eq!(
-                r.delta,
-                models[i].to_delta(),
-                "seed {seed}: replica vs model"
-            );
-            recorded.push(r);
-        }
-    }
-    // Quiescence: everyone has everything.
-    for _ in 0..2 {
-        for i in 0..3 {
-            for j in 0..3 {
-                if i != j {
-                    let (to, from) = two(&mut docs, i, j);
-                    let (to_ref, from_ref) = two(&mut models, i, j);
-                    sync(to, to_ref, from, from_ref, false);
-                }
-            }
-        }
-    }
-    recorded.push(record(&mut docs[0]));
+    let mut rng = Rng::new(seed ^ 0x5eed);
+    let (docs, recorded) = random_history(seed, steps);
     let doc = &docs[0];
 
     for (k, r) in recorded.iter().enumerate() {
@@ -189,18 +81,6 @@ fn run(seed: u64, steps: usize) {
     assert_eq!(reverter.text("t").to_delta(), other.text("t").to_delta());
     // The concurrent insert is kept ('~' is not in the random alphabet).
     assert!(reverter.text("t").to_string().contains('~'));
-}
-
-/// Mutable `v[i]` and shared `v[j]` (i != j).
-fn two<T>(v: &mut [T], i: usize, j: usize) -> (&mut T, &T) {
-    assert_ne!(i, j);
-    if i < j {
-        let (a, b) = v.split_at_mut(j);
-        (&mut a[i], &b[0])
-    } else {
-        let (a, b) = v.split_at_mut(i);
-        (&mut b[0], &a[j])
-    }
 }
 
 #[test]

@@ -217,7 +217,7 @@ impl Doc {
 
     /// Calls each subscriber with the event of `draft` in its unit (undo
     /// managers last: they see the event in chars with its inverse).
-    fn emit(&self, trigger: EventTrigger, origin: Option<&str>, draft: &mut Draft) {
+    pub(super) fn emit(&self, trigger: EventTrigger, origin: Option<&str>, draft: &mut Draft) {
         let callbacks = self.observers.event_callbacks();
         for unit in draft.units().iter() {
             if !callbacks.iter().any(|(u, _)| *u == unit) {

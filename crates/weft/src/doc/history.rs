@@ -50,7 +50,7 @@ impl Doc {
     /// # Ok::<(), weft::Error>(())
     /// ```
     pub fn frontiers_to_vv(&self, frontiers: &Frontiers) -> Result<VersionVector> {
-        self.loaded()?.log.frontiers_to_vv(frontiers)
+        self.latest().loaded()?.log.frontiers_to_vv(frontiers)
     }
 
     /// The heads of version `vv`: its ops no other op of it depends on.
@@ -61,7 +61,7 @@ impl Doc {
     /// not have; [`crate::Error::InvalidVersion`] if it holds an op but not
     /// every op that op depends on; as [`Doc::load`].
     pub fn vv_to_frontiers(&self, vv: &VersionVector) -> Result<Frontiers> {
-        self.loaded()?.log.vv_to_frontiers(vv)
+        self.latest().loaded()?.log.vv_to_frontiers(vv)
     }
 
     /// How version `a` relates to version `b`: `Less` if `b` includes
@@ -97,7 +97,7 @@ impl Doc {
     /// # Ok::<(), weft::Error>(())
     /// ```
     pub fn cmp_frontiers(&self, a: &Frontiers, b: &Frontiers) -> Result<Option<Ordering>> {
-        let log = &self.loaded()?.log;
+        let log = &self.latest().loaded()?.log;
         let (a, b) = (log.frontiers_to_vv(a)?, log.frontiers_to_vv(b)?);
         Ok(a.partial_cmp(&b))
     }
@@ -131,7 +131,7 @@ impl Doc {
     /// # Ok::<(), weft::Error>(())
     /// ```
     pub fn changes(&self) -> Result<Vec<ChangeMeta>> {
-        let log = &self.loaded()?.log;
+        let log = &self.latest().loaded()?.log;
         Ok(log
             .changes()
             .iter()
@@ -173,7 +173,7 @@ impl Doc {
     /// # Ok::<(), weft::Error>(())
     /// ```
     pub fn fork_at(&self, frontiers: &Frontiers) -> Result<Doc> {
-        let doc = self.loaded()?;
+        let doc = self.latest().loaded()?;
         let upto = doc.log.frontiers_to_vv(frontiers)?;
         let bytes =
             encoding::encode_updates(&doc.log, &doc.texts, &VersionVector::new(), Some(&upto));
@@ -222,7 +222,7 @@ impl Doc {
     /// As [`Doc::fork_at`].
     pub fn diff_in(&self, from: &Frontiers, to: &Frontiers, unit: Unit) -> Result<Vec<TextDiff>> {
         let (a, b) = (self.fork_at(from)?, self.fork_at(to)?);
-        let doc = self.loaded()?;
+        let doc = self.latest().loaded()?;
         let mut out = Vec::new();
         for name in doc.text_names() {
             let delta = diff_texts(&text_delta(&a, name), &text_delta(&b, name), unit);
@@ -244,7 +244,8 @@ impl Doc {
     ///
     /// # Errors
     ///
-    /// As [`Doc::fork_at`]; as [`crate::Text::apply_delta`] when the
+    /// [`crate::Error::Detached`] while checked out; as [`Doc::fork_at`];
+    /// as [`crate::Text::apply_delta`] when the
     /// document runs out of ids (then nothing has changed in that text).
     ///
     /// # Examples
@@ -262,6 +263,9 @@ impl Doc {
     /// # Ok::<(), weft::Error>(())
     /// ```
     pub fn revert_to(&mut self, frontiers: &Frontiers) -> Result<()> {
+        if self.is_detached() {
+            return Err(crate::Error::Detached);
+        }
         let old = self.fork_at(frontiers)?;
         let names: Vec<String> = self.text_names().map(str::to_owned).collect();
         for name in names {

@@ -2,6 +2,7 @@
 //! its texts; `lazy.rs` holds what a lazily imported snapshot still has
 //! to load.
 
+mod checkout;
 mod events;
 mod history;
 mod lazy;
@@ -134,6 +135,10 @@ pub struct Doc {
     observers: Observers,
     /// The changes of the open local change, while someone subscribes.
     draft: Option<Box<Draft>>,
+    /// While an old version is checked out (see [`Doc::checkout`]), the
+    /// latest document: its history, texts and pending set (its other
+    /// fields unused). This document's own state is then that version's.
+    detached: Option<Box<Doc>>,
 }
 
 impl Default for Doc {
@@ -172,6 +177,7 @@ impl Doc {
             lazy: None,
             observers: Observers::default(),
             draft: None,
+            detached: None,
         }
     }
 
@@ -388,7 +394,7 @@ impl Doc {
     /// None for a document that was never lazily imported; after a lazy
     /// snapshot import, as [`Doc::load`].
     pub fn export(&self, mode: ExportMode<'_>) -> Result<Vec<u8>> {
-        let doc = self.loaded()?;
+        let doc = self.latest().loaded()?;
         match mode {
             ExportMode::Updates { from } => {
                 Ok(encoding::encode_updates(&doc.log, &doc.texts, from, None))
@@ -425,6 +431,10 @@ impl Doc {
     /// [`Doc::import`], and then the change event (if someone subscribes
     /// and something was applied) with `origin`.
     fn import_from(&mut self, bytes: &[u8], origin: Option<&str>) -> Result<ImportStatus> {
+        if let Some(latest) = self.detached.as_deref_mut() {
+            // Shown after returning (see `Doc::checkout`).
+            return latest.import_from(bytes, None);
+        }
         let update = match encoding::decode(bytes)? {
             Decoded::Update(update) => update,
             Decoded::Snapshot(snapshot) => {
@@ -531,7 +541,7 @@ impl Doc {
             side.load()?;
             self.load()?;
             let version = self.version();
-            let update = Update::from_log(&side.log, &side.texts, &version)?;
+            let update = Update::from_log(&side.log, &side.texts, &version, None)?;
             let mut status = self.import_update(
                 update,
                 || encoding::encode_updates(&side.log, &side.texts, &version, None).into(),
@@ -603,13 +613,17 @@ impl Doc {
     /// Spans of the ops held in pending updates that the document lacks.
     /// O(size of the pending set).
     pub fn pending_spans(&self) -> Vec<IdSpan> {
-        self.pending.spans(|p| self.known_end(p))
+        let latest = self.latest();
+        latest.pending.spans(|p| latest.known_end(p))
     }
 
     /// Checks internal invariants of the history and every text; panics on
     /// a broken one. For tests and fuzzing.
     #[doc(hidden)]
     pub fn assert_invariants(&self) {
+        if let Some(latest) = &self.detached {
+            latest.assert_invariants();
+        }
         self.log.assert_invariants();
         for t in self.texts.iter() {
             // A text still in a lazily imported snapshot has no tree yet.
@@ -631,7 +645,7 @@ impl Doc {
     /// As [`Doc::load`].
     #[doc(hidden)]
     pub fn history_runs(&self) -> Result<Vec<(IdSpan, crate::Lamport, Vec<crate::OpId>)>> {
-        Ok(self.loaded()?.log.canonical_runs())
+        Ok(self.latest().loaded()?.log.canonical_runs())
     }
 
     /// The changes of the history, one per line (for debugging tests).

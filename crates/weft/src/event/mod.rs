@@ -39,6 +39,9 @@ pub enum EventTrigger {
     Undo,
     /// [`crate::UndoManager::redo`].
     Redo,
+    /// [`crate::Doc::checkout`] or [`crate::Doc::checkout_to_latest`]:
+    /// the document now shows another version.
+    Checkout,
 }
 
 /// What changed in one text, as a Quill change delta: applied to the

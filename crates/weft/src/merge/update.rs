@@ -102,17 +102,36 @@ impl UpdateRun {
 
 impl Update {
     /// The ops of `log` (its texts named through `texts`) that `from`
-    /// lacks, as an update, without going through bytes: what merging a
-    /// loaded snapshot into a live document takes. The same pieces as
-    /// the bytes encoder writes ([`OpLog::missing`]).
+    /// lacks, and if `upto` is given that it has, as an update, without
+    /// going through bytes: what merging a loaded snapshot into a live
+    /// document or checking out a version takes. The same pieces as the
+    /// bytes encoder writes ([`OpLog::missing_pieces`]).
     ///
     /// # Errors
     ///
     /// [`Error::Internal`] if the log does not hold what its own ops name
     /// (a bug).
-    pub fn from_log(log: &OpLog, texts: &TextTable, from: &VersionVector) -> Result<Update> {
+    pub fn from_log(
+        log: &OpLog,
+        texts: &TextTable,
+        from: &VersionVector,
+        upto: Option<&VersionVector>,
+    ) -> Result<Update> {
+        Update::from_pieces(log, texts, &log.missing_pieces(from, upto))
+    }
+
+    /// The ops `pieces` of `log` (change index and seqs within it, each
+    /// piece after the pieces it depends on) as an update.
+    ///
+    /// # Errors
+    ///
+    /// As [`Update::from_log`].
+    pub fn from_pieces(
+        log: &OpLog,
+        texts: &TextTable,
+        pieces: &[(usize, Range<Seq>)],
+    ) -> Result<Update> {
         let internal = |what| Error::Internal { what };
-        let pieces = log.missing_pieces(from, None);
         let mut update = Update {
             texts: Vec::new(),
             changes: Vec::with_capacity(pieces.len()),
@@ -122,7 +141,7 @@ impl Update {
         };
         // The log's text indexes -> the update's.
         let mut text_index: HashMap<TextIdx, u32> = HashMap::new();
-        for (ci, range) in &pieces {
+        for (ci, range) in pieces {
             let change = log.changes().get(*ci).ok_or(internal("change"))?;
             let peer = log.peers().get(change.peer);
             let counter = change.counter + (range.start - change.seq);

@@ -99,9 +99,17 @@ pub(crate) struct OpLog {
     next_lamport: Lamport,
     /// Whether the last change is the open local change.
     open: bool,
+    /// Set on the history of a checked-out version (see
+    /// `Doc::checkout`): local ops are refused.
+    read_only: bool,
 }
 
 impl OpLog {
+    /// Refuses local ops from now on (see [`Error::Detached`]).
+    pub fn set_read_only(&mut self) {
+        self.read_only = true;
+    }
+
     /// Number of ops known (the next seq).
     pub fn next_seq(&self) -> Seq {
         self.next_seq
@@ -199,6 +207,7 @@ impl OpLog {
             next_seq: self.next_seq,
             next_lamport: self.next_lamport,
             open: self.open,
+            read_only: self.read_only,
         }
     }
 
@@ -272,9 +281,13 @@ impl OpLog {
     /// # Errors
     ///
     /// [`Error::CounterOverflow`] or [`Error::HistoryFull`] when the ops would
-    /// not fit the id spaces; nothing changes then.
+    /// not fit the id spaces, [`Error::Detached`] for a checked-out
+    /// version's history; nothing changes then.
     #[inline]
     pub fn reserve_local(&mut self, peer: PeerId, n: u32) -> Result<Seq> {
+        if self.read_only {
+            return Err(Error::Detached);
+        }
         let seq = self.next_seq;
         let end = seq
             .checked_add(n)
@@ -314,9 +327,12 @@ impl OpLog {
     ///
     /// # Errors
     ///
-    /// [`Error::HistoryFull`] or [`Error::CounterOverflow`], as
-    /// [`OpLog::reserve_local`] would.
+    /// [`Error::HistoryFull`], [`Error::CounterOverflow`] or
+    /// [`Error::Detached`], as [`OpLog::reserve_local`] would.
     pub fn check_room(&self, peer: PeerId, ops: u64, bytes: u64) -> Result<()> {
+        if self.read_only {
+            return Err(Error::Detached);
+        }
         if u64::from(self.next_seq) + ops >= u64::from(NO_SEQ)
             || self.content.len() as u64 + bytes >= u64::from(u32::MAX)
         {

@@ -121,6 +121,13 @@ impl State {
                 self.undo.push(step);
                 self.trim();
             }
+            // The steps were made on the latest version; a checked-out one
+            // cannot be edited, and what comes back on returning may hold
+            // imports: the steps no longer fit.
+            EventTrigger::Checkout => {
+                self.undo.clear();
+                self.redo.clear();
+            }
             // Imports, excluded local commits: not ours to undo, and every
             // step must be rebased past them. The top step of each stack
             // applies to the document as it is; each step below applies

@@ -11,6 +11,8 @@ use weft::{
 };
 use xxhash_rust::xxh3::xxh3_64;
 
+pub mod history;
+
 /// SplitMix64: small, seeded, good enough for test inputs.
 pub struct Rng(u64);
 

@@ -1,0 +1,201 @@
+//! Checkout: on random multi-peer runs, checking out every recorded
+//! version (forward, backward, in random order) shows exactly what the
+//! replica held then, in chars and UTF-16, and subscribed mirrors follow
+//! each move; while checked out, edits are refused and imports are kept.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::history::{random_history, Recorded};
+use common::Rng;
+use weft::{
+    Delta, Doc, DocEvent, Error, EventTrigger, ExportMode, Frontiers, OpId, Side, UndoManager, Unit,
+};
+
+/// A mirror of text "t" in `unit`, kept by events alone.
+fn mirror(doc: &mut Doc, unit: Unit) -> (Arc<Mutex<Vec<Delta>>>, weft::Subscription) {
+    let start = doc.get_text("t").map(|t| t.to_delta()).unwrap_or_default();
+    let m = Arc::new(Mutex::new(start));
+    let m2 = Arc::clone(&m);
+    let sub = doc.subscribe_in(unit, move |e: &DocEvent| {
+        assert_eq!(e.trigger, EventTrigger::Checkout, "only checkouts here");
+        for d in e.texts.iter().filter(|d| d.name == "t") {
+            d.apply_to(&mut m2.lock().unwrap(), unit).unwrap();
+        }
+    });
+    (m, sub)
+}
+
+fn delta(doc: &Doc) -> Vec<Delta> {
+    doc.get_text("t").map(|t| t.to_delta()).unwrap_or_default()
+}
+
+fn check_shows(doc: &Doc, r: &Recorded, ctx: &str) {
+    assert!(doc.is_detached(), "{ctx}");
+    assert_eq!(delta(doc), r.delta, "{ctx}: text");
+    assert_eq!(doc.text_len("t", Unit::Utf16), r.utf16_len, "{ctx}: UTF-16");
+    assert_eq!(doc.version(), r.version, "{ctx}: version");
+    assert_eq!(doc.frontiers(), r.frontiers, "{ctx}: frontiers");
+}
+
+fn run(seed: u64) {
+    let (mut docs, recorded) = random_history(seed, 150);
+    let mut doc = docs.swap_remove(0);
+    let latest = delta(&doc);
+    let latest_version = doc.version();
+    let (chars, _s1) = mirror(&mut doc, Unit::Char);
+    let (utf16, _s2) = mirror(&mut doc, Unit::Utf16);
+    let mut utf16_model = latest.clone();
+
+    // In recording order (mostly forward steps), then in random order
+    // (backward steps rebuild), returning to latest now and then.
+    let mut rng = Rng::new(seed ^ 0xc0c0);
+    let mut order: Vec<usize> = (0..recorded.len()).collect();
+    order.extend((0..recorded.len()).map(|_| rng.below(recorded.len())));
+    for (step, &k) in order.iter().enumerate() {
+        let r = &recorded[k];
+        let ctx = format!("seed {seed}, step {step}, version {k}");
+        doc.checkout(&r.frontiers).unwrap();
+        check_shows(&doc, r, &ctx);
+        assert_eq!(*chars.lock().unwrap(), r.delta, "{ctx}: chars mirror");
+        utf16_model.clone_from(&r.delta);
+        assert_eq!(*utf16.lock().unwrap(), utf16_model, "{ctx}: UTF-16 mirror");
+        assert_eq!(doc.latest_version(), latest_version, "{ctx}");
+        if rng.chance(15) {
+            doc.checkout_to_latest().unwrap();
+            assert!(!doc.is_detached());
+            assert_eq!(delta(&doc), latest, "{ctx}: back");
+            assert_eq!(*chars.lock().unwrap(), latest, "{ctx}: mirror back");
+        }
+        doc.assert_invariants();
+    }
+    doc.checkout_to_latest().unwrap();
+    assert_eq!(delta(&doc), latest);
+    assert_eq!(*chars.lock().unwrap(), latest);
+    assert_eq!(*utf16.lock().unwrap(), latest);
+    assert_eq!(doc.version(), latest_version);
+}
+
+#[test]
+fn checkout_shows_every_recorded_version_and_mirrors_follow() {
+    let extra: u64 = std::env::var("WEFT_STRESS_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    for seed in 0..10 + extra {
+        run(seed);
+    }
+}
+
+#[test]
+fn edits_are_refused_and_imports_kept_while_detached() {
+    let mut a = Doc::new();
+    a.set_peer_id(1).unwrap();
+    a.text("t").insert(0, "Hello").unwrap();
+    let v1 = a.frontiers();
+    a.text("t").insert(5, " world").unwrap();
+    a.text("t").mark(0..5, "bold", true).unwrap();
+    let mut b = a.fork();
+    b.set_peer_id(2).unwrap();
+
+    a.checkout(&v1).unwrap();
+    let shown = a.text("t").to_delta();
+    assert_eq!(shown, vec![Delta::insert("Hello")]);
+    let mut t = a.text("t");
+    assert_eq!(t.insert(0, "x"), Err(Error::Detached));
+    assert_eq!(t.delete(0, 1), Err(Error::Detached));
+    assert_eq!(t.splice(0, 1, "y"), Err(Error::Detached));
+    assert_eq!(t.mark(0..1, "italic", true), Err(Error::Detached));
+    assert_eq!(t.apply_delta(&[Delta::insert("z")]), Err(Error::Detached));
+    assert_eq!(a.revert_to(&v1), Err(Error::Detached));
+    assert_eq!(a.text("t").to_delta(), shown, "nothing changed");
+    a.assert_invariants();
+
+    // A peer's edit arrives while detached: kept, not shown yet.
+    b.text("t").insert(11, "!").unwrap();
+    let status = a
+        .import(
+            &b.export(ExportMode::Updates {
+                from: &v1_vv(&a, &v1),
+            })
+            .unwrap(),
+        )
+        .unwrap();
+    assert_eq!(status.applied.len(), 1);
+    assert_eq!(a.text("t").to_delta(), shown);
+    assert_eq!(a.latest_version(), b.version());
+    // Exports carry the whole history, not the version shown.
+    let mut c = Doc::new();
+    c.import(&a.export(ExportMode::Snapshot).unwrap()).unwrap();
+    assert_eq!(c.text("t").to_string(), "Hello world!");
+    // History queries see the latest history.
+    assert_eq!(a.changes().unwrap().len(), b.changes().unwrap().len());
+    assert_eq!(
+        a.fork_at(&b.frontiers()).unwrap().text("t").to_string(),
+        "Hello world!"
+    );
+
+    a.checkout_to_latest().unwrap();
+    assert_eq!(a.text("t").to_delta(), b.text("t").to_delta());
+    assert_eq!(a.version(), b.version());
+    a.text("t").insert(0, ">").unwrap();
+    assert_eq!(a.text("t").to_string(), ">Hello world!");
+}
+
+fn v1_vv(doc: &Doc, v1: &Frontiers) -> weft::VersionVector {
+    doc.frontiers_to_vv(v1).unwrap()
+}
+
+#[test]
+fn unknown_versions_leave_the_document_as_it_was() {
+    let mut a = Doc::new();
+    a.text("t").insert(0, "abc").unwrap();
+    let unknown: Frontiers = [OpId::new(9, 0)].into_iter().collect();
+    assert!(matches!(a.checkout(&unknown), Err(Error::UnknownOp(_))));
+    assert!(!a.is_detached());
+    a.checkout(&Frontiers::new()).unwrap();
+    assert_eq!(a.text("t").to_string(), "");
+    assert!(matches!(a.checkout(&unknown), Err(Error::UnknownOp(_))));
+    assert!(a.is_detached());
+    assert_eq!(a.text("t").to_string(), "");
+    a.checkout_to_latest().unwrap();
+    a.checkout_to_latest().unwrap(); // a no-op when attached
+    assert_eq!(a.text("t").to_string(), "abc");
+}
+
+#[test]
+fn checkout_of_a_lazily_imported_snapshot_and_cursors() {
+    let mut a = Doc::new();
+    a.text("t").insert(0, "one two").unwrap();
+    let v1 = a.frontiers();
+    let cur = a.text("t").cursor(4, Side::After).unwrap(); // at "two"
+    a.text("t").insert(0, "zero ").unwrap();
+    a.text("t").mark(0..4, "bold", true).unwrap();
+    let mut b = Doc::new();
+    b.import(&a.export(ExportMode::Snapshot).unwrap()).unwrap();
+    assert!(b.is_lazy());
+    b.checkout(&v1).unwrap();
+    assert_eq!(b.text("t").to_string(), "one two");
+    assert_eq!(b.cursor_pos(&cur).unwrap(), 4);
+    b.checkout_to_latest().unwrap();
+    assert_eq!(b.cursor_pos(&cur).unwrap(), 9);
+    assert_eq!(b.text("t").to_delta(), a.text("t").to_delta());
+}
+
+#[test]
+fn undo_stacks_are_cleared_by_a_checkout() {
+    let mut doc = Doc::new();
+    let mut undo = UndoManager::new(&mut doc);
+    doc.text("t").insert(0, "a").unwrap();
+    doc.commit();
+    let v = doc.frontiers();
+    doc.text("t").insert(1, "b").unwrap();
+    doc.commit();
+    assert!(undo.can_undo());
+    doc.checkout(&v).unwrap();
+    assert_eq!(undo.undo(&mut doc), Ok(None));
+    doc.checkout_to_latest().unwrap();
+    assert!(!undo.can_undo());
+    assert_eq!(doc.text("t").to_string(), "ab");
+}

@@ -1,0 +1,137 @@
+//! Random multi-peer histories with the versions the replicas recorded
+//! on the way (for the history and checkout tests).
+
+use weft::{Delta, Doc, ExportMode, Frontiers, TextDiff, Unit, Value, VersionVector};
+
+use super::{RefDoc, Rng};
+
+/// What a replica held at one moment.
+pub struct Recorded {
+    pub frontiers: Frontiers,
+    pub version: VersionVector,
+    pub delta: Vec<Delta>,
+    pub utf16_len: usize,
+}
+
+pub fn record(doc: &mut Doc) -> Recorded {
+    doc.commit();
+    Recorded {
+        frontiers: doc.frontiers(),
+        version: doc.version(),
+        delta: doc.get_text("t").map(|t| t.to_delta()).unwrap_or_default(),
+        utf16_len: doc.text_len("t", Unit::Utf16),
+    }
+}
+
+pub fn sync(to: &mut Doc, to_ref: &mut RefDoc, from: &Doc, from_ref: &RefDoc, stale: bool) {
+    let since = if stale {
+        VersionVector::new() // the whole history re-sent
+    } else {
+        to.version()
+    };
+    to.import(&from.export(ExportMode::Updates { from: &since }).unwrap())
+        .unwrap();
+    to_ref.merge_from(from_ref);
+}
+
+pub fn random_edit(rng: &mut Rng, doc: &mut Doc, model: &mut RefDoc) {
+    let len = doc.text("t").len();
+    match rng.below(10) {
+        0..=4 => {
+            let pos = rng.below(len + 1);
+            let s = rng.text(4);
+            doc.text("t").insert(pos, &s).unwrap();
+            model.insert(pos, &s);
+        }
+        5..=7 if len > 0 => {
+            let pos = rng.below(len);
+            let n = 1 + rng.below((len - pos).min(3));
+            doc.text("t").delete(pos, n).unwrap();
+            model.delete(pos, n);
+        }
+        _ if len > 0 => {
+            let start = rng.below(len);
+            let end = start + 1 + rng.below(len - start);
+            let key = ["bold", "italic", "link"][rng.below(3)];
+            let value = if rng.chance(25) {
+                Value::Null
+            } else {
+                Value::from(rng.below(3) as i64)
+            };
+            doc.text("t").mark(start..end, key, value.clone()).unwrap();
+            model.mark(start..end, key, value);
+        }
+        _ => {}
+    }
+}
+
+/// Applies each diff of text "t" to `mirror`.
+pub fn apply(diffs: &[TextDiff], mirror: &mut Vec<Delta>, unit: Unit) {
+    for d in diffs.iter().filter(|d| d.name == "t") {
+        d.apply_to(mirror, unit).unwrap();
+    }
+}
+
+/// Three replicas editing text "t" at random for `steps` steps, syncing
+/// with stale and whole-history deliveries, checked against the reference
+/// model; then synced to quiescence. Returns the replicas and what they
+/// recorded (the last entry: replica 0 at the end).
+pub fn random_history(seed: u64, steps: usize) -> (Vec<Doc>, Vec<Recorded>) {
+    let mut rng = Rng::new(seed);
+    let mut docs: Vec<Doc> = (1..=3)
+        .map(|p| {
+            let mut d = Doc::new();
+            d.set_peer_id(p).unwrap();
+            d
+        })
+        .collect();
+    let mut models: Vec<RefDoc> = (1..=3).map(RefDoc::new).collect();
+    let mut recorded: Vec<Recorded> = Vec::new();
+    for _ in 0..steps {
+        let i = rng.below(3);
+        if rng.chance(25) {
+            let j = (i + 1 + rng.below(2)) % 3;
+            let stale = rng.chance(20);
+            let (to, from) = two(&mut docs, i, j);
+            let (to_ref, from_ref) = two(&mut models, i, j);
+            sync(to, to_ref, from, from_ref, stale);
+        } else {
+            random_edit(&mut rng, &mut docs[i], &mut models[i]);
+        }
+        if rng.chance(30) {
+            let r = record(&mut docs[i]);
+            assert_eq!(
+                r.delta,
+                models[i].to_delta(),
+                "seed {seed}: replica vs model"
+            );
+            recorded.push(r);
+        }
+    }
+    // Quiescence: everyone has everything.
+    for _ in 0..2 {
+        for i in 0..3 {
+            for j in 0..3 {
+                if i != j {
+                    let (to, from) = two(&mut docs, i, j);
+                    let (to_ref, from_ref) = two(&mut models, i, j);
+                    sync(to, to_ref, from, from_ref, false);
+                }
+            }
+        }
+    }
+    recorded.push(record(&mut docs[0]));
+    (docs, recorded)
+}
+
+/// Mutable `v[i]` and shared `v[j]` (i != j).
+pub fn two<T>(v: &mut [T], i: usize, j: usize) -> (&mut T, &T) {
+    assert_ne!(i, j);
+    if i < j {
+        let (a, b) = v.split_at_mut(j);
+        (&mut a[i], &b[0])
+    } else {
+        let (a, b) = v.split_at_mut(i);
+        (&mut b[0], &a[j])
+    }
+}
