@@ -168,25 +168,35 @@ impl Doc {
     /// to `target` (a causally closed version of it) and its texts at that
     /// version, every text of the latest document named (in its order).
     fn build_view(&self, target: &VersionVector) -> Result<Doc> {
-        let latest = self.latest();
-        let mut view = Doc::new();
-        for t in latest.texts.iter() {
-            view.texts.find_or_create(t.name());
-        }
-        let update = Update::from_log(
-            &latest.log,
-            &latest.texts,
-            &VersionVector::new(),
-            Some(target),
-        )?;
-        view.apply_to_view(update, None)?;
+        let mut view = self.latest().doc_at(target, true)?;
         view.log.set_read_only();
+        Ok(view)
+    }
+
+    /// A new document (with a random peer id and the default style)
+    /// holding the history of this one up to `target` (a causally closed
+    /// version of it) and its texts at that version; if `name_all`, every
+    /// text of this document is named (in its order), also those that did
+    /// not exist yet. The history must be loaded.
+    pub(super) fn doc_at(&self, target: &VersionVector, name_all: bool) -> Result<Doc> {
+        let mut view = Doc::new();
+        if name_all {
+            for t in self.texts.iter() {
+                view.texts.find_or_create(t.name());
+            }
+        }
+        let update = Update::from_log(&self.log, &self.texts, &VersionVector::new(), Some(target))?;
+        view.apply_to_view(update, None)?;
         Ok(view)
     }
 
     /// Merges `update` (ops of the latest history, causally ready here)
     /// into this view, recording the change in `draft`.
-    fn apply_to_view(&mut self, update: Update, draft: Option<&mut Draft>) -> Result<()> {
+    pub(super) fn apply_to_view(
+        &mut self,
+        update: Update,
+        draft: Option<&mut Draft>,
+    ) -> Result<()> {
         let status = self.import_update(update, || Box::new([]), draft)?;
         if !status.pending.is_empty() || !self.pending.is_empty() {
             return Err(Error::Internal {

@@ -241,7 +241,7 @@ impl Doc {
         }
     }
 
-    fn text_name(&self, t: TextIdx) -> String {
+    pub(super) fn text_name(&self, t: TextIdx) -> String {
         self.texts
             .get(t)
             .map_or_else(String::new, |s| s.name().to_owned())

@@ -4,10 +4,10 @@
 
 use std::cmp::Ordering;
 
-use crate::encoding;
 use crate::error::{Result, Unit};
-use crate::event::{diff_texts, TextDiff};
+use crate::event::{diff_texts, Draft, EventTrigger, TextDiff, Units};
 use crate::id::{IdSpan, Lamport};
+use crate::merge::Update;
 use crate::style::Delta;
 use crate::version::{Frontiers, VersionVector};
 
@@ -175,11 +175,8 @@ impl Doc {
     pub fn fork_at(&self, frontiers: &Frontiers) -> Result<Doc> {
         let doc = self.latest().loaded()?;
         let upto = doc.log.frontiers_to_vv(frontiers)?;
-        let bytes =
-            encoding::encode_updates(&doc.log, &doc.texts, &VersionVector::new(), Some(&upto));
-        let mut fork = Doc::new();
+        let mut fork = doc.doc_at(&upto, false)?;
         fork.style = self.style.clone();
-        fork.import(&bytes)?;
         Ok(fork)
     }
 
@@ -221,11 +218,23 @@ impl Doc {
     ///
     /// As [`Doc::fork_at`].
     pub fn diff_in(&self, from: &Frontiers, to: &Frontiers, unit: Unit) -> Result<Vec<TextDiff>> {
-        let (a, b) = (self.fork_at(from)?, self.fork_at(to)?);
         let doc = self.latest().loaded()?;
+        let (a, b) = (doc.log.frontiers_to_vv(from)?, doc.log.frontiers_to_vv(to)?);
+        let mut view = doc.doc_at(&a, true)?;
+        if a <= b {
+            // The ops in between merge into the view, which records what
+            // they change as an event would.
+            let mut draft = Draft::new(Units::default().with(unit), false);
+            let update = Update::from_log(&doc.log, &doc.texts, &a, Some(&b))?;
+            view.apply_to_view(update, Some(&mut draft))?;
+            let (event, _) =
+                draft.take_event(EventTrigger::Checkout, None, unit, |t| view.text_name(t));
+            return Ok(event.texts);
+        }
+        let other = doc.doc_at(&b, true)?;
         let mut out = Vec::new();
         for name in doc.text_names() {
-            let delta = diff_texts(&text_delta(&a, name), &text_delta(&b, name), unit);
+            let delta = diff_texts(&text_delta(&view, name), &text_delta(&other, name), unit);
             if !delta.is_empty() {
                 out.push(TextDiff {
                     name: name.to_owned(),
