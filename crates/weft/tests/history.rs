@@ -8,7 +8,7 @@ use std::cmp::Ordering;
 
 use common::history::{apply, random_history};
 use common::Rng;
-use weft::{Delta, Doc, Error, ExportMode, Frontiers, OpId, Unit, VersionVector};
+use weft::{Delta, Doc, Error, ExportMode, Frontiers, IdSpan, OpId, Unit, VersionVector};
 
 fn run(seed: u64, steps: usize) {
     let mut rng = Rng::new(seed ^ 0x5eed);
@@ -50,6 +50,54 @@ fn run(seed: u64, steps: usize) {
             assert_eq!(mirror, b.delta, "seed {seed}: diff in {unit:?}");
         }
     }
+    // Every change on its own, in a random order (pending until what it
+    // builds on arrives), some twice and some in overlapping spans, gives
+    // the same history.
+    let mut spans: Vec<IdSpan> = doc.changes().unwrap().into_iter().map(|c| c.id).collect();
+    for i in (1..spans.len()).rev() {
+        spans.swap(i, rng.below(i + 1));
+    }
+    let mut copy = Doc::new();
+    for (i, span) in spans.iter().enumerate() {
+        let mut ask = vec![span.clone()];
+        if rng.chance(20) {
+            ask.push(spans[rng.below(spans.len())].clone());
+        }
+        if rng.chance(10) {
+            let c = span.counters.clone();
+            ask.push(IdSpan::new(span.peer, c.start / 2..c.end + 5)); // past what exists
+        }
+        copy.import(&doc.export(ExportMode::UpdatesInRange(&ask)).unwrap())
+            .unwrap();
+        if i == spans.len() / 2 {
+            copy.import(&doc.export(ExportMode::UpdatesInRange(&[])).unwrap())
+                .unwrap();
+        }
+    }
+    assert!(
+        copy.pending_spans().is_empty(),
+        "seed {seed}: {:?}\n{}\n{}",
+        copy.pending_spans(),
+        copy.debug_changes(),
+        doc.debug_changes()
+    );
+    assert_eq!(copy.history_runs(), doc.history_runs(), "seed {seed}");
+    assert_eq!(
+        copy.text("t").to_delta(),
+        docs[0].get_text("t").unwrap().to_delta()
+    );
+    // A snapshot at each version holds what fork_at does.
+    for r in recorded.iter().step_by(3) {
+        let mut old = Doc::new();
+        old.import(&doc.export(ExportMode::SnapshotAt(&r.frontiers)).unwrap())
+            .unwrap();
+        assert_eq!(old.version(), r.version, "seed {seed}");
+        assert_eq!(
+            old.get_text("t").map(|t| t.to_delta()).unwrap_or_default(),
+            r.delta
+        );
+    }
+
     // Revert a fork of the final doc to a random version, concurrently with
     // an edit of another replica: the revert holds, and both merge.
     let target = &recorded[rng.below(recorded.len())];
@@ -123,6 +171,10 @@ fn unknown_and_impossible_versions_are_errors() {
     ));
     assert!(matches!(
         a.diff_in(&a.frontiers(), &unknown, Unit::Utf16),
+        Err(Error::UnknownOp(_))
+    ));
+    assert!(matches!(
+        a.export(ExportMode::SnapshotAt(&unknown)),
         Err(Error::UnknownOp(_))
     ));
     let past_end: Frontiers = [OpId::new(1, 3)].into_iter().collect();

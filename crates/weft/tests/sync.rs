@@ -559,3 +559,36 @@ fn thousands_of_concurrent_peers_merge() {
     assert_eq!(fresh.frontiers().len(), 1);
     fresh.assert_invariants();
 }
+
+#[test]
+fn two_stale_updates_that_each_need_the_other_both_apply() {
+    // a1 <- b1 <- a2: b typed on a1, a typed on b1.
+    let mut a = doc(1);
+    a.text("t").insert(0, "a1 ").unwrap();
+    let mut b = doc(2);
+    sync(&mut a, &mut b);
+    b.text("t").insert(3, "b1 ").unwrap();
+    sync(&mut b, &mut a);
+    a.text("t").insert(6, "a2").unwrap();
+    a.commit();
+    b.commit();
+    // Exports for versions the receiver does not have (a relay asked
+    // with others' versions): u1 = {a1, a2} (asked with b1 known), u2 =
+    // {b1} (asked with a1 known). u1's a2 needs u2's b1, and u2's b1
+    // needs u1's a1.
+    let mut asked1 = VersionVector::new();
+    asked1.set(2, 3);
+    let u1 = a.export(ExportMode::Updates { from: &asked1 }).unwrap();
+    let mut asked2 = VersionVector::new();
+    asked2.set(1, 3);
+    let u2 = b.export(ExportMode::Updates { from: &asked2 }).unwrap();
+    for order in [[&u1, &u2], [&u2, &u1]] {
+        let mut r = Doc::new();
+        let first = r.import(order[0]).unwrap();
+        let second = r.import(order[1]).unwrap();
+        assert!(second.pending.is_empty(), "{first:?} {second:?}");
+        assert!(r.pending_spans().is_empty());
+        assert_eq!(r.text("t").to_string(), "a1 b1 a2");
+        assert_eq!(r.history_runs(), a.history_runs());
+    }
+}

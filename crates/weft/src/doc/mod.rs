@@ -64,6 +64,49 @@ pub enum ExportMode<'a> {
     /// # Ok::<(), weft::Error>(())
     /// ```
     Snapshot,
+    /// The ops in these spans that this document has (others are left
+    /// out), as an update: e.g. the changes a peer asks for by id. A
+    /// receiver lacking ops they depend on keeps them pending.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::{Doc, ExportMode, IdSpan};
+    ///
+    /// let mut a = Doc::new();
+    /// a.set_peer_id(1)?;
+    /// a.text("t").insert(0, "ab")?;
+    /// a.commit();
+    /// a.text("t").insert(2, "cd")?;
+    /// let mut b = Doc::new();
+    /// b.import(&a.export(ExportMode::UpdatesInRange(&[IdSpan::new(1, 0..2)]))?)?;
+    /// assert_eq!(b.text("t").to_string(), "ab");
+    /// b.import(&a.export(ExportMode::UpdatesInRange(&[IdSpan::new(1, 2..4)]))?)?;
+    /// assert_eq!(b.text("t").to_string(), "abcd");
+    /// # Ok::<(), weft::Error>(())
+    /// ```
+    UpdatesInRange(&'a [IdSpan]),
+    /// A snapshot of the document as it was at a version: its history up
+    /// to that version and its texts then (what [`Doc::fork_at`] holds).
+    /// [`crate::Error::UnknownOp`] if the version names an op this
+    /// document does not have.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::{Doc, ExportMode};
+    ///
+    /// let mut doc = Doc::new();
+    /// doc.text("t").insert(0, "draft")?;
+    /// let v1 = doc.frontiers();
+    /// doc.text("t").insert(5, " two")?;
+    /// let mut old = Doc::new();
+    /// old.import(&doc.export(ExportMode::SnapshotAt(&v1))?)?;
+    /// assert_eq!(old.text("t").to_string(), "draft");
+    /// assert_eq!(old.frontiers(), v1);
+    /// # Ok::<(), weft::Error>(())
+    /// ```
+    SnapshotAt(&'a Frontiers),
 }
 
 /// What [`Doc::import`] did.
@@ -391,8 +434,9 @@ impl Doc {
     ///
     /// # Errors
     ///
-    /// None for a document that was never lazily imported; after a lazy
-    /// snapshot import, as [`Doc::load`].
+    /// [`Error::UnknownOp`] for [`ExportMode::SnapshotAt`] a version that
+    /// names an op this document does not have. After a lazy snapshot
+    /// import, as [`Doc::load`]; nothing else.
     pub fn export(&self, mode: ExportMode<'_>) -> Result<Vec<u8>> {
         let doc = self.latest().loaded()?;
         match mode {
@@ -402,6 +446,15 @@ impl Doc {
             ExportMode::Snapshot => {
                 let pending: Vec<&[u8]> = doc.pending.iter().map(|p| &*p.bytes).collect();
                 Ok(encoding::encode_snapshot(&doc.log, &doc.texts, &pending))
+            }
+            ExportMode::UpdatesInRange(spans) => Ok(encoding::encode_pieces(
+                &doc.log,
+                &doc.texts,
+                &doc.log.pieces_in_spans(spans),
+            )),
+            ExportMode::SnapshotAt(frontiers) => {
+                let old = doc.doc_at(&doc.log.frontiers_to_vv(frontiers)?, false)?;
+                Ok(encoding::encode_snapshot(&old.log, &old.texts, &[]))
             }
         }
     }
@@ -464,10 +517,30 @@ impl Doc {
     ) -> Result<ImportStatus> {
         let mut status = ImportStatus::default();
         match merge::plan(&self.log, &self.texts, &update)? {
-            Readiness::Missing(blocker) => {
-                status.pending = merge::missing_spans(&update, &|p| self.known_end(p));
-                let bytes = bytes();
-                self.pending.park(Parked { update, bytes }, blocker);
+            Readiness::Missing => {
+                // Its changes that can apply do (an error there leaves the
+                // document as it was); the update waits for the rest.
+                if !self.apply_ready_part(&update, &mut status.applied, draft.as_deref_mut())? {
+                    return Err(Error::Internal {
+                        what: "the ready part of an update is not ready",
+                    });
+                }
+                // Parked before releasing what the applied part unblocks,
+                // which may in turn unblock the rest of it.
+                let spans = merge::missing_spans(&update, &|_| 0);
+                let (_, blockers) = merge::ready_changes(&update, |p| self.known_end(p));
+                if !blockers.is_empty() {
+                    let bytes = bytes();
+                    self.pending.park(Parked { update, bytes }, &blockers);
+                }
+                self.release(&mut status.applied, draft)?;
+                status.pending = spans
+                    .into_iter()
+                    .filter_map(|s| {
+                        let start = s.counters.start.max(self.known_end(s.peer));
+                        (start < s.counters.end).then(|| IdSpan::new(s.peer, start..s.counters.end))
+                    })
+                    .collect();
             }
             Readiness::Ready(plan) => {
                 status.applied = merge::apply(
@@ -481,6 +554,43 @@ impl Doc {
             }
         }
         Ok(status)
+    }
+
+    /// Applies the changes of `update` (not ready as a whole) that can
+    /// apply now (see [`merge::ready_changes`]), appending their spans to
+    /// `applied`: a parked update never holds back ops that could apply,
+    /// so two updates that each wait for ops of the other both apply.
+    /// Returns `Ok(false)` if that part turns out not to be ready (then
+    /// nothing changed).
+    ///
+    /// # Errors
+    ///
+    /// As [`merge::plan`] for an invalid part (nothing changed then);
+    /// [`Error::Internal`] from [`merge::apply`] (a bug).
+    fn apply_ready_part(
+        &mut self,
+        update: &Update,
+        applied: &mut Vec<IdSpan>,
+        draft: Option<&mut Draft>,
+    ) -> Result<bool> {
+        let (ready, _) = merge::ready_changes(update, |p| self.known_end(p));
+        if ready.is_empty() {
+            return Ok(true);
+        }
+        let part = update.subset(&ready);
+        match merge::plan(&self.log, &self.texts, &part)? {
+            Readiness::Missing => Ok(false),
+            Readiness::Ready(plan) => {
+                applied.extend(merge::apply(
+                    &mut self.log,
+                    &mut self.texts,
+                    &part,
+                    plan,
+                    draft,
+                )?);
+                Ok(true)
+            }
+        }
     }
 
     /// Applies the pending updates that the ops in `applied` (and those
@@ -497,7 +607,21 @@ impl Doc {
             i += 1;
             for parked in self.pending.wake(span.peer, span.counters.end) {
                 match merge::plan(&self.log, &self.texts, &parked.update) {
-                    Ok(Readiness::Missing(blocker)) => self.pending.park(parked, blocker),
+                    Ok(Readiness::Missing) => {
+                        // What can apply does (an invalid part drops the
+                        // update); the rest waits again.
+                        if !matches!(
+                            self.apply_ready_part(&parked.update, applied, draft.as_deref_mut()),
+                            Ok(true)
+                        ) {
+                            continue;
+                        }
+                        let (_, blockers) =
+                            merge::ready_changes(&parked.update, |p| self.known_end(p));
+                        if !blockers.is_empty() {
+                            self.pending.park(parked, &blockers);
+                        }
+                    }
                     Ok(Readiness::Ready(plan)) => applied.extend(merge::apply(
                         &mut self.log,
                         &mut self.texts,
@@ -580,7 +704,12 @@ impl Doc {
         let mut pending_spans = Vec::new();
         for (p, blocker) in snapshot.pending.iter().zip(parked) {
             pending_spans.extend(merge::missing_spans(&p.update, &|peer| version.get(peer)));
-            self.pending.park(p.clone(), blocker);
+            // (A snapshot from before updates were applied in part may
+            // hold changes that are ready: they apply once one of these
+            // arrives.)
+            let (_, mut blockers) = merge::ready_changes(&p.update, |peer| version.get(peer));
+            blockers.push(blocker);
+            self.pending.park(p.clone(), &blockers);
         }
         let mut doc_index = Vec::with_capacity(snapshot.meta.texts.len());
         for (i, t) in snapshot.meta.texts.iter().enumerate() {

@@ -154,9 +154,12 @@ mod versions;
 pub(crate) use load::{Head, Loaded};
 pub(crate) use snapshot::{Meta, Snapshot};
 
+use std::ops::Range;
+
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::error::{Error, Result};
+use crate::id::Seq;
 use crate::merge::Update;
 use crate::oplog::OpLog;
 use crate::text::TextTable;
@@ -188,7 +191,17 @@ pub(crate) fn encode_updates(
     from: &VersionVector,
     upto: Option<&VersionVector>,
 ) -> Vec<u8> {
-    with_header(MODE_UPDATES, &updates::encode_body(log, texts, from, upto))
+    encode_pieces(log, texts, &log.missing_pieces(from, upto))
+}
+
+/// Encodes the ops `pieces` of `log` (see [`OpLog::missing_pieces`]) as an
+/// update.
+pub(crate) fn encode_pieces(
+    log: &OpLog,
+    texts: &TextTable,
+    pieces: &[(usize, Range<Seq>)],
+) -> Vec<u8> {
+    with_header(MODE_UPDATES, &updates::encode_body(log, texts, pieces))
 }
 
 /// Encodes the whole history, every text's state and the pending

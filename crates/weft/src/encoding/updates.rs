@@ -12,7 +12,6 @@ use crate::merge::{MarkSet, Update, UpdateChange, UpdateKind, UpdateRun};
 use crate::oplog::{Change, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::style::{ExpandType, Value};
 use crate::text::{char_len, TextTable};
-use crate::version::VersionVector;
 
 use super::bytes::{peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader};
 use super::value::{read_string, read_value, write_value};
@@ -89,11 +88,8 @@ fn write_kind(out: &mut Vec<u8>, kind: u8, len: u32) {
 pub(crate) fn encode_body(
     log: &OpLog,
     texts: &TextTable,
-    from: &VersionVector,
-    upto: Option<&VersionVector>,
+    pieces: &[(usize, Range<Seq>)],
 ) -> Vec<u8> {
-    let pieces = log.missing_pieces(from, upto);
-
     let mut w = RunWriter {
         log,
         t: Tables::default(),
@@ -106,7 +102,7 @@ pub(crate) fn encode_body(
     let mut changes = Vec::new();
     write_varint(&mut changes, pieces.len() as u64);
     let mut next_counter: HashMap<PeerId, Counter> = HashMap::new();
-    for (ci, range) in &pieces {
+    for (ci, range) in pieces {
         let Some(change) = log.changes().get(*ci) else {
             continue;
         };

@@ -19,5 +19,5 @@ mod update;
 
 pub(crate) use apply::apply;
 pub(crate) use pending::{missing_spans, Parked, Pending};
-pub(crate) use plan::{missing_parts, plan, Readiness};
+pub(crate) use plan::{missing_parts, plan, ready_changes, Readiness};
 pub(crate) use update::{MarkSet, Update, UpdateChange, UpdateKind, UpdateRun};

@@ -1,14 +1,15 @@
 //! [`Pending`]: updates that wait for ops they build on.
 //!
-//! Each parked update is filed under one op it needs (its *blocker*, from
-//! [`super::Readiness::Missing`]); it cannot apply before that op is known,
-//! so it is looked at again only when the document's version of the
-//! blocker's peer passes the blocker's counter. A chain of P updates
+//! Each parked update is filed under the ops it needs (its *blockers*, one
+//! per change that cannot apply, from [`super::ready_changes`]; the
+//! changes that can apply were applied before parking), so it is looked
+//! at again only when the document's version of a blocker's peer passes
+//! the blocker's counter. A chain of P updates
 //! delivered newest first thus costs O(P log P), not a re-plan of every
 //! parked update after each arrival. An update re-sent while parked is
 //! kept once.
 //!
-//! Invariant: no parked update is ready (its blocker is unknown to the
+//! Invariant: no parked update is ready (its blockers are unknown to the
 //! document), which is why a snapshot can carry the parked updates and
 //! its reader park them again from the snapshot's version alone.
 
@@ -57,9 +58,11 @@ impl Pending {
         self.len == 0
     }
 
-    /// Parks `parked` until the document knows `blocker`. An update with
-    /// the same bytes already parked is not added again. O(log P).
-    pub fn park(&mut self, parked: Parked, blocker: OpId) {
+    /// Parks `parked` until the document knows one of `blockers` (each an
+    /// op it waits for; woken by the first to arrive, it is parked again
+    /// if still not ready). An update with the same bytes already parked
+    /// is not added again. O(b log P) for b blockers.
+    pub fn park(&mut self, parked: Parked, blockers: &[OpId]) {
         let hash = hash_of(&parked.bytes);
         let dupes = self.by_hash.entry(hash).or_default();
         if dupes.iter().any(|&s| {
@@ -81,10 +84,14 @@ impl Pending {
             }
         };
         dupes.push(slot);
-        self.waiting
-            .entry((blocker.peer, blocker.counter))
-            .or_default()
-            .push(slot);
+        for blocker in blockers {
+            // A slot freed and reused later may still be listed under an
+            // old blocker: waking it early only re-plans it.
+            self.waiting
+                .entry((blocker.peer, blocker.counter))
+                .or_default()
+                .push(slot);
+        }
         self.len += 1;
     }
 

@@ -92,9 +92,9 @@ pub(crate) struct Plan {
 pub(crate) enum Readiness {
     /// Every dependency is known; here is what to do.
     Ready(Plan),
-    /// Some ops it builds on are missing; it must wait at least until the
-    /// document knows this op.
-    Missing(OpId),
+    /// Some ops it builds on are missing (see [`ready_changes`] for what
+    /// it waits for).
+    Missing,
 }
 
 /// Looks up the seqs of ops, in the document or planned earlier in the
@@ -399,6 +399,51 @@ pub(crate) fn missing_parts(
     Ok(parts)
 }
 
+/// For an update that is not ready as a whole: which of its changes a
+/// document that knows `known(peer)` ops of each peer could apply now
+/// (each ready change builds only on known ops and on earlier ready
+/// changes), and for the others the ops they wait for (one per change,
+/// not known and not in a ready change; sorted, without repeats).
+/// Changes the document already has are in neither list.
+pub(crate) fn ready_changes(
+    update: &Update,
+    known: impl Fn(PeerId) -> Counter,
+) -> (Vec<usize>, Vec<OpId>) {
+    let mut seen: HashMap<PeerId, Counter> = HashMap::new();
+    let have = |seen: &HashMap<PeerId, Counter>, peer: PeerId| {
+        seen.get(&peer).copied().unwrap_or_else(|| known(peer))
+    };
+    let (mut ready, mut blockers) = (Vec::new(), Vec::new());
+    for (i, change) in update.changes.iter().enumerate() {
+        let start = have(&seen, change.peer);
+        let end = change.counter + change.len;
+        if start >= end {
+            continue;
+        }
+        let blocker = if change.counter > start {
+            Some(OpId::new(change.peer, change.counter - 1))
+        } else if start == change.counter {
+            change
+                .deps
+                .iter()
+                .find(|d| have(&seen, d.peer) <= d.counter)
+                .copied()
+        } else {
+            None
+        };
+        match blocker {
+            Some(b) => blockers.push(b),
+            None => {
+                seen.insert(change.peer, end);
+                ready.push(i);
+            }
+        }
+    }
+    blockers.sort_unstable();
+    blockers.dedup();
+    (ready, blockers)
+}
+
 /// Checks `update` against the document (`log`, `texts`) and resolves it.
 ///
 /// # Errors
@@ -409,7 +454,7 @@ pub(crate) fn missing_parts(
 pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Readiness> {
     let parts = match missing_parts(update, |p| log.known_end(p)) {
         Ok(parts) => parts,
-        Err(blocker) => return Ok(Readiness::Missing(blocker)),
+        Err(_) => return Ok(Readiness::Missing),
     };
 
     // Texts: the update's text indexes -> the document's (new ones appended).

@@ -101,6 +101,22 @@ impl UpdateRun {
 }
 
 impl Update {
+    /// The update made of changes `changes` (indexes, in order) of this
+    /// one; runs, content and marks are shared as they are (a change
+    /// names its runs by index).
+    pub fn subset(&self, changes: &[usize]) -> Update {
+        Update {
+            texts: self.texts.clone(),
+            changes: changes
+                .iter()
+                .filter_map(|&i| self.changes.get(i).cloned())
+                .collect(),
+            runs: self.runs.clone(),
+            content: self.content.clone(),
+            marks: self.marks.clone(),
+        }
+    }
+
     /// The ops of `log` (its texts named through `texts`) that `from`
     /// lacks, and if `upto` is given that it has, as an update, without
     /// going through bytes: what merging a loaded snapshot into a live

@@ -10,7 +10,7 @@ use std::ops::Range;
 
 use smallvec::SmallVec;
 
-use crate::id::Seq;
+use crate::id::{IdSpan, Seq};
 use crate::version::VersionVector;
 
 use super::{origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
@@ -35,6 +35,39 @@ impl OpLog {
             });
         }
         pieces
+    }
+
+    /// The ops of `spans` this log holds (others are left out), as
+    /// pieces like [`OpLog::missing_pieces`]'s: per change, the seqs of
+    /// its ops in any span, in seq order, overlaps merged.
+    pub fn pieces_in_spans(&self, spans: &[IdSpan]) -> Vec<(usize, Range<Seq>)> {
+        let mut out: Vec<(usize, Range<Seq>)> = Vec::new();
+        for span in spans {
+            let Some(list) = self.peers().find(span.peer).map(|p| self.changes_of(p)) else {
+                continue;
+            };
+            let first = list.partition_point(|&c| {
+                self.changes()[c as usize].counter_end() <= span.counters.start
+            });
+            for &c in &list[first..] {
+                let change = &self.changes()[c as usize];
+                if change.counter >= span.counters.end {
+                    break;
+                }
+                let start = span.counters.start.max(change.counter) - change.counter;
+                let end = span.counters.end.min(change.counter_end()) - change.counter;
+                out.push((c as usize, change.seq + start..change.seq + end));
+            }
+        }
+        out.sort_unstable_by_key(|p| (p.1.start, p.1.end));
+        let mut merged: Vec<(usize, Range<Seq>)> = Vec::with_capacity(out.len());
+        for (c, r) in out {
+            match merged.last_mut() {
+                Some((lc, lr)) if *lc == c && r.start <= lr.end => lr.end = lr.end.max(r.end),
+                _ => merged.push((c, r)),
+            }
+        }
+        merged
     }
 
     /// Calls `f` with every run of `piece` (seqs, one of

@@ -501,6 +501,12 @@ impl OpLog {
         out
     }
 
+    /// Indexes into [`OpLog::changes`] of the changes of `peer`, by
+    /// increasing counter.
+    pub fn changes_of(&self, peer: PeerIdx) -> &[u32] {
+        self.by_peer.get(peer.as_usize()).map_or(&[], Vec::as_slice)
+    }
+
     /// Index of the change holding `seq`.
     pub fn change_index(&self, seq: Seq) -> usize {
         self.changes.partition_point(|c| c.seq_end() <= seq)
