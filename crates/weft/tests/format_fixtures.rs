@@ -9,8 +9,9 @@ mod common;
 
 use std::path::PathBuf;
 
+use common::history::commit_infos;
 use common::{all, doc};
-use weft::{Doc, ExportMode};
+use weft::{CommitOptions, Doc, ExportMode};
 
 /// Two peers' concurrent edits, marks (expanding and not, overlapping
 /// comments), an unmark, deletes (forward and backspaces) and non-ASCII text in two texts.
@@ -56,6 +57,28 @@ fn with_pending() -> Doc {
     d
 }
 
+/// Commits with messages and timestamps (format version 2), between and
+/// around commits without, from two peers.
+fn with_commit_infos() -> Doc {
+    let mut a = doc(5);
+    a.text("t").insert(0, "ab").unwrap();
+    a.commit_with(CommitOptions::new().message("Première").timestamp(-5));
+    a.text("t").insert(2, "c").unwrap();
+    a.commit();
+    a.text("t").insert(3, "d").unwrap();
+    a.commit_with(CommitOptions::new().timestamp(1_764_000_000));
+    let mut b = a.fork();
+    b.set_peer_id(6).unwrap();
+    b.text("t").mark(0..2, "bold", true).unwrap();
+    b.commit_with(CommitOptions::new().message("bold 😀"));
+    a.import(
+        &b.export(ExportMode::Updates { from: &a.version() })
+            .unwrap(),
+    )
+    .unwrap();
+    a
+}
+
 /// (file name, the bytes today's encoder writes, the document they hold).
 fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
     let (mut rich, earlier) = rich();
@@ -65,7 +88,22 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
         })
         .unwrap();
     let pending = with_pending();
+    let commits = with_commit_infos();
     vec![
+        (
+            "commits.update",
+            commits
+                .export(ExportMode::Updates {
+                    from: &Default::default(),
+                })
+                .unwrap(),
+            commits.clone(),
+        ),
+        (
+            "commits.snapshot",
+            commits.export(ExportMode::Snapshot).unwrap(),
+            commits.clone(),
+        ),
         ("rich.update", all(&mut rich), rich.clone()),
         ("incremental.update", incremental, rich.clone()),
         (
@@ -117,6 +155,10 @@ fn fixtures_import_into_the_documents_they_hold() {
         assert_eq!(d.version(), expected.version(), "{name}");
         assert_eq!(d.frontiers(), expected.frontiers(), "{name}");
         assert_eq!(d.pending_spans(), expected.pending_spans(), "{name}");
+        assert_eq!(commit_infos(&d), commit_infos(&expected), "{name}");
+        // Version 2 only where there are commit infos to carry.
+        let version = if name.starts_with("commits") { 2 } else { 1 };
+        assert_eq!(stored[4], version, "{name}: format version");
         assert_eq!(
             d.history_runs().unwrap(),
             expected.history_runs().unwrap(),

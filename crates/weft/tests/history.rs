@@ -5,8 +5,9 @@
 mod common;
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 
-use common::history::{apply, random_history};
+use common::history::{apply, commit_infos, random_history};
 use common::Rng;
 use weft::{Delta, Doc, Error, ExportMode, Frontiers, IdSpan, OpId, Unit, VersionVector};
 
@@ -14,6 +15,12 @@ fn run(seed: u64, steps: usize) {
     let mut rng = Rng::new(seed ^ 0x5eed);
     let (docs, recorded) = random_history(seed, steps);
     let doc = &docs[0];
+    // Commit messages and timestamps reached every replica (some commits
+    // have them, through stale and whole-history deliveries).
+    let infos = commit_infos(doc);
+    for d in &docs[1..] {
+        assert_eq!(commit_infos(d), infos, "seed {seed}: commit infos");
+    }
 
     for (k, r) in recorded.iter().enumerate() {
         let ctx = format!("seed {seed}, version {k}");
@@ -74,13 +81,8 @@ fn run(seed: u64, steps: usize) {
                 .unwrap();
         }
     }
-    assert!(
-        copy.pending_spans().is_empty(),
-        "seed {seed}: {:?}\n{}\n{}",
-        copy.pending_spans(),
-        copy.debug_changes(),
-        doc.debug_changes()
-    );
+    assert!(copy.pending_spans().is_empty(), "seed {seed}");
+    assert_eq!(commit_infos(&copy), infos, "seed {seed}: infos by span");
     assert_eq!(copy.history_runs(), doc.history_runs(), "seed {seed}");
     assert_eq!(
         copy.text("t").to_delta(),
@@ -92,6 +94,16 @@ fn run(seed: u64, steps: usize) {
         old.import(&doc.export(ExportMode::SnapshotAt(&r.frontiers)).unwrap())
             .unwrap();
         assert_eq!(old.version(), r.version, "seed {seed}");
+        let expected: BTreeMap<_, _> = infos
+            .iter()
+            .filter(|((peer, counter), _)| *counter < r.version.get(*peer))
+            .map(|(k, v)| (*k, v.clone()))
+            .collect();
+        assert_eq!(
+            commit_infos(&old),
+            expected,
+            "seed {seed}: infos at a version"
+        );
         assert_eq!(
             old.get_text("t").map(|t| t.to_delta()).unwrap_or_default(),
             r.delta
@@ -212,4 +224,84 @@ fn fork_at_a_snapshot_imported_lazily_loads_what_it_needs() {
     let mut mirror = vec![Delta::insert("one")];
     apply(&diff, &mut mirror, Unit::Char);
     assert_eq!(mirror, b.text("t").to_delta());
+}
+
+#[test]
+fn commit_infos_survive_every_path_and_bad_bytes_are_refused() {
+    use weft::CommitOptions;
+    let mut a = Doc::new();
+    a.set_peer_id(1).unwrap();
+    a.text("t").insert(0, "ab").unwrap();
+    a.commit_with(CommitOptions::new().message("one").timestamp(10));
+    a.text("t").insert(2, "c").unwrap(); // continues the same change
+    a.commit();
+    a.text("t").insert(3, "d").unwrap();
+    a.commit_with(CommitOptions::new().message("two"));
+    a.commit_with(CommitOptions::new().message("nothing to commit"));
+    let parts: Vec<_> = a
+        .changes()
+        .unwrap()
+        .into_iter()
+        .map(|c| {
+            (
+                c.id.counters,
+                c.timestamp,
+                c.message.as_deref().map(str::to_owned),
+            )
+        })
+        .collect();
+    assert_eq!(
+        parts,
+        vec![
+            (0..2, Some(10), Some("one".to_owned())),
+            (2..3, None, None),
+            (3..4, None, Some("two".to_owned())),
+        ]
+    );
+    let infos = commit_infos(&a);
+    let update = a
+        .export(ExportMode::Updates {
+            from: &VersionVector::new(),
+        })
+        .unwrap();
+    let snapshot = a.export(ExportMode::Snapshot).unwrap();
+    for bytes in [&update, &snapshot] {
+        let mut b = Doc::new();
+        b.import(bytes).unwrap();
+        assert_eq!(commit_infos(&b), infos);
+        let mut live = Doc::new();
+        live.text("u").insert(0, "x").unwrap();
+        live.import(bytes).unwrap();
+        assert_eq!(commit_infos(&live), infos);
+    }
+    let v = a.frontiers();
+    let fork = a.fork_at(&v).unwrap();
+    assert_eq!(commit_infos(&fork), infos);
+    a.checkout(&v).unwrap();
+    assert_eq!(commit_infos(&a), infos);
+    a.checkout_to_latest().unwrap();
+
+    // Cut short or damaged: an error, and the document is unchanged.
+    for bytes in [&update, &snapshot] {
+        let mut b = Doc::new();
+        b.text("t").insert(0, "keep").unwrap();
+        for len in 0..bytes.len() {
+            assert!(b.import(&bytes[..len]).is_err(), "prefix {len}");
+        }
+        for i in 0..bytes.len() {
+            for bit in [0x01, 0x80] {
+                let mut bad = bytes.to_vec();
+                bad[i] ^= bit;
+                let _ = b.import(&bad); // Err, or a valid document
+            }
+        }
+        assert!(b.text("t").to_string().contains("keep"));
+    }
+    // A version 1 header on a body with commit infos: trailing bytes.
+    let mut old = update.clone();
+    old[4] = 1;
+    assert!(matches!(
+        Doc::new().import(&old),
+        Err(Error::Malformed { .. })
+    ));
 }

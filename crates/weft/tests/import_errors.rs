@@ -144,11 +144,22 @@ fn headers_are_checked() {
     bad[0] = b'W';
     assert_eq!(import_checked(&doc, &before, &bad), Err(Error::BadMagic));
     let mut bad = good.clone();
-    bad[4] = 2;
+    bad[4] = 3;
     assert_eq!(
         import_checked(&doc, &before, &bad),
-        Err(Error::UnsupportedVersion(2))
+        Err(Error::UnsupportedVersion(3))
     );
+    bad[4] = 0;
+    assert_eq!(
+        import_checked(&doc, &before, &bad),
+        Err(Error::UnsupportedVersion(0))
+    );
+    // Version 2 expects a commit infos section the body does not have.
+    bad[4] = 2;
+    assert!(matches!(
+        import_checked(&doc, &before, &bad),
+        Err(Error::UnexpectedEof | Error::Malformed { .. })
+    ));
     let mut bad = good.clone();
     bad[5] = 9;
     assert_eq!(

@@ -499,11 +499,14 @@ fn damaged_snapshots_are_rejected_atomically() {
         assert_eq!(observe(&mut doc), observe(&mut Doc::new()));
     }
     let mut newer = bytes.clone();
-    newer[4] = 2;
+    newer[4] = 3;
     assert_eq!(
         Doc::new().import(&newer).unwrap_err(),
-        weft::Error::UnsupportedVersion(2)
+        weft::Error::UnsupportedVersion(3)
     );
+    // Version 2 always has commit infos; this body has none.
+    newer[4] = 2;
+    rejected(&newer, "version 2 without commit infos");
     let mut mode = bytes.clone();
     mode[5] = 3;
     assert_eq!(

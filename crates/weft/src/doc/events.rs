@@ -6,20 +6,33 @@ use std::sync::Arc;
 use crate::error::{Result, Unit};
 use crate::event::{DocEvent, Draft, EventTrigger, InverseCallback, Subscription};
 use crate::id::TextIdx;
+use crate::oplog::CommitInfo;
 use crate::version::VersionVector;
 
 use super::{Doc, ExportMode, ImportStatus};
 
-/// Options of [`Doc::commit_with`].
+/// Options of [`Doc::commit_with`]: an origin for subscribers (local),
+/// and a message and a timestamp stored in the history (they travel with
+/// the ops in updates and snapshots, and [`Doc::changes`] lists them).
 ///
 /// # Examples
 ///
 /// ```
-/// use weft::{CommitOptions, Doc};
+/// use weft::{CommitOptions, Doc, ExportMode};
 ///
 /// let mut doc = Doc::new();
 /// doc.text("t").insert(0, "typed")?;
-/// doc.commit_with(CommitOptions::new().origin("keyboard"));
+/// doc.commit_with(
+///     CommitOptions::new()
+///         .origin("keyboard")
+///         .message("First draft")
+///         .timestamp(1_700_000_000),
+/// );
+/// let mut peer = Doc::new();
+/// peer.import(&doc.export(ExportMode::Snapshot)?)?;
+/// let change = &peer.changes()?[0];
+/// assert_eq!(change.message.as_deref(), Some("First draft"));
+/// assert_eq!(change.timestamp, Some(1_700_000_000));
 /// # Ok::<(), weft::Error>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -28,6 +41,11 @@ pub struct CommitOptions {
     /// A label for the change, passed to subscribers in
     /// [`DocEvent::origin`] (local only: it does not travel to peers).
     pub origin: Option<String>,
+    /// A message stored with the commit's ops in the history.
+    pub message: Option<String>,
+    /// When the commit was made, in seconds since the Unix epoch, stored
+    /// with its ops (only when given: see [`CommitOptions::timestamp_now`]).
+    pub timestamp: Option<i64>,
 }
 
 impl CommitOptions {
@@ -40,6 +58,24 @@ impl CommitOptions {
     pub fn origin(mut self, origin: impl Into<String>) -> CommitOptions {
         self.origin = Some(origin.into());
         self
+    }
+
+    /// Sets the message.
+    pub fn message(mut self, message: impl Into<String>) -> CommitOptions {
+        self.message = Some(message.into());
+        self
+    }
+
+    /// Sets the timestamp (seconds since the Unix epoch).
+    pub fn timestamp(mut self, seconds: i64) -> CommitOptions {
+        self.timestamp = Some(seconds);
+        self
+    }
+
+    /// Sets the timestamp to now, by the system clock.
+    pub fn timestamp_now(self) -> CommitOptions {
+        let seconds = crate::presence::system_now_ms() / 1000;
+        self.timestamp(i64::try_from(seconds).unwrap_or(i64::MAX))
     }
 }
 
@@ -140,8 +176,25 @@ impl Doc {
         self.observers.subscribe_inverse(callback)
     }
 
-    /// [`Doc::commit`] with options: the origin is passed to subscribers.
+    /// [`Doc::commit`] with options: the origin is passed to subscribers;
+    /// a message or a timestamp is stored with the ops of the change
+    /// closed now (nothing is stored when nothing was edited since the
+    /// last commit).
     pub fn commit_with(&mut self, options: CommitOptions) {
+        if options.message.is_some() || options.timestamp.is_some() {
+            self.settle();
+            if self.log.is_open() {
+                let start = self.log.committed_version().get(self.peer);
+                let end = self.log.version().get(self.peer);
+                self.log.add_commit_info(CommitInfo {
+                    peer: self.peer,
+                    start,
+                    end,
+                    timestamp: options.timestamp,
+                    message: options.message.map(Into::into),
+                });
+            }
+        }
         self.commit_as(EventTrigger::Local, options.origin.as_deref());
     }
 

@@ -3,11 +3,13 @@
 //! and reverting to one.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use crate::error::{Result, Unit};
 use crate::event::{diff_texts, Draft, EventTrigger, TextDiff, Units};
-use crate::id::{IdSpan, Lamport};
+use crate::id::{Counter, IdSpan, Lamport, OpId};
 use crate::merge::Update;
+use crate::oplog::CommitInfo;
 use crate::style::Delta;
 use crate::version::{Frontiers, VersionVector};
 
@@ -26,6 +28,11 @@ pub struct ChangeMeta {
     /// document; a change that continues its peer's previous one names
     /// that op).
     pub deps: Frontiers,
+    /// When its commit was made (seconds since the Unix epoch), if the
+    /// commit gave one ([`crate::CommitOptions::timestamp`]).
+    pub timestamp: Option<i64>,
+    /// Its commit's message, if any ([`crate::CommitOptions::message`]).
+    pub message: Option<Arc<str>>,
 }
 
 impl Doc {
@@ -132,15 +139,38 @@ impl Doc {
     /// ```
     pub fn changes(&self) -> Result<Vec<ChangeMeta>> {
         let log = &self.latest().loaded()?.log;
-        Ok(log
-            .changes()
-            .iter()
-            .map(|c| ChangeMeta {
-                id: IdSpan::new(log.peers().get(c.peer), c.counter..c.counter_end()),
-                lamport: c.lamport,
-                deps: log.deps(c).iter().map(|&d| log.seq_to_id(d)).collect(),
-            })
-            .collect())
+        let mut out = Vec::with_capacity(log.changes().len());
+        for c in log.changes() {
+            let peer = log.peers().get(c.peer);
+            let part = |from: Counter, to: Counter, info: Option<&CommitInfo>| ChangeMeta {
+                id: IdSpan::new(peer, from..to),
+                lamport: c.lamport + (from - c.counter),
+                deps: if from == c.counter {
+                    log.deps(c).iter().map(|&d| log.seq_to_id(d)).collect()
+                } else {
+                    std::iter::once(OpId::new(peer, from - 1)).collect()
+                },
+                timestamp: info.and_then(|i| i.timestamp),
+                message: info.and_then(|i| i.message.clone()),
+            };
+            // Split where commits with a message or timestamp start and
+            // end: each part carries its commit's.
+            let (mut at, end) = (c.counter, c.counter_end());
+            for info in log.commit_infos_in(peer, c.counter..end) {
+                let (s, e) = (info.start.max(at), info.end.min(end));
+                if s > at {
+                    out.push(part(at, s, None));
+                }
+                if e > s {
+                    out.push(part(s, e, Some(info)));
+                    at = e;
+                }
+            }
+            if at < end {
+                out.push(part(at, end, None));
+            }
+        }
+        Ok(out)
     }
 
     /// A new document holding exactly the history up to `frontiers` (the

@@ -130,6 +130,9 @@ impl LazyDoc {
         }
         let head = self.head.as_ref().expect("loaded above");
         self.loaded = Some(self.snap.load_history(log, head, &self.doc_index)?);
+        for info in &self.snap.commits {
+            log.add_commit_info(info.clone());
+        }
         Ok(())
     }
 

@@ -1,6 +1,6 @@
 //! Binary encodings of a document's history.
 //!
-//! # The updates format (mode 1, format version 1)
+//! # The updates format (mode 1, format versions 1 and 2)
 //!
 //! An update carries every op the receiver lacks, grouped in changes, in an
 //! order where each change comes after the changes it depends on.
@@ -8,7 +8,8 @@
 //! ```text
 //! header (16 bytes)
 //!   0   4  magic            "weft" (77 65 66 74)
-//!   4   1  format version   1
+//!   4   1  format version   1, or 2 when the body ends with the commit
+//!                             infos section
 //!   5   1  mode             1 = updates
 //!   6   2  reserved         0, 0
 //!   8   8  checksum         xxh3-64 of the body, little-endian
@@ -60,6 +61,8 @@
 //!             base counter - unzigzag(v >> 1); even = peer index
 //!             (v >> 1) - 1, then a varint counter.
 //!   content   the UTF-8 text of the inserts with content, in order
+//!   commits   (version 2 only) the messages and timestamps of the
+//!             commits the ops belong to (layout in `commits.rs`)
 //! ```
 //!
 //! All integers are varints (LEB128) or fixed-width little-endian. Lamport
@@ -72,7 +75,7 @@
 //! text of every version, for `Doc::fork_at` and `Doc::diff`), but reads
 //! such updates from older writers and other encoders.
 //!
-//! # The snapshot format (mode 2, format version 1)
+//! # The snapshot format (mode 2, format versions 1 and 2)
 //!
 //! The whole history plus the current state of every text, so a new peer
 //! can open the document without replaying ops.
@@ -86,6 +89,8 @@
 //!   "h" + u32 BE s   history block: op runs from seq s on, about 4 KiB of
 //!                    them (layout in `history.rs`); blocks follow each
 //!                    other without gaps from seq 0
+//!   "i"              (version 2 only, and then always) the commit infos
+//!                    (layout in `commits.rs`), as for the history
 //!   "m"              meta: varint op count; varint n + n x u64 LE peer
 //!                    ids (sorted); varint n texts x (name, varint chars,
 //!                    UTF-8 bytes, UTF-16 units, anchors); varint n x (peer
@@ -144,6 +149,7 @@
 )]
 
 pub(crate) mod bytes;
+mod commits;
 mod history;
 mod load;
 mod snapshot;
@@ -151,6 +157,7 @@ mod updates;
 pub(crate) mod value;
 mod versions;
 
+pub(crate) use commits::infos_for;
 pub(crate) use load::{Head, Loaded};
 pub(crate) use snapshot::{Meta, Snapshot};
 
@@ -166,16 +173,19 @@ use crate::text::TextTable;
 use crate::version::VersionVector;
 
 const MAGIC: [u8; 4] = *b"weft";
-const FORMAT_VERSION: u8 = 1;
+/// The newest format version this build writes and reads: 2 adds the
+/// commit infos (messages and timestamps). Exports without any are
+/// written as version 1, byte for byte as before.
+const FORMAT_VERSION: u8 = 2;
 const MODE_UPDATES: u8 = 1;
 const MODE_SNAPSHOT: u8 = 2;
 const HEADER_LEN: usize = 16;
 
 /// `body` behind a header of `mode`.
-fn with_header(mode: u8, body: &[u8]) -> Vec<u8> {
+fn with_header(mode: u8, version: u8, body: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER_LEN + body.len());
     out.extend_from_slice(&MAGIC);
-    out.push(FORMAT_VERSION);
+    out.push(version);
     out.push(mode);
     out.extend_from_slice(&[0, 0]);
     out.extend_from_slice(&xxh3_64(body).to_le_bytes());
@@ -201,13 +211,28 @@ pub(crate) fn encode_pieces(
     texts: &TextTable,
     pieces: &[(usize, Range<Seq>)],
 ) -> Vec<u8> {
-    with_header(MODE_UPDATES, &updates::encode_body(log, texts, pieces))
+    let infos = commits::infos_for(log, pieces);
+    let version = if infos.is_empty() { 1 } else { 2 };
+    with_header(
+        MODE_UPDATES,
+        version,
+        &updates::encode_body(log, texts, pieces, &infos),
+    )
 }
 
 /// Encodes the whole history, every text's state and the pending
 /// updates (as received, header included) as a snapshot.
 pub(crate) fn encode_snapshot(log: &OpLog, texts: &TextTable, pending: &[&[u8]]) -> Vec<u8> {
-    with_header(MODE_SNAPSHOT, &snapshot::encode(log, texts, pending))
+    let version = if log.commit_infos().next().is_none() {
+        1
+    } else {
+        2
+    };
+    with_header(
+        MODE_SNAPSHOT,
+        version,
+        &snapshot::encode(log, texts, pending),
+    )
 }
 
 /// A decoded export.
@@ -251,7 +276,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded> {
     let rest = header.get(MAGIC.len()..).unwrap_or(&[]);
     let mut r = bytes::Reader::new(rest, 0);
     let version = r.u8()?;
-    if version != FORMAT_VERSION {
+    if !(1..=FORMAT_VERSION).contains(&version) {
         return Err(Error::UnsupportedVersion(version));
     }
     let mode = r.u8()?;
@@ -271,8 +296,8 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded> {
         return Err(Error::ChecksumMismatch { expected, actual });
     }
     if mode == MODE_SNAPSHOT {
-        Snapshot::decode(body).map(Decoded::Snapshot)
+        Snapshot::decode(body, version).map(Decoded::Snapshot)
     } else {
-        updates::decode_body(body).map(Decoded::Update)
+        updates::decode_body(body, version).map(Decoded::Update)
     }
 }

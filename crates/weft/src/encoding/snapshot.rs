@@ -15,7 +15,7 @@ use weft_kv::{MemKvStore, TableWriter};
 use crate::error::{Error, Result};
 use crate::id::{OpId, PeerId, Seq, NO_SEQ};
 use crate::merge::Parked;
-use crate::oplog::OpLog;
+use crate::oplog::{CommitInfo, OpLog};
 use crate::text::{prefix_units, Cache, TextState, TextTable};
 use crate::version::{Frontiers, VersionVector};
 
@@ -24,6 +24,7 @@ use super::history;
 
 pub(super) const KEY_CHANGES: &[u8] = b"c";
 pub(super) const KEY_HISTORY: u8 = b'h';
+const KEY_COMMITS: &[u8] = b"i";
 const KEY_META: &[u8] = b"m";
 const KEY_PENDING: &[u8] = b"p";
 pub(super) const KEY_SEGMENTS: u8 = b's';
@@ -143,6 +144,8 @@ pub(crate) struct Snapshot {
     /// The updates that were pending in the document, decoded (with the
     /// bytes they arrived as).
     pub pending: Vec<Parked>,
+    /// Messages and timestamps of commits (format version 2).
+    pub commits: Vec<CommitInfo>,
 }
 
 impl fmt::Debug for Snapshot {
@@ -203,6 +206,12 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]]) -> Vec<u
         states.push((segments, text));
     }
 
+    if log.commit_infos().next().is_some() {
+        let mut value = Vec::new();
+        let infos: Vec<&CommitInfo> = log.commit_infos().collect();
+        super::commits::write_infos(&mut value, infos.into_iter());
+        add(&mut w, KEY_COMMITS, &stored(&value));
+    }
     add(&mut w, KEY_META, &encode_meta(log, &peers, &metas));
     if !pending.is_empty() {
         // Sorted and deduplicated: the same pending set gives the same
@@ -313,7 +322,7 @@ fn encode_meta(log: &OpLog, peers: &[PeerId], metas: &[TextMeta]) -> Vec<u8> {
 impl Snapshot {
     /// Reads the table of a snapshot body (whose checksum the caller
     /// verified) and its meta entry.
-    pub fn decode(body: &[u8]) -> Result<Snapshot> {
+    pub fn decode(body: &[u8], version: u8) -> Result<Snapshot> {
         let mut store = MemKvStore::new();
         store.import_all_unchecked(body).map_err(Error::Storage)?;
         let meta = decode_meta(store.get(KEY_META).ok_or(Error::Malformed {
@@ -333,10 +342,30 @@ impl Snapshot {
             Some(value) => decode_pending(&decompress(value, "pending updates")?)?,
             None => Vec::new(),
         };
+        let commits = match store.get(KEY_COMMITS) {
+            Some(value) if version >= 2 => {
+                let value = decompress(value, "commit infos")?;
+                super::commits::read_infos(&mut Reader::new(&value, 0))?
+            }
+            Some(_) => {
+                return Err(Error::Malformed {
+                    offset: 0,
+                    what: "commit infos in a version 1 snapshot",
+                })
+            }
+            None if version >= 2 => {
+                return Err(Error::Malformed {
+                    offset: 0,
+                    what: "version 2 snapshot without commit infos",
+                })
+            }
+            None => Vec::new(),
+        };
         Ok(Snapshot {
             store,
             meta,
             pending,
+            commits,
         })
     }
 }

@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 use crate::error::{Error, Result};
 use crate::id::{Counter, OpId, PeerId, Seq, TextIdx, NO_SEQ};
 use crate::merge::{MarkSet, Update, UpdateChange, UpdateKind, UpdateRun};
-use crate::oplog::{Change, OpKind, OpLog, OpRun, NO_CONTENT};
+use crate::oplog::{Change, CommitInfo, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::style::{ExpandType, Value};
 use crate::text::{char_len, TextTable};
 
@@ -89,6 +89,7 @@ pub(crate) fn encode_body(
     log: &OpLog,
     texts: &TextTable,
     pieces: &[(usize, Range<Seq>)],
+    infos: &[&CommitInfo],
 ) -> Vec<u8> {
     let mut w = RunWriter {
         log,
@@ -140,6 +141,11 @@ pub(crate) fn encode_body(
     write_bytes(&mut body, &changes);
     write_bytes(&mut body, &ops);
     write_bytes(&mut body, &content);
+    if !infos.is_empty() {
+        let mut section = Vec::new();
+        super::commits::write_infos(&mut section, infos.iter().copied());
+        write_bytes(&mut body, &section);
+    }
     body
 }
 
@@ -358,8 +364,9 @@ fn read_id(r: &mut Reader<'_>, peers: &[PeerId], base: OpId) -> Result<Option<Op
     Ok(Some(OpId::new(peer, counter)))
 }
 
-/// Decodes and structurally validates an update body.
-pub(crate) fn decode_body(body: &[u8]) -> Result<Update> {
+/// Decodes and structurally validates an update body of format `version`
+/// (1, or 2 with a sixth section: the commit infos).
+pub(crate) fn decode_body(body: &[u8], version: u8) -> Result<Update> {
     let mut r = Reader::new(body, 0);
 
     let mut s = r.section()?;
@@ -391,6 +398,11 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Update> {
         offset: content_offset + e.valid_up_to(),
         what: "UTF-8 content",
     })?;
+    let commits = if version >= 2 {
+        super::commits::read_infos(&mut r.section()?)?
+    } else {
+        Vec::new()
+    };
     if !r.is_empty() {
         return Err(r.malformed("trailing bytes"));
     }
@@ -451,6 +463,7 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Update> {
         runs: ops.runs,
         content: content.to_owned(),
         marks: ops.marks,
+        commits,
     })
 }
 

@@ -43,6 +43,9 @@ pub(crate) fn apply(
     draft: Option<&mut Draft>,
 ) -> Result<Vec<IdSpan>> {
     log.reserve(plan.ops.len(), update.content.len());
+    for info in &update.commits {
+        log.add_commit_info(info.clone());
+    }
     let watch = draft.is_some().then(|| events::watch(log, texts, &plan));
     for name in &plan.new_texts {
         texts.find_or_create(name);

@@ -348,6 +348,7 @@ mod tests {
                 .collect(),
             content: content.into(),
             marks: Vec::new(),
+            commits: Vec::new(),
         }
     }
 
@@ -481,6 +482,7 @@ mod tests {
                 .collect(),
                 content: "abcXYZ".into(),
                 marks: Vec::new(),
+                commits: Vec::new(),
             };
             let mut at_once = (OpLog::default(), TextTable::default());
             import(&mut at_once.0, &mut at_once.1, &all);

@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
 use crate::id::{Counter, OpId, PeerId, Seq, TextIdx, NO_SEQ};
-use crate::oplog::{OpKind, OpLog, OpRun};
+use crate::oplog::{CommitInfo, OpKind, OpLog, OpRun};
 use crate::style::{ExpandType, Value};
 use crate::text::{TextState, TextTable};
 use crate::version::VersionVector;
@@ -26,6 +26,8 @@ pub(crate) struct Update {
     /// What the marks started by the update set, in op order: kept apart
     /// so that runs own nothing (dropping them is free).
     pub marks: Vec<MarkSet>,
+    /// Messages and timestamps of the commits its ops belong to.
+    pub commits: Vec<CommitInfo>,
 }
 
 /// What a mark started by an [`Update`] sets.
@@ -114,6 +116,7 @@ impl Update {
             runs: self.runs.clone(),
             content: self.content.clone(),
             marks: self.marks.clone(),
+            commits: self.commits.clone(),
         }
     }
 
@@ -154,6 +157,10 @@ impl Update {
             runs: Vec::new(),
             content: String::new(),
             marks: Vec::new(),
+            commits: crate::encoding::infos_for(log, pieces)
+                .into_iter()
+                .cloned()
+                .collect(),
         };
         // The log's text indexes -> the update's.
         let mut text_index: HashMap<TextIdx, u32> = HashMap::new();

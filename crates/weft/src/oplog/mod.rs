@@ -13,12 +13,14 @@
 //! seqs lower than its own.
 
 mod change;
+mod commits;
 mod mark;
 mod missing;
 mod op;
 mod versions;
 
 pub(crate) use change::Change;
+pub(crate) use commits::CommitInfo;
 pub(crate) use mark::{KeyTable, Mark};
 pub(crate) use op::{origins_at, AnchorOp, OpKind, OpRun, NO_CONTENT};
 
@@ -102,6 +104,8 @@ pub(crate) struct OpLog {
     /// Set on the history of a checked-out version (see
     /// `Doc::checkout`): local ops are refused.
     read_only: bool,
+    /// Messages and timestamps of the commits given one.
+    commit_infos: commits::CommitInfos,
 }
 
 impl OpLog {
@@ -208,6 +212,7 @@ impl OpLog {
             next_lamport: self.next_lamport,
             open: self.open,
             read_only: self.read_only,
+            commit_infos: commits::CommitInfos::new(),
         }
     }
 

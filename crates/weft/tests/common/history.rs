@@ -1,7 +1,11 @@
 //! Random multi-peer histories with the versions the replicas recorded
 //! on the way (for the history and checkout tests).
 
-use weft::{Delta, Doc, ExportMode, Frontiers, TextDiff, Unit, Value, VersionVector};
+use std::collections::BTreeMap;
+
+use weft::{
+    CommitOptions, Delta, Doc, ExportMode, Frontiers, TextDiff, Unit, Value, VersionVector,
+};
 
 use super::{RefDoc, Rng};
 
@@ -97,6 +101,15 @@ pub fn random_history(seed: u64, steps: usize) -> (Vec<Doc>, Vec<Recorded>) {
             sync(to, to_ref, from, from_ref, stale);
         } else {
             random_edit(&mut rng, &mut docs[i], &mut models[i]);
+            if rng.chance(15) {
+                // A commit with a message and maybe a timestamp.
+                let n = rng.below(1000) as i64;
+                let mut options = CommitOptions::new().message(format!("m{n}"));
+                if rng.chance(50) {
+                    options = options.timestamp(n - 500);
+                }
+                docs[i].commit_with(options);
+            }
         }
         if rng.chance(30) {
             let r = record(&mut docs[i]);
@@ -134,4 +147,23 @@ pub fn two<T>(v: &mut [T], i: usize, j: usize) -> (&mut T, &T) {
         let (a, b) = v.split_at_mut(i);
         (&mut b[0], &a[j])
     }
+}
+
+/// Per op (peer, counter): the timestamp and message of its commit, as
+/// `doc.changes()` lists them (ops without either left out), so that
+/// replicas that split their history differently compare equal.
+pub fn commit_infos(doc: &Doc) -> BTreeMap<(u64, u32), (Option<i64>, Option<String>)> {
+    let mut out = BTreeMap::new();
+    for c in doc.changes().unwrap() {
+        if c.timestamp.is_none() && c.message.is_none() {
+            continue;
+        }
+        for counter in c.id.counters.clone() {
+            out.insert(
+                (c.id.peer, counter),
+                (c.timestamp, c.message.as_deref().map(str::to_owned)),
+            );
+        }
+    }
+    out
 }
