@@ -9,9 +9,10 @@
 use std::path::{Path, PathBuf};
 
 use weft::fuzzing::{
-    from_bytes, import_target, run_converge, run_import, run_text_vs_string, Action,
+    from_bytes, import_target, run_converge, run_import, run_small_decode, run_text_vs_string,
+    Action,
 };
-use weft::{Doc, ExportMode, VersionVector};
+use weft::{CommitOptions, Doc, EphemeralStore, ExportMode, Side, VersionVector};
 
 fn fuzz_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz")
@@ -112,7 +113,15 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         .export(ExportMode::Updates { from: &base })
         .expect("exports do not fail");
     let snapshot = |d: &mut Doc| d.export(ExportMode::Snapshot).expect("exports do not fail");
+    let mut committed = Doc::new();
+    committed.set_peer_id(8).expect("valid id");
+    committed.text("t").insert(0, "ab").expect("in bounds");
+    committed.commit_with(CommitOptions::new().message("first").timestamp(-3));
+    committed.text("t").insert(2, "c").expect("in bounds");
+    committed.commit_with(CommitOptions::new().timestamp(1_764_000_000));
     vec![
+        ("seed-commits-history", all(&mut committed)),
+        ("seed-commits-snapshot", snapshot(&mut committed)),
         ("seed-target-history", all(&mut target)),
         ("seed-marked-history", all(&mut marked)),
         ("seed-incremental", incremental),
@@ -172,4 +181,43 @@ fn regression_snapshot_mark_glued_on_both_sides() {
         doc.load().is_err(),
         "the glue is checked when the history loads"
     );
+}
+
+/// Valid small messages for the `small_decode` corpus: versions and
+/// frontiers of the import target (one its history holds, one it does
+/// not), a cursor into it and presence state.
+fn small_seeds() -> Vec<(&'static str, Vec<u8>)> {
+    let mut target = import_target();
+    let store = EphemeralStore::with_clock(30_000, || 1_000_000);
+    store.set("caret", 5);
+    store.set("name", "Ada");
+    let mut other = VersionVector::new();
+    other.set(42, 7);
+    let cursor = target.text("t").cursor(3, Side::After).expect("in bounds");
+    vec![
+        ("seed-version", target.version().encode()),
+        ("seed-version-unknown", other.encode()),
+        ("seed-frontiers", target.frontiers().encode()),
+        ("seed-cursor", cursor.encode()),
+        ("seed-presence", store.encode_all()),
+    ]
+}
+
+#[test]
+fn small_decode_corpus_and_seeds() {
+    let dir = fuzz_dir().join("corpus/small_decode");
+    for (name, bytes) in small_seeds() {
+        let path = dir.join(name);
+        if std::env::var("WEFT_FUZZ_SEED").is_ok() {
+            std::fs::create_dir_all(&dir).expect("corpus dir");
+            std::fs::write(&path, &bytes).expect("write seed");
+        }
+        assert_eq!(std::fs::read(&path).ok(), Some(bytes), "{name} is stale");
+    }
+    let inputs = inputs("small_decode");
+    assert!(inputs.len() >= 5, "the small_decode corpus is committed");
+    for (path, data) in inputs {
+        let r = std::panic::catch_unwind(|| run_small_decode(&data));
+        assert!(r.is_ok(), "small_decode failed on {}", name(&path));
+    }
 }

@@ -5,6 +5,10 @@
 //! is wrong; an `Err` that the input legitimately causes (a position inside
 //! a char, bytes that are not an export) is not a failure.
 
+mod small;
+
+pub use small::run_small_decode;
+
 use std::sync::{Arc, Mutex};
 
 use arbitrary::{Arbitrary, Unstructured};
