@@ -276,6 +276,8 @@ impl Doc {
     }
 
     /// A deep copy with the same history and state and a new random peer id.
+    /// A fork of a checked-out document (see [`Doc::checkout`]) shows the
+    /// same version; [`Doc::fork_at`] gives an editable copy of a version.
     pub fn fork(&self) -> Doc {
         let mut doc = self.clone();
         doc.commit();
