@@ -199,3 +199,62 @@ fn undo_stacks_are_cleared_by_a_checkout() {
     assert!(!undo.can_undo());
     assert_eq!(doc.text("t").to_string(), "ab");
 }
+
+/// A mark's end op arriving without its start (a version between the
+/// two, a range export, a pending end released later) restyles the text:
+/// diff and events carry it. (Found by an outside attack: the event
+/// builder watched styles only for plans with a mark's start.)
+#[test]
+fn a_marks_end_alone_restyles_in_events_and_diff() {
+    let mut a = Doc::new();
+    a.set_peer_id(1).unwrap();
+    a.text("t").insert(0, "abcdef").unwrap();
+    a.text("t").mark(1..3, "italic", 1i64).unwrap(); // ops 6 (start) and 7 (end)
+    a.commit();
+    let mid: Frontiers = [OpId::new(1, 6)].into_iter().collect();
+    let end = a.frontiers();
+    let mut m = delta(&a.fork_at(&mid).unwrap());
+    for d in &a.diff(&mid, &end).unwrap() {
+        d.apply_to(&mut m, Unit::Char).unwrap();
+    }
+    assert_eq!(m, delta(&a));
+    let (chars, _s) = mirror(&mut a, Unit::Char);
+    a.checkout(&mid).unwrap();
+    a.checkout(&end).unwrap(); // forward: merges op 7 alone
+    assert_eq!(*chars.lock().unwrap(), delta(&a));
+    a.checkout_to_latest().unwrap();
+
+    // Through sync: the ops in three pieces.
+    let mut b = Doc::new();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = Arc::clone(&seen);
+    let _sub = b.subscribe(move |e| {
+        for d in e.texts.iter().filter(|d| d.name == "t") {
+            d.apply_to(&mut s.lock().unwrap(), Unit::Char).unwrap();
+        }
+    });
+    for span in [0..6, 6..7, 7..8] {
+        let bytes = a
+            .export(ExportMode::UpdatesInRange(&[weft::IdSpan::new(1, span)]))
+            .unwrap();
+        b.import(&bytes).unwrap();
+        assert_eq!(*seen.lock().unwrap(), b.text("t").to_delta());
+    }
+    assert_eq!(b.text("t").to_delta(), delta(&a));
+}
+
+#[test]
+fn edits_that_change_nothing_are_refused_too_while_detached() {
+    let mut d = Doc::new();
+    d.text("t").insert(0, "abc").unwrap();
+    d.text("t").mark(0..3, "bold", true).unwrap();
+    let v = d.frontiers();
+    d.text("t").insert(3, "d").unwrap();
+    d.checkout(&v).unwrap();
+    let mut t = d.text("t");
+    assert_eq!(t.insert(0, ""), Err(Error::Detached));
+    assert_eq!(t.delete(0, 0), Err(Error::Detached));
+    assert_eq!(t.mark(0..3, "bold", true), Err(Error::Detached));
+    assert_eq!(t.unmark(0..3, "italic"), Err(Error::Detached));
+    assert_eq!(t.apply_delta(&[]), Err(Error::Detached));
+}

@@ -194,3 +194,47 @@ fn updates_without_deleted_text_still_import() {
         );
     }
 }
+
+/// Snapshots written before they stored deleted text still import into
+/// the same history and texts (only versions with that text in them lack
+/// it).
+#[test]
+fn snapshots_without_deleted_text_still_import() {
+    let (rich, _) = rich();
+    let stored = std::fs::read(path("rich-deleted-text-left-out.snapshot")).unwrap();
+    let mut d = doc(9);
+    d.import(&stored).unwrap();
+    d.load().unwrap();
+    d.assert_invariants();
+    assert_eq!(d.version(), rich.version());
+    assert_eq!(d.history_runs().unwrap(), rich.history_runs().unwrap());
+    for n in ["body", "title"] {
+        assert_eq!(
+            d.get_text(n).unwrap().to_delta(),
+            rich.get_text(n).unwrap().to_delta()
+        );
+    }
+}
+
+/// A document opened from a snapshot shows every version, deleted text
+/// included, as the document it was written from does.
+#[test]
+fn snapshots_show_every_version() {
+    let (mut rich, _) = rich();
+    let stored = std::fs::read(path("rich.snapshot")).unwrap();
+    let mut d = doc(9);
+    d.import(&stored).unwrap();
+    let changes = rich.changes().unwrap();
+    for c in &changes {
+        for end in [c.id.counters.start + 1, c.id.counters.end] {
+            let v: weft::Frontiers = [weft::OpId::new(c.id.peer, end - 1)].into_iter().collect();
+            let want = rich.fork_at(&v).unwrap();
+            let got = d.fork_at(&v).unwrap();
+            for n in ["body", "title"] {
+                let delta = |x: &Doc| x.get_text(n).map(|t| t.to_delta()).unwrap_or_default();
+                assert_eq!(delta(&got), delta(&want), "{n} at {v:?}");
+            }
+        }
+    }
+    rich.commit();
+}

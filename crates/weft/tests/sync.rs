@@ -592,3 +592,30 @@ fn two_stale_updates_that_each_need_the_other_both_apply() {
         assert_eq!(r.history_runs(), a.history_runs());
     }
 }
+
+/// An update from an older writer that left out the text of an insert
+/// its own delete removes is applied whole or not at all: applied in
+/// part, the version in between would lack that text. (Found by an
+/// outside attack once waiting updates were applied in part.)
+#[test]
+fn a_legacy_update_without_deleted_text_waits_whole() {
+    use common::{body, wrap};
+    // Change 0: peer 7 inserts 'a' (text left out) and 'b'. Change 1:
+    // peer 7 deletes 'a', after op 0@8 (missing).
+    let changes = [2, 0, 1, 2, 0, 0, 0, 1, 3, 1, 0];
+    let ops = [0x14, 0, 0, 0x10, 1, 0, 0x12, 5];
+    let legacy = wrap(&body(&[7, 8], &["t"], &changes, &ops, "b"));
+    let mut p8 = doc(8);
+    p8.text("t").insert(0, "z").unwrap();
+    let z = all(&mut p8);
+    let mut whole = Doc::new();
+    whole.import(&z).unwrap();
+    whole.import(&legacy).unwrap();
+    let mut part = Doc::new();
+    let status = part.import(&legacy).unwrap();
+    assert!(status.applied.is_empty(), "{status:?}");
+    assert_eq!(part.version(), VersionVector::new());
+    part.import(&z).unwrap();
+    assert_eq!(part.text("t").to_delta(), whole.text("t").to_delta());
+    assert_eq!(part.history_runs(), whole.history_runs());
+}

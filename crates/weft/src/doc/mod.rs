@@ -576,7 +576,10 @@ impl Doc {
         draft: Option<&mut Draft>,
     ) -> Result<bool> {
         let (ready, _) = merge::ready_changes(update, |p| self.known_end(p));
-        if ready.is_empty() {
+        // An update from an older writer that left out the text of
+        // inserts its own deletes remove applies whole or not at all: in
+        // part, a version in between would lack that text.
+        if ready.is_empty() || update.leaves_out_text() {
             return Ok(true);
         }
         let part = update.subset(&ready);

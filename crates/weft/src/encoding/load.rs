@@ -19,7 +19,7 @@ use crate::text::{Cache, Item, TreeBuilder, Unloaded};
 use super::history::{self, ReadKind};
 use super::snapshot::{
     bytes_of_chars, decode_segments, decompress, key, Segment, SegmentReader, Snapshot,
-    KEY_CHANGES, KEY_HISTORY, KEY_SEGMENTS,
+    KEY_CHANGES, KEY_DELETED, KEY_HISTORY, KEY_SEGMENTS,
 };
 
 /// Placeholder origins of the chars of a text built before its history
@@ -135,12 +135,27 @@ impl Snapshot {
         side.reserve(all.len() + all.len() / 2, 0);
         // The inserts' text is the texts' own: each insert piece lies in
         // one segment, whose chars are contiguous in its text.
+        // The deleted chars' text, in seq order (a snapshot from before it
+        // was stored, or of a document lacking some, has none): appended
+        // to the log's content once everything checked out.
+        let deleted = match self.store.get(KEY_DELETED) {
+            Some(value) => String::from_utf8(decompress(value, "deleted text")?.into_owned())
+                .map_err(|_| bad("deleted text UTF-8"))?,
+            None => String::new(),
+        };
+        let deleted_base = log.content().len();
+        if deleted_base + deleted.len() >= NO_CONTENT as usize {
+            return Err(Error::HistoryFull);
+        }
         let mut cursor = SegmentCursor {
             segs: &by_seq,
             content: log.content(),
             i: 0,
             in_segment: 0,
             handed_out: 0,
+            deleted: &deleted,
+            deleted_base,
+            deleted_at: 0,
         };
         let ops = self.meta.ops;
         let mut seq = 0;
@@ -162,7 +177,7 @@ impl Snapshot {
             }
             seq = end;
         }
-        if cursor.handed_out != total {
+        if cursor.handed_out != total || cursor.deleted_at != deleted.len() {
             return Err(bad("snapshot history"));
         }
         let first_runs = first_runs(side.ops(), &order, &segments);
@@ -174,6 +189,9 @@ impl Snapshot {
                     *n += u64::from(r.len);
                 }
             }
+        }
+        if !deleted.is_empty() {
+            log.push_content_owned(deleted);
         }
         log.attach_history(side);
         Ok(Loaded {
@@ -485,6 +503,12 @@ struct SegmentCursor<'a> {
     in_segment: usize,
     /// Bytes handed out in all.
     handed_out: usize,
+    /// The deleted chars' text in seq order (empty: the snapshot has
+    /// none), which will sit in the log's content from `deleted_base` on.
+    deleted: &'a str,
+    deleted_base: usize,
+    /// Bytes of it handed out so far.
+    deleted_at: usize,
 }
 
 /// Index of the op run holding `seq` (an earlier op): most references
@@ -655,8 +679,14 @@ fn push_insert(
         }
         let upto = (seg.seq + seg.len).min(end);
         let (origin_left, origin_right) = origins_at(&run, at - seq);
-        let (byte_start, bytes) = if seg.deleted {
+        let (byte_start, bytes) = if seg.deleted && cursor.deleted.is_empty() {
             (NO_CONTENT, 0)
+        } else if seg.deleted {
+            let rest = cursor.deleted.get(cursor.deleted_at..).unwrap_or("");
+            let (bytes, _) = bytes_of_chars(rest, upto - at).ok_or(bad("deleted text"))?;
+            let start = cursor.deleted_base + cursor.deleted_at;
+            cursor.deleted_at += bytes;
+            (start as u32, bytes as u32)
         } else {
             let start = range.start + cursor.in_segment;
             let rest = cursor.content.get(start..range.end).unwrap_or("");

@@ -86,6 +86,12 @@
 //! body: a weft-kv table (see the weft-kv crate), entries in key order:
 //!   "c"              the change table (layout in `history.rs`): per change
 //!                    its peer, counters, length and deps
+//!   "d"              (when some char is deleted and the document has the
+//!                    text of every deleted char) the text of the deleted
+//!                    chars in seq order, anchors aside (LZ4 when smaller):
+//!                    a loaded document can show every version; older
+//!                    snapshots without it still read (their deleted chars
+//!                    have no text)
 //!   "h" + u32 BE s   history block: op runs from seq s on, about 4 KiB of
 //!                    them (layout in `history.rs`); blocks follow each
 //!                    other without gaps from seq 0

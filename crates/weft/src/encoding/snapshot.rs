@@ -9,6 +9,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::ops::Range;
 
 use weft_kv::{MemKvStore, TableWriter};
 
@@ -23,6 +24,7 @@ use super::bytes::{peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader}
 use super::history;
 
 pub(super) const KEY_CHANGES: &[u8] = b"c";
+pub(super) const KEY_DELETED: &[u8] = b"d";
 pub(super) const KEY_HISTORY: u8 = b'h';
 const KEY_COMMITS: &[u8] = b"i";
 const KEY_META: &[u8] = b"m";
@@ -176,6 +178,11 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]]) -> Vec<u
         KEY_CHANGES,
         &stored(&history::encode_changes(log, peer_index)),
     );
+    // The deleted text, so that a document opened from the snapshot can
+    // show, fork and diff every version.
+    if let Some(deleted) = deleted_text(log, texts) {
+        add(&mut w, KEY_DELETED, &compress(deleted.as_bytes()));
+    }
     let mut block = history::BlockWriter::new();
     let mut block_start = 0u32;
     for run in history::CanonicalRuns::new(log) {
@@ -233,6 +240,58 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]]) -> Vec<u
         add(&mut w, &key(KEY_TEXT, i as u32), text);
     }
     w.finish()
+}
+
+/// The text of every deleted char (anchors aside) of every text, in seq
+/// order (the order a loader meets their inserts in), taken from the
+/// history's inserts; `None` when there is none, or when the document
+/// lacks the text of some (an update from an older writer left it out),
+/// which a loader then takes as no deleted text at all.
+fn deleted_text(log: &OpLog, texts: &TextTable) -> Option<String> {
+    let mut ranges: Vec<Range<Seq>> = texts
+        .iter()
+        .flat_map(TextState::items)
+        .filter(|i| i.deleted && !i.is_anchor())
+        .map(|i| i.seq..i.end())
+        .collect();
+    ranges.sort_unstable_by_key(|r| r.start);
+    let mut out = String::new();
+    // One pass beside the op runs: within a run, a char cursor (chars
+    // and bytes from its start) that only moves forward.
+    let ops = log.ops();
+    let mut ri = 0usize;
+    let (mut at_char, mut at_byte) = (0u32, 0usize);
+    let mut cur: Option<usize> = None;
+    for r in ranges {
+        let mut s = r.start;
+        while s < r.end {
+            while ops.get(ri).is_some_and(|run| run.end() <= s) {
+                ri += 1;
+            }
+            let run = ops.get(ri).filter(|run| run.seq <= s)?;
+            let text = run.content(log.content())?.as_bytes();
+            if cur != Some(ri) {
+                (cur, at_char, at_byte) = (Some(ri), 0, 0);
+            }
+            let upto = run.end().min(r.end);
+            let ascii = text.len() == run.len as usize;
+            let advance = |at_char: &mut u32, at_byte: &mut usize, to: u32| {
+                if ascii {
+                    *at_byte = to as usize;
+                } else {
+                    let (b, _) = prefix_units(text.get(*at_byte..).unwrap_or(&[]), to - *at_char);
+                    *at_byte += b as usize;
+                }
+                *at_char = to;
+            };
+            advance(&mut at_char, &mut at_byte, s - run.seq);
+            let from = at_byte;
+            advance(&mut at_char, &mut at_byte, upto - run.seq);
+            out.push_str(std::str::from_utf8(text.get(from..at_byte)?).ok()?);
+            s = upto;
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// One text's meta (name, counts), segments value and text value.

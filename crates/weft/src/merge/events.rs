@@ -42,7 +42,9 @@ pub(super) fn watch(log: &OpLog, texts: &mut TextTable, plan: &Plan) -> Watch {
         .ops
         .iter()
         .filter_map(|op| match op {
-            PlannedOp::MarkStart { text, .. } => Some(*text),
+            // A mark's end alone (its start arrived earlier) restyles
+            // too: the mark takes effect when both anchors are in.
+            PlannedOp::MarkStart { text, .. } | PlannedOp::MarkEnd { text, .. } => Some(*text),
             _ => None,
         })
         .collect();

@@ -103,6 +103,14 @@ impl UpdateRun {
 }
 
 impl Update {
+    /// Whether an insert of it carries no text (an older writer left out
+    /// the text that a delete of the same update removes).
+    pub fn leaves_out_text(&self) -> bool {
+        self.runs
+            .iter()
+            .any(|r| matches!(r.kind, UpdateKind::Insert { content: None, .. }))
+    }
+
     /// The update made of changes `changes` (indexes, in order) of this
     /// one; runs, content and marks are shared as they are (a change
     /// names its runs by index).

@@ -109,6 +109,15 @@ pub(crate) struct OpLog {
 }
 
 impl OpLog {
+    /// [`Error::Detached`] if local ops are refused (the history of a
+    /// checked-out version), for edits that make no op.
+    pub fn check_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::Detached);
+        }
+        Ok(())
+    }
+
     /// Refuses local ops from now on (see [`Error::Detached`]).
     pub fn set_read_only(&mut self) {
         self.read_only = true;

@@ -243,6 +243,8 @@ impl<'a> Text<'a> {
             });
         }
         if s.is_empty() {
+            // A no-op, but still an edit: refused while checked out.
+            self.log.check_writable()?;
             return Ok(false);
         }
         let byte_start = self.log.content().len();
@@ -334,6 +336,7 @@ impl<'a> Text<'a> {
             });
         }
         if len == 0 {
+            self.log.check_writable()?;
             return Ok(());
         }
         let mut seq = self.log.reserve_local(self.peer, len as u32)?;
@@ -717,6 +720,7 @@ impl Text<'_> {
             self.log.marks(),
             self.log.keys(),
         ) {
+            self.log.check_writable()?;
             return Ok(());
         }
         let expand = self.config.get(key);
