@@ -123,7 +123,7 @@
 //! Seqs number the ops in history order (the order the blocks list them,
 //! which a loading document keeps). The text of the inserts is stored once,
 //! in the texts: the history's visible chars take theirs from the text of
-//! the visible segments ordered by seq. The change table maps a version to
+//! the visible segments ordered by seq, its deleted chars from "d". The change table maps a version to
 //! seq ranges, so the blocks holding a range of versions can be read alone.
 //!
 //! Import checks the header and the document checksum once, then reads the
