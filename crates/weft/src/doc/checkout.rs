@@ -16,6 +16,7 @@ use crate::merge::Update;
 use crate::style::Delta;
 use crate::version::{Frontiers, VersionVector};
 
+use super::history::text_delta;
 use super::Doc;
 
 impl Doc {
@@ -93,10 +94,7 @@ impl Doc {
             let before = draft.as_ref().map(|_| self.all_deltas());
             let mut view = self.build_view(&target)?;
             if self.detached.is_none() {
-                std::mem::swap(&mut self.log, &mut view.log);
-                std::mem::swap(&mut self.texts, &mut view.texts);
-                std::mem::swap(&mut self.pending, &mut view.pending);
-                std::mem::swap(&mut self.lazy, &mut view.lazy);
+                self.swap_state(&mut view);
                 view.peer = self.peer;
                 view.style = self.style.clone();
                 self.detached = Some(Box::new(view));
@@ -130,10 +128,7 @@ impl Doc {
         };
         let mut draft = self.new_draft();
         let before = draft.as_ref().map(|_| self.all_deltas());
-        std::mem::swap(&mut self.log, &mut latest.log);
-        std::mem::swap(&mut self.texts, &mut latest.texts);
-        std::mem::swap(&mut self.pending, &mut latest.pending);
-        std::mem::swap(&mut self.lazy, &mut latest.lazy);
+        self.swap_state(&mut latest);
         if let (Some(draft), Some(before)) = (draft.as_mut(), before) {
             self.draft_diff(draft, &before);
             self.emit(EventTrigger::Checkout, None, draft);
@@ -156,6 +151,16 @@ impl Doc {
     /// checked out (when that gives the version shown).
     pub fn latest_frontiers(&self) -> Frontiers {
         self.latest().frontiers()
+    }
+
+    /// Swaps the state (history, texts, pending set, what a lazily
+    /// imported snapshot holds back) with `other`'s: between the latest
+    /// document and a view.
+    fn swap_state(&mut self, other: &mut Doc) {
+        std::mem::swap(&mut self.log, &mut other.log);
+        std::mem::swap(&mut self.texts, &mut other.texts);
+        std::mem::swap(&mut self.pending, &mut other.pending);
+        std::mem::swap(&mut self.lazy, &mut other.lazy);
     }
 
     /// The latest document: this one, or while checked out the one put
@@ -210,10 +215,7 @@ impl Doc {
     fn all_deltas(&self) -> Vec<(String, Vec<Delta>)> {
         self.texts
             .iter()
-            .map(|t| {
-                let delta = self.get_text(t.name()).map(|v| v.to_delta());
-                (t.name().to_owned(), delta.unwrap_or_default())
-            })
+            .map(|t| (t.name().to_owned(), text_delta(self, t.name())))
             .collect()
     }
 
@@ -226,10 +228,7 @@ impl Doc {
                 .iter()
                 .find(|(name, _)| name == state.name())
                 .map_or(&empty, |(_, d)| d);
-            let new = self
-                .get_text(state.name())
-                .map(|v| v.to_delta())
-                .unwrap_or_default();
+            let new = text_delta(self, state.name());
             if *old != new {
                 draft.add(TextIdx::new(i as u32), |unit: Unit| {
                     diff_texts(old, &new, unit)

@@ -319,6 +319,6 @@ impl Doc {
 }
 
 /// The delta of text `name` of `doc`, empty if it has none.
-fn text_delta(doc: &Doc, name: &str) -> Vec<Delta> {
+pub(super) fn text_delta(doc: &Doc, name: &str) -> Vec<Delta> {
     doc.get_text(name).map(|t| t.to_delta()).unwrap_or_default()
 }

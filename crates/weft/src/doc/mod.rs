@@ -530,18 +530,11 @@ impl Doc {
                 // Parked before releasing what the applied part unblocks,
                 // which may in turn unblock the rest of it.
                 let spans = merge::missing_spans(&update, &|_| 0);
-                let (_, blockers) = merge::ready_changes(&update, |p| self.known_end(p));
-                if !blockers.is_empty() {
-                    let bytes = bytes();
-                    self.pending.park(Parked { update, bytes }, &blockers);
-                }
+                self.park_rest(update, bytes);
                 self.release(&mut status.applied, draft)?;
                 status.pending = spans
                     .into_iter()
-                    .filter_map(|s| {
-                        let start = s.counters.start.max(self.known_end(s.peer));
-                        (start < s.counters.end).then(|| IdSpan::new(s.peer, start..s.counters.end))
-                    })
+                    .filter_map(|s| merge::unknown_part(s, &|p| self.known_end(p)))
                     .collect();
             }
             Readiness::Ready(plan) => {
@@ -598,6 +591,17 @@ impl Doc {
         }
     }
 
+    /// Parks `update` (whose changes that could apply did, see
+    /// [`Doc::apply_ready_part`]) under the ops its other changes wait
+    /// for; `bytes` gives it as received. Nothing when none waits.
+    fn park_rest(&mut self, update: Update, bytes: impl FnOnce() -> Box<[u8]>) {
+        let (_, blockers) = merge::ready_changes(&update, |p| self.known_end(p));
+        if !blockers.is_empty() {
+            let bytes = bytes();
+            self.pending.park(Parked { update, bytes }, &blockers);
+        }
+    }
+
     /// Applies the pending updates that the ops in `applied` (and those
     /// they release in turn) unblock, appending their spans. One that
     /// turns out to be invalid once its dependencies are known is dropped.
@@ -621,11 +625,8 @@ impl Doc {
                         ) {
                             continue;
                         }
-                        let (_, blockers) =
-                            merge::ready_changes(&parked.update, |p| self.known_end(p));
-                        if !blockers.is_empty() {
-                            self.pending.park(parked, &blockers);
-                        }
+                        let Parked { update, bytes } = parked;
+                        self.park_rest(update, || bytes);
                     }
                     Ok(Readiness::Ready(plan)) => applied.extend(merge::apply(
                         &mut self.log,

@@ -26,7 +26,7 @@ const HAS_MESSAGE: u8 = 2;
 /// The infos of `log` that hold any op of `pieces` (see
 /// [`OpLog::missing_pieces`]), sorted by peer and counter.
 pub(crate) fn infos_for<'a>(log: &'a OpLog, pieces: &[(usize, Range<Seq>)]) -> Vec<&'a CommitInfo> {
-    if log.commit_infos().next().is_none() {
+    if !log.has_commit_infos() {
         return Vec::new();
     }
     let mut out: Vec<&CommitInfo> = Vec::new();

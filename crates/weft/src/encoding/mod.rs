@@ -229,11 +229,7 @@ pub(crate) fn encode_pieces(
 /// Encodes the whole history, every text's state and the pending
 /// updates (as received, header included) as a snapshot.
 pub(crate) fn encode_snapshot(log: &OpLog, texts: &TextTable, pending: &[&[u8]]) -> Vec<u8> {
-    let version = if log.commit_infos().next().is_none() {
-        1
-    } else {
-        2
-    };
+    let version = if log.has_commit_infos() { 2 } else { 1 };
     with_header(
         MODE_SNAPSHOT,
         version,

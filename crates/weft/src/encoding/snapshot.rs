@@ -213,10 +213,9 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]]) -> Vec<u
         states.push((segments, text));
     }
 
-    if log.commit_infos().next().is_some() {
+    if log.has_commit_infos() {
         let mut value = Vec::new();
-        let infos: Vec<&CommitInfo> = log.commit_infos().collect();
-        super::commits::write_infos(&mut value, infos.into_iter());
+        super::commits::write_infos(&mut value, log.commit_infos());
         add(&mut w, KEY_COMMITS, &stored(&value));
     }
     add(&mut w, KEY_META, &encode_meta(log, &peers, &metas));

@@ -162,10 +162,13 @@ pub(crate) fn missing_spans(update: &Update, known: &impl Fn(PeerId) -> Counter)
     update
         .changes
         .iter()
-        .filter_map(|c| {
-            let start = c.counter.max(known(c.peer));
-            let end = c.counter + c.len;
-            (start < end).then(|| IdSpan::new(c.peer, start..end))
-        })
+        .filter_map(|c| unknown_part(IdSpan::new(c.peer, c.counter..c.counter + c.len), known))
         .collect()
+}
+
+/// The part of `span` that a document knowing `known(peer)` ops of each
+/// peer lacks (a peer's ops are known from its first on).
+pub(crate) fn unknown_part(span: IdSpan, known: &impl Fn(PeerId) -> Counter) -> Option<IdSpan> {
+    let start = span.counters.start.max(known(span.peer));
+    (start < span.counters.end).then(|| IdSpan::new(span.peer, start..span.counters.end))
 }

@@ -38,8 +38,14 @@ impl OpLog {
     }
 
     /// Every stored commit info, by peer and counter.
-    pub fn commit_infos(&self) -> impl Iterator<Item = &CommitInfo> + '_ {
+    pub fn commit_infos(&self) -> impl ExactSizeIterator<Item = &CommitInfo> + '_ {
         self.commit_infos.values()
+    }
+
+    /// Whether any commit info is stored (then exports carry them: format
+    /// version 2).
+    pub fn has_commit_infos(&self) -> bool {
+        !self.commit_infos.is_empty()
     }
 
     /// The commit infos of `peer` that hold any of its ops `counters`, by

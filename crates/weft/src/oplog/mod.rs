@@ -110,7 +110,9 @@ pub(crate) struct OpLog {
 
 impl OpLog {
     /// [`Error::Detached`] if local ops are refused (the history of a
-    /// checked-out version), for edits that make no op.
+    /// checked-out version); every local edit checks it, also one that
+    /// makes no op.
+    #[inline]
     pub fn check_writable(&self) -> Result<()> {
         if self.read_only {
             return Err(Error::Detached);
@@ -299,9 +301,7 @@ impl OpLog {
     /// version's history; nothing changes then.
     #[inline]
     pub fn reserve_local(&mut self, peer: PeerId, n: u32) -> Result<Seq> {
-        if self.read_only {
-            return Err(Error::Detached);
-        }
+        self.check_writable()?;
         let seq = self.next_seq;
         let end = seq
             .checked_add(n)
@@ -344,9 +344,7 @@ impl OpLog {
     /// [`Error::HistoryFull`], [`Error::CounterOverflow`] or
     /// [`Error::Detached`], as [`OpLog::reserve_local`] would.
     pub fn check_room(&self, peer: PeerId, ops: u64, bytes: u64) -> Result<()> {
-        if self.read_only {
-            return Err(Error::Detached);
-        }
+        self.check_writable()?;
         if u64::from(self.next_seq) + ops >= u64::from(NO_SEQ)
             || self.content.len() as u64 + bytes >= u64::from(u32::MAX)
         {
