@@ -127,6 +127,22 @@ impl Flat {
     }
 }
 
+/// The value of command-line option `opt`: a whole number of at least 1.
+///
+/// # Errors
+///
+/// A message for the user when it is missing, not a number, or 0.
+pub fn count_arg(opt: &str, value: Option<String>) -> Result<usize, String> {
+    let value = value.ok_or_else(|| format!("{opt} needs a value (a whole number)"))?;
+    let n: usize = value
+        .parse()
+        .map_err(|_| format!("{opt}: not a number: {value}"))?;
+    if n == 0 {
+        return Err(format!("{opt}: must be at least 1, not 0"));
+    }
+    Ok(n)
+}
+
 /// Runs `f` `runs` times and returns the median, minimum and maximum in
 /// milliseconds, with the last run's result.
 pub fn time_runs<T>(runs: usize, mut f: impl FnMut() -> T) -> (Stats, T) {

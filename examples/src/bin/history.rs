@@ -29,7 +29,7 @@
 use std::error::Error;
 use std::process::ExitCode;
 
-use examples::time_runs;
+use examples::{count_arg, time_runs};
 use traces::Trace;
 use weft::{Doc, ExportMode, Frontiers, OpId};
 
@@ -57,7 +57,7 @@ fn run() -> Result<(), Box<dyn Error>> {
     doc.set_peer_id(1)?;
     let mut ops_after: Vec<u32> = Vec::new();
     let mut text_after: Vec<String> = Vec::new();
-    let total_patches = trace.patches().count() * times;
+    let total_patches = trace.patch_count() * times;
     let mut n = 0usize;
     for _ in 0..times {
         let offset = doc.text("text").len();
@@ -205,8 +205,8 @@ fn parse_args() -> Result<(String, usize, usize), String> {
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--times" => times = count("--times", it.next())?,
-            "--runs" => runs = count("--runs", it.next())?,
+            "--times" => times = count_arg("--times", it.next())?,
+            "--runs" => runs = count_arg("--runs", it.next())?,
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -216,10 +216,4 @@ fn parse_args() -> Result<(String, usize, usize), String> {
         }
     }
     Ok((path, times, runs))
-}
-
-fn count(flag: &str, v: Option<String>) -> Result<usize, String> {
-    v.and_then(|v| v.parse().ok())
-        .filter(|&n| n > 0)
-        .ok_or_else(|| format!("{flag} needs a positive number"))
 }

@@ -34,7 +34,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use examples::{allocations, proc_status_kib, reset_peak_rss, Flat, Stats};
+use examples::{allocations, count_arg, proc_status_kib, reset_peak_rss, Flat, Stats};
 use traces::{LoadError, Trace};
 use weft::{Delta, Doc, ExportMode, VersionVector};
 
@@ -60,18 +60,6 @@ struct Args {
     events: bool,
 }
 
-/// The value of option `opt`: a whole number of at least 1.
-fn count(opt: &str, value: Option<String>) -> Result<usize, String> {
-    let value = value.ok_or_else(|| format!("{opt} needs a value (a whole number)"))?;
-    let n: usize = value
-        .parse()
-        .map_err(|_| format!("{opt}: not a number: {value}"))?;
-    if n == 0 {
-        return Err(format!("{opt}: must be at least 1, not 0"));
-    }
-    Ok(n)
-}
-
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         path: traces::dir()
@@ -87,8 +75,8 @@ fn parse_args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--times" => args.times = count("--times", it.next())?,
-            "--runs" => args.runs = count("--runs", it.next())?,
+            "--times" => args.times = count_arg("--times", it.next())?,
+            "--runs" => args.runs = count_arg("--runs", it.next())?,
             "--rich" => args.rich = true,
             "--events" => args.events = true,
             "-h" | "--help" => {
