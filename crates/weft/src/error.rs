@@ -147,6 +147,13 @@ pub enum Error {
     /// [`crate::Doc::checkout_to_latest`] first, or edit a
     /// [`crate::Doc::fork_at`] of that version.
     Detached,
+    /// The operation needs history that this shallow document trimmed
+    /// (see [`crate::ExportMode::ShallowSnapshot`]): exporting the ops a
+    /// version before the shallow root lacks, showing a version other
+    /// than the latest, or merging ops whose causal past lacks part of
+    /// the root (edits concurrent to it). Such ops need a replica with
+    /// the full history.
+    TrimmedHistory,
     /// The key-value table inside a snapshot is damaged.
     Storage(weft_kv::Error),
     /// A bug in Weft: a check it made earlier does not hold (`what` names
@@ -216,6 +223,10 @@ impl fmt::Display for Error {
             Error::Detached => write!(
                 f,
                 "the document shows an old version (checked out): it cannot be edited"
+            ),
+            Error::TrimmedHistory => write!(
+                f,
+                "the operation needs history that this shallow document does not have"
             ),
             Error::Storage(e) => write!(f, "snapshot storage: {e}"),
             Error::Internal { what } => write!(f, "internal error (a bug in weft): {what}"),

@@ -35,6 +35,13 @@ pub(crate) type Seq = u32;
 /// "No op": the start or end of a text when used as an origin.
 pub(crate) const NO_SEQ: Seq = Seq::MAX;
 
+/// An origin that is not known: never a seq (seqs stay below it), so no
+/// new run ever continues an item with it. Chars built from a snapshot's
+/// segments before its history loads have it until the history fills it
+/// in; the chars of a shallow document's trimmed root keep it (see
+/// `oplog/shallow.rs`).
+pub(crate) const UNKNOWN_ORIGIN: Seq = NO_SEQ - 1;
+
 /// Defines a `u32` index newtype, `$name`: `new` makes one from a plain
 /// number, `as_usize` indexes its table, and `u32::from` gives the plain
 /// number back (for encodings). `repr(transparent)`: it sits in hot structs

@@ -88,10 +88,9 @@
 //! - Undo is by position: text another peer typed between chars this peer
 //!   deleted comes back on one side of the restored text, not in place,
 //!   and a char both peers deleted comes back on undo.
-//! - History: [`Doc::fork_at`], [`Doc::diff`], [`Doc::revert_to`],
-//!   [`Doc::changes`] and version math exist; a checkout of the document
-//!   itself, commit messages and timestamps, and shallow snapshots do
-//!   not yet.
+//! - History: [`Doc::diff`] between versions costs O(size of the older
+//!   one), not O(change); a shallow document cannot show versions other
+//!   than its latest.
 //! - No maps, block markers or embeds: a document holds named rich texts,
 //!   and a text cannot be deleted.
 //!

@@ -508,11 +508,14 @@ fn damaged_snapshots_are_rejected_atomically() {
     newer[4] = 2;
     rejected(&newer, "version 2 without commit infos");
     let mut mode = bytes.clone();
-    mode[5] = 3;
+    mode[5] = 4;
     assert_eq!(
         Doc::new().import(&mode).unwrap_err(),
-        weft::Error::UnsupportedMode(3)
+        weft::Error::UnsupportedMode(4)
     );
+    // A full snapshot's body under the shallow mode (3) lacks its root.
+    mode[5] = 3;
+    rejected(&mode, "full snapshot as a shallow one");
     let mut reserved = bytes;
     reserved[6] = 1;
     rejected(&reserved, "reserved byte set");

@@ -679,6 +679,46 @@ fn run() -> Result<bool, Box<dyn Error>> {
     }
     drop((loaded, copy));
 
+    // Shallow snapshot: the state plus no history, beside the full one.
+    println!("\nshallow snapshot: the current state and no history (ShallowSnapshot at the latest version)");
+    let latest = doc.frontiers();
+    let (shallow_export, shallow) = progress.time("export shallow snapshot", args.runs, || {
+        doc.export(ExportMode::ShallowSnapshot(&latest))
+    });
+    let shallow = shallow?;
+    println!(
+        "export shallow        {shallow_export}  {} bytes ({:.2}x the full snapshot)",
+        shallow.len(),
+        shallow.len() as f64 / snap.len() as f64
+    );
+    let (shallow_read, read) = progress.time("shallow + to_string", args.runs, || {
+        let mut d = Doc::new();
+        d.import(&shallow).map(|_| d.text("text").to_string())
+    });
+    check("shallow import + to_string", &read?);
+    println!(
+        "import + to_string    {shallow_read}  ({:.2}x the full snapshot's)",
+        shallow_read.median / snap_read.median
+    );
+    let (shallow_load, loaded) = progress.time("shallow + load", args.runs, || {
+        let mut d = Doc::new();
+        d.import(&shallow)?;
+        d.load().map(|_| d)
+    });
+    let mut loaded = loaded?;
+    check("shallow import + load", &loaded.text("text").to_string());
+    println!(
+        "  + load everything   {shallow_load}  ({:.2}x the full snapshot's)",
+        shallow_load.median / snap_load.median
+    );
+    if loaded.export(ExportMode::Snapshot)? != shallow {
+        round_trip_ok = false;
+        eprintln!(
+            "MISMATCH: export -> import -> export of the shallow snapshot is not byte-identical"
+        );
+    }
+    drop(loaded);
+
     if args.rich {
         println!(
             "\nrich text: the same edits plus a mark over a random tenth of the text every {MARK_EVERY} patches"

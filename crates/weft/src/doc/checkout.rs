@@ -185,6 +185,16 @@ impl Doc {
     /// not exist yet. The history must be loaded.
     pub(super) fn doc_at(&self, target: &VersionVector, name_all: bool) -> Result<Doc> {
         let mut view = Doc::new();
+        if self.log.trimmed().is_some() {
+            // A shallow document has no state before its latest one.
+            if *target != self.log.version() {
+                return Err(Error::TrimmedHistory);
+            }
+            view.log = self.log.clone();
+            view.texts = self.texts.clone();
+            view.log.commit();
+            return Ok(view);
+        }
         if name_all {
             for t in self.texts.iter() {
                 view.texts.find_or_create(t.name());

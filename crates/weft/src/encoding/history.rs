@@ -114,6 +114,19 @@ pub(crate) struct CanonicalRuns<'a> {
 }
 
 impl<'a> CanonicalRuns<'a> {
+    /// The runs from seq `from` on (a run holding it starts there).
+    pub fn from_seq(log: &'a OpLog, from: Seq) -> Self {
+        let mut runs = CanonicalRuns::new(log);
+        if from > 0 {
+            runs.next = log.op_index(from);
+            runs.taken = log
+                .ops()
+                .get(runs.next)
+                .map_or(0, |r| from.saturating_sub(r.seq));
+        }
+        runs
+    }
+
     pub fn new(log: &'a OpLog) -> Self {
         CanonicalRuns {
             log,
@@ -127,6 +140,21 @@ impl<'a> CanonicalRuns<'a> {
     /// whose first ops joined the previous one starts later).
     fn take_first(&mut self, run: OpRun) -> OpRun {
         let mut first = run;
+        if let (OpKind::Insert { origin_right, .. }, true) = (run.kind, self.taken > 0) {
+            // Only where `from_seq` starts inside an insert run (a block
+            // holds no text: the content fields are not written).
+            first = OpRun {
+                seq: run.seq + self.taken,
+                len: run.len - self.taken,
+                text: run.text,
+                kind: OpKind::Insert {
+                    origin_left: run.seq + self.taken - 1,
+                    origin_right,
+                    byte_start: crate::oplog::NO_CONTENT,
+                    bytes: 0,
+                },
+            };
+        }
         if let OpKind::Delete { reversed, .. } = run.kind {
             let rest = run.len - self.taken;
             let target = run.delete_targets(self.taken, 1).map_or(0, |t| t.start);
@@ -485,4 +513,112 @@ pub(crate) fn decode_block(
         return Err(r.malformed("trailing block bytes"));
     }
     Ok(seq)
+}
+
+/// A mark whose start op is in a shallow snapshot's trimmed root (see
+/// [`write_root_marks`]): what the stand-in runs of its anchors need.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RootMark {
+    /// The text (snapshot index) of its anchors.
+    pub text: u32,
+    pub start: Seq,
+    pub start_origins: (Seq, Seq),
+    pub expand: ExpandType,
+    pub key: String,
+    pub value: Value,
+    /// Its end op and that op's origins, when the end is in the root too.
+    pub end: Option<(Seq, (Seq, Seq))>,
+}
+
+/// Writes the marks started in the root (the ops below `trimmed`):
+/// ```text
+/// varint n, then per mark (by start seq):
+///     varint text, varint start seq, origins, u8 expand rule,
+///     varint length + UTF-8 key, the value,
+///     varint end seq - start seq (0: no end in the root), [origins]
+/// origins: varint left + 1, varint right + 1 (0: none)
+/// ```
+pub(crate) fn write_root_marks(log: &OpLog, trimmed: Seq) -> Vec<u8> {
+    let origins = |seq: Seq| -> Option<(TextIdx, (Seq, Seq))> {
+        let run = log.ops().get(log.op_index(seq))?;
+        let a = run.kind.anchor()?;
+        Some((run.text, (a.origin_left, a.origin_right)))
+    };
+    let write_origins = |out: &mut Vec<u8>, (l, r): (Seq, Seq)| {
+        for o in [l, r] {
+            write_varint(out, if o == NO_SEQ { 0 } else { u64::from(o) + 1 });
+        }
+    };
+    let mut marks: Vec<_> = log.marks().iter().filter(|m| m.start < trimmed).collect();
+    marks.sort_by_key(|m| m.start);
+    let mut out = Vec::new();
+    write_varint(&mut out, marks.len() as u64);
+    for m in marks {
+        let (text, start_origins) = origins(m.start).unwrap_or((TextIdx::new(0), (NO_SEQ, NO_SEQ)));
+        write_varint(&mut out, u64::from(u32::from(text)));
+        write_varint(&mut out, u64::from(m.start));
+        write_origins(&mut out, start_origins);
+        out.push(m.expand.to_byte());
+        write_bytes(&mut out, log.keys().name(m.key).as_bytes());
+        write_value(&mut out, &m.value);
+        match origins(m.end).filter(|_| m.end < trimmed) {
+            Some((_, o)) => {
+                write_varint(&mut out, u64::from(m.end - m.start));
+                write_origins(&mut out, o);
+            }
+            None => write_varint(&mut out, 0),
+        }
+    }
+    out
+}
+
+/// Reads what [`write_root_marks`] wrote, for a root of `trimmed` ops:
+/// starts increasing and below it, ends after their start and below it.
+pub(crate) fn read_root_marks(bytes: &[u8], trimmed: Seq) -> Result<Vec<RootMark>> {
+    let mut r = Reader::new(bytes, 0);
+    let origin = |r: &mut Reader<'_>| -> Result<Seq> {
+        match r.varint()? {
+            0 => Ok(NO_SEQ),
+            v => u32::try_from(v - 1)
+                .ok()
+                .filter(|&s| s < trimmed)
+                .ok_or_else(|| r.malformed("root mark origin")),
+        }
+    };
+    let n = r.count("root mark count")?;
+    let mut out: Vec<RootMark> = Vec::with_capacity(n);
+    for _ in 0..n {
+        let text = r.u32("text index")?;
+        let start = r.u32("root mark start")?;
+        if start >= trimmed || out.last().is_some_and(|m| m.start >= start) {
+            return Err(r.malformed("root mark start"));
+        }
+        let start_origins = (origin(&mut r)?, origin(&mut r)?);
+        let expand = ExpandType::from_byte(r.u8()?).ok_or_else(|| r.malformed("expand rule"))?;
+        let key = read_string(&mut r)?;
+        let value = read_value(&mut r, 0)?;
+        let end = match r.u32("root mark end")? {
+            0 => None,
+            d => {
+                let end = start
+                    .checked_add(d)
+                    .filter(|&e| e < trimmed)
+                    .ok_or_else(|| r.malformed("root mark end"))?;
+                Some((end, (origin(&mut r)?, origin(&mut r)?)))
+            }
+        };
+        out.push(RootMark {
+            text,
+            start,
+            start_origins,
+            expand,
+            key,
+            value,
+            end,
+        });
+    }
+    if !r.is_empty() {
+        return Err(r.malformed("trailing root mark bytes"));
+    }
+    Ok(out)
 }

@@ -12,21 +12,15 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::error::{Error, Result};
-use crate::id::{Seq, TextIdx, NO_SEQ};
+use crate::id::{Seq, TextIdx, NO_SEQ, UNKNOWN_ORIGIN};
 use crate::oplog::{origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::text::{Cache, Item, TreeBuilder, Unloaded};
 
 use super::history::{self, ReadKind};
 use super::snapshot::{
-    bytes_of_chars, decode_segments, decompress, key, Segment, SegmentReader, Snapshot,
-    KEY_CHANGES, KEY_DELETED, KEY_HISTORY, KEY_SEGMENTS,
+    bytes_of_chars, key, Segment, SegmentReader, Snapshot, KEY_CHANGES, KEY_DELETED, KEY_HISTORY,
+    KEY_ROOT_MARKS, KEY_SEGMENTS,
 };
-
-/// Placeholder origins of the chars of a text built before its history
-/// (see [`Snapshot::plain_items`]): never a seq (seqs stay below it), so
-/// no new run ever continues such an item, and what reads origins
-/// (remote inserts) loads the history, which fills them in, first.
-pub(crate) const UNKNOWN_ORIGIN: Seq = NO_SEQ - 1;
 
 /// What [`Snapshot::load_head`] leaves: where each text's document-order
 /// text sits in the log's content. Its segments are read where they are
@@ -62,13 +56,18 @@ impl Snapshot {
         let meta = &self.meta;
         let mut log = OpLog::default();
         let changes = self.store.get(KEY_CHANGES).ok_or(bad("change table"))?;
-        history::decode_changes(&decompress(changes, "change table")?, &meta.peers, &mut log)?;
+        history::decode_changes(
+            &self.unpack(changes, "change table")?,
+            &meta.peers,
+            &mut log,
+        )?;
         if log.next_seq() != meta.ops
             || log.version() != meta.version
             || log.frontiers() != meta.frontiers
         {
             return Err(bad("change table"));
         }
+        log.set_trimmed(self.trimmed);
         let n = meta.texts.len();
         let mut text_ranges = Vec::with_capacity(n);
         for i in 0..n as u32 {
@@ -110,7 +109,7 @@ impl Snapshot {
         let bad = |what| Error::Malformed { offset: 0, what };
         let n = self.meta.texts.len();
         let segments = (0..n as u32)
-            .map(|i| decode_segments(self.store.get(&key(KEY_SEGMENTS, i)).unwrap_or(&[])))
+            .map(|i| self.segments(i))
             .collect::<Result<Vec<_>>>()?;
         let all = head.all_segments(&segments, log.content())?;
         // In seq order (sorted as packed integers: much cheaper than
@@ -139,7 +138,7 @@ impl Snapshot {
         // was stored, or of a document lacking some, has none): appended
         // to the log's content once everything checked out.
         let deleted = match self.store.get(KEY_DELETED) {
-            Some(value) => String::from_utf8(decompress(value, "deleted text")?.into_owned())
+            Some(value) => String::from_utf8(self.unpack(value, "deleted text")?.into_owned())
                 .map_err(|_| bad("deleted text UTF-8"))?,
             None => String::new(),
         };
@@ -156,15 +155,22 @@ impl Snapshot {
             deleted: &deleted,
             deleted_base,
             deleted_at: 0,
+            trimmed: self.trimmed,
         };
         let ops = self.meta.ops;
         let mut seq = 0;
+        if self.trimmed > 0 {
+            let marks = self.store.get(KEY_ROOT_MARKS).ok_or(bad("root marks"))?;
+            let marks = history::read_root_marks(&self.unpack(marks, "root marks")?, self.trimmed)?;
+            push_root(&mut side, &mut cursor, self.trimmed, &marks, doc_index)?;
+            seq = self.trimmed;
+        }
         while seq < ops {
             let value = self
                 .store
                 .get(&key(KEY_HISTORY, seq))
                 .ok_or(bad("history block"))?;
-            let block = decompress(value, "history block")?;
+            let block = self.unpack(value, "history block")?;
             let end = history::decode_block(&block, seq, ops, n as u32, |seq, len, t, kind| {
                 let text = doc_index
                     .get(t as usize)
@@ -245,7 +251,11 @@ impl Snapshot {
                 match run.kind {
                     OpKind::Insert { .. } => {
                         let mut item = char_item(s, upto - s, seg.deleted, content, &mut at)?;
-                        (item.origin_left, item.origin_right) = origins_at(run, off);
+                        (item.origin_left, item.origin_right) = if s < self.trimmed {
+                            (UNKNOWN_ORIGIN, UNKNOWN_ORIGIN)
+                        } else {
+                            origins_at(run, off)
+                        };
                         items.push(item);
                     }
                     OpKind::MarkStart { .. } | OpKind::MarkEnd { .. } => {
@@ -292,7 +302,7 @@ impl Snapshot {
         }
         let content = log.content().get(..range.end).ok_or(bad("snapshot text"))?;
         let value = self.store.get(&key(KEY_SEGMENTS, unloaded.index));
-        let raw = decompress(value.unwrap_or(&[]), "segments")?;
+        let raw = self.unpack(value.unwrap_or(&[]), "segments")?;
         let segs = SegmentReader::new(&raw)?;
         // In an ASCII text every char is one byte and one UTF-16 unit, so
         // no item needs its chars looked at.
@@ -360,7 +370,11 @@ impl Snapshot {
                 let run = run.ok_or(bad("segment op"))?;
                 let tail =
                     (rest.end() > run.end()).then(|| rest.split(run.end() - rest.seq, content));
-                (rest.origin_left, rest.origin_right) = origins_at(run, rest.seq - run.seq);
+                if rest.seq >= self.trimmed {
+                    (rest.origin_left, rest.origin_right) = origins_at(run, rest.seq - run.seq);
+                } else {
+                    (rest.origin_left, rest.origin_right) = (UNKNOWN_ORIGIN, UNKNOWN_ORIGIN);
+                }
                 covered += u64::from(rest.len);
                 out.push(rest);
                 match tail {
@@ -509,6 +523,9 @@ struct SegmentCursor<'a> {
     deleted_base: usize,
     /// Bytes of it handed out so far.
     deleted_at: usize,
+    /// A shallow snapshot's trimmed ops (seqs below it): its deleted
+    /// chars have no text.
+    trimmed: Seq,
 }
 
 /// Index of the op run holding `seq` (an earlier op): most references
@@ -635,6 +652,145 @@ fn push_run(
     Ok(())
 }
 
+/// Puts stand-in op runs for a shallow snapshot's trimmed root (the seqs
+/// below `trimmed`) into `log` (which holds no run yet), from the
+/// segments the cursor walks: inserts without origins (see
+/// `oplog/shallow.rs`), the anchors of the root's `marks` with their
+/// glue, and for the seqs no segment holds (deletes) delete runs without
+/// targets. Checks the marks' anchors and glue as the history's.
+fn push_root(
+    log: &mut OpLog,
+    cursor: &mut SegmentCursor<'_>,
+    trimmed: Seq,
+    marks: &[history::RootMark],
+    doc_index: &[TextIdx],
+) -> Result<()> {
+    let bad = |what| Error::Malformed { offset: 0, what };
+    let mut anchors: Vec<(Seq, usize, bool)> = Vec::with_capacity(marks.len() * 2);
+    for (i, m) in marks.iter().enumerate() {
+        anchors.push((m.start, i, false));
+        if let Some((end, _)) = m.end {
+            anchors.push((end, i, true));
+        }
+    }
+    anchors.sort_unstable();
+    if anchors
+        .windows(2)
+        .any(|w| matches!(w, [a, b] if a.0 == b.0))
+    {
+        return Err(bad("root mark anchor"));
+    }
+    let mut ids: Vec<Option<crate::id::MarkIdx>> = vec![None; marks.len()];
+    let mut next_anchor = 0usize;
+    let stand_in_text = doc_index.first().copied().unwrap_or(TextIdx::new(0));
+    let gap = |log: &mut OpLog, from: Seq, to: Seq| {
+        if to > from {
+            log.push_op_unmerged(OpRun {
+                seq: from,
+                len: to - from,
+                text: stand_in_text,
+                kind: OpKind::Delete {
+                    target: 0,
+                    reversed: false,
+                },
+            });
+        }
+    };
+    let mut at: Seq = 0;
+    let segs = cursor.segs;
+    for &&(seg, ti, _) in segs.iter().take_while(|s| s.0.seq < trimmed) {
+        let end = seg.seq.checked_add(seg.len).filter(|&e| e <= trimmed);
+        let end = end.ok_or(bad("root segment"))?;
+        if seg.seq < at {
+            return Err(bad("root segment"));
+        }
+        gap(log, at, seg.seq);
+        let text = *doc_index.get(ti as usize).ok_or(bad("text index"))?;
+        let mut s = seg.seq;
+        while s < end {
+            let next = anchors.get(next_anchor).copied();
+            if next.is_some_and(|(a, ..)| a < s) {
+                return Err(bad("root mark anchor"));
+            }
+            let Some((_, i, is_end)) = next.filter(|&(a, ..)| a == s) else {
+                let upto = next.map_or(end, |(a, ..)| a.min(end));
+                push_insert(
+                    log,
+                    cursor,
+                    s,
+                    upto - s,
+                    text,
+                    (UNKNOWN_ORIGIN, UNKNOWN_ORIGIN),
+                )?;
+                s = upto;
+                continue;
+            };
+            let m = marks.get(i).ok_or(bad("root mark"))?;
+            if !seg.deleted || doc_index.get(m.text as usize) != Some(&text) {
+                return Err(bad("root mark anchor"));
+            }
+            let kind = if is_end {
+                let mark = ids.get(i).copied().flatten().ok_or(bad("root mark end"))?;
+                log.end_mark(mark, s).ok_or(bad("root mark end"))?;
+                let (_, (origin_left, origin_right)) = m.end.ok_or(bad("root mark end"))?;
+                OpKind::MarkEnd {
+                    origin_left,
+                    origin_right,
+                    mark,
+                }
+            } else {
+                let mark = log.start_mark(&m.key, m.value.clone(), m.expand, s);
+                if let Some(slot) = ids.get_mut(i) {
+                    *slot = Some(mark);
+                }
+                let (origin_left, origin_right) = m.start_origins;
+                OpKind::MarkStart {
+                    origin_left,
+                    origin_right,
+                    mark,
+                }
+            };
+            log.push_op_unmerged(OpRun {
+                seq: s,
+                len: 1,
+                text,
+                kind,
+            });
+            next_anchor += 1;
+            s += 1;
+        }
+        at = end;
+    }
+    gap(log, at, trimmed);
+    if next_anchor != anchors.len() {
+        return Err(bad("root mark anchor"));
+    }
+    // Glue: earlier chars of the anchor's text, on the rule's side.
+    for &(seq, i, is_end) in &anchors {
+        let run = run_at(log, seq).ok_or(bad("root mark"))?;
+        let (m, a) = (marks.get(i), run.kind.anchor());
+        let (Some(m), Some(a)) = (m, a) else {
+            return Err(bad("root mark"));
+        };
+        let char_ok = |o: Seq| {
+            o == NO_SEQ
+                || (o < seq
+                    && run_at(log, o).is_some_and(|r| {
+                        r.text == run.text && matches!(r.kind, OpKind::Insert { .. })
+                    }))
+        };
+        let glue_ok = if m.expand.anchor_sticks_left(is_end) {
+            a.origin_right == NO_SEQ
+        } else {
+            a.origin_left == NO_SEQ
+        };
+        if !glue_ok || !char_ok(a.origin_left) || !char_ok(a.origin_right) {
+            return Err(bad("root mark glue"));
+        }
+    }
+    Ok(())
+}
+
 /// Appends an insert run read from a block, split where its chars'
 /// visibility changes (by the segments), the visible parts taking their
 /// text from the cursor.
@@ -679,22 +835,23 @@ fn push_insert(
         }
         let upto = (seg.seq + seg.len).min(end);
         let (origin_left, origin_right) = origins_at(&run, at - seq);
-        let (byte_start, bytes) = if seg.deleted && cursor.deleted.is_empty() {
-            (NO_CONTENT, 0)
-        } else if seg.deleted {
-            let rest = cursor.deleted.get(cursor.deleted_at..).unwrap_or("");
-            let (bytes, _) = bytes_of_chars(rest, upto - at).ok_or(bad("deleted text"))?;
-            let start = cursor.deleted_base + cursor.deleted_at;
-            cursor.deleted_at += bytes;
-            (start as u32, bytes as u32)
-        } else {
-            let start = range.start + cursor.in_segment;
-            let rest = cursor.content.get(start..range.end).unwrap_or("");
-            let (bytes, _) = bytes_of_chars(rest, upto - at).ok_or(bad("content"))?;
-            cursor.in_segment += bytes;
-            cursor.handed_out += bytes;
-            (start as u32, bytes as u32)
-        };
+        let (byte_start, bytes) =
+            if seg.deleted && (cursor.deleted.is_empty() || at < cursor.trimmed) {
+                (NO_CONTENT, 0)
+            } else if seg.deleted {
+                let rest = cursor.deleted.get(cursor.deleted_at..).unwrap_or("");
+                let (bytes, _) = bytes_of_chars(rest, upto - at).ok_or(bad("deleted text"))?;
+                let start = cursor.deleted_base + cursor.deleted_at;
+                cursor.deleted_at += bytes;
+                (start as u32, bytes as u32)
+            } else {
+                let start = range.start + cursor.in_segment;
+                let rest = cursor.content.get(start..range.end).unwrap_or("");
+                let (bytes, _) = bytes_of_chars(rest, upto - at).ok_or(bad("content"))?;
+                cursor.in_segment += bytes;
+                cursor.handed_out += bytes;
+                (start as u32, bytes as u32)
+            };
         log.push_op_unmerged(OpRun {
             seq: at,
             len: upto - at,

@@ -120,6 +120,27 @@
 //! that is smaller)
 //! ```
 //!
+//! # The shallow snapshot format (mode 3, format versions 1 and 2)
+//!
+//! A snapshot (as above) without the history of a root version: the
+//! snapshot numbers the root's ops first (seqs below R), and
+//!
+//! ```text
+//!   "h" + u32 BE s   history blocks from seq R on (none when R = op count)
+//!   "d"              the deleted chars' text from seq R on
+//!   "k"              the marks whose start op is in the root (layout in
+//!                    `history.rs`: text, start, glue, rule, key, value,
+//!                    end if in the root, its glue): their anchors stay
+//!   "r"              varint R (1 <= R <= op count); only in mode 3
+//!   "s" + u32 BE i   segments as above; none spans seq R
+//! compressed values (the texts, "d") are raw deflate streams, not LZ4
+//! ```
+//!
+//! The change table stays whole, so the root's op ids still map to seqs
+//! (new ops name root chars as origins and delete targets). A loader
+//! stands in for the root's op runs with what the segments and "k" say
+//! (see `oplog/shallow.rs` for why nothing needs more).
+//!
 //! Seqs number the ops in history order (the order the blocks list them,
 //! which a loading document keeps). The text of the inserts is stored once,
 //! in the texts: the history's visible chars take theirs from the text of
@@ -181,10 +202,12 @@ use crate::version::VersionVector;
 const MAGIC: [u8; 4] = *b"weft";
 /// The newest format version this build writes and reads: 2 adds the
 /// commit infos (messages and timestamps). Exports without any are
-/// written as version 1, byte for byte as before.
+/// written as version 1, byte for byte as before. (Shallow snapshots are
+/// a mode, not a version: an older reader names it unsupported.)
 const FORMAT_VERSION: u8 = 2;
 const MODE_UPDATES: u8 = 1;
 const MODE_SNAPSHOT: u8 = 2;
+const MODE_SHALLOW: u8 = 3;
 const HEADER_LEN: usize = 16;
 
 /// `body` behind a header of `mode`.
@@ -227,13 +250,32 @@ pub(crate) fn encode_pieces(
 }
 
 /// Encodes the whole history, every text's state and the pending
-/// updates (as received, header included) as a snapshot.
+/// updates (as received, header included) as a snapshot: a shallow one
+/// when the log is a shallow document's (see [`encode_shallow`]).
 pub(crate) fn encode_snapshot(log: &OpLog, texts: &TextTable, pending: &[&[u8]]) -> Vec<u8> {
+    encode_shallow(log, texts, pending, log.trimmed_end())
+}
+
+/// As [`encode_snapshot`], leaving out the history of the ops below seq
+/// `trimmed` (which must be exactly the ops of a version, at least the
+/// log's own trimmed root): a shallow snapshot (mode 3), or a full one
+/// when `trimmed` is 0.
+pub(crate) fn encode_shallow(
+    log: &OpLog,
+    texts: &TextTable,
+    pending: &[&[u8]],
+    trimmed: Seq,
+) -> Vec<u8> {
     let version = if log.has_commit_infos() { 2 } else { 1 };
+    let mode = if trimmed > 0 {
+        MODE_SHALLOW
+    } else {
+        MODE_SNAPSHOT
+    };
     with_header(
-        MODE_SNAPSHOT,
+        mode,
         version,
-        &snapshot::encode(log, texts, pending),
+        &snapshot::encode(log, texts, pending, trimmed),
     )
 }
 
@@ -282,7 +324,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded> {
         return Err(Error::UnsupportedVersion(version));
     }
     let mode = r.u8()?;
-    if mode != MODE_UPDATES && mode != MODE_SNAPSHOT {
+    if !(MODE_UPDATES..=MODE_SHALLOW).contains(&mode) {
         return Err(Error::UnsupportedMode(mode));
     }
     if r.take(2)? != [0, 0] {
@@ -297,8 +339,8 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded> {
     if actual != expected {
         return Err(Error::ChecksumMismatch { expected, actual });
     }
-    if mode == MODE_SNAPSHOT {
-        Snapshot::decode(body, version).map(Decoded::Snapshot)
+    if mode != MODE_UPDATES {
+        Snapshot::decode(body, version, mode == MODE_SHALLOW).map(Decoded::Snapshot)
     } else {
         updates::decode_body(body, version).map(Decoded::Update)
     }

@@ -27,8 +27,12 @@ pub(super) const KEY_CHANGES: &[u8] = b"c";
 pub(super) const KEY_DELETED: &[u8] = b"d";
 pub(super) const KEY_HISTORY: u8 = b'h';
 const KEY_COMMITS: &[u8] = b"i";
+/// Shallow snapshots: the marks started in the trimmed root.
+pub(super) const KEY_ROOT_MARKS: &[u8] = b"k";
 const KEY_META: &[u8] = b"m";
 const KEY_PENDING: &[u8] = b"p";
+/// Shallow snapshots: the number of trimmed ops.
+const KEY_ROOT: &[u8] = b"r";
 pub(super) const KEY_SEGMENTS: u8 = b's';
 pub(super) const KEY_TEXT: u8 = b't';
 
@@ -36,6 +40,8 @@ pub(super) const KEY_TEXT: u8 = b't';
 /// size above `compressed * MAX_RATIO + 64` is a lie: nothing is
 /// allocated for it.
 const MAX_RATIO: usize = 255;
+/// [`MAX_RATIO`] for deflate (a 258-byte match in under two bits).
+const MAX_RATIO_DEFLATE: usize = 1032;
 
 /// A key: one tag byte and a big-endian u32 (so keys sort by the number).
 pub(super) fn key(tag: u8, n: u32) -> [u8; 5] {
@@ -58,13 +64,28 @@ fn stored(raw: &[u8]) -> Vec<u8> {
     out
 }
 
-/// `raw` as a value: its varint length, then an LZ4 block (or stored when
-/// that is not smaller).
-fn compress(raw: &[u8]) -> Vec<u8> {
+/// How a snapshot compresses its texts: LZ4 for full snapshots (fast to
+/// open), raw deflate for shallow ones (small).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Codec {
+    Lz4,
+    Deflate,
+}
+
+/// Deflate level of shallow snapshots (miniz's default: level 9 saves
+/// under 1% on texts and takes twice as long).
+const DEFLATE_LEVEL: u8 = 6;
+
+/// `raw` as a value: its varint length, then `codec`'s compressed bytes
+/// (or stored when that is not smaller).
+fn pack(raw: &[u8], codec: Codec) -> Vec<u8> {
     if raw.is_empty() {
         return stored(raw);
     }
-    let packed = lz4_flex::block::compress(raw);
+    let packed = match codec {
+        Codec::Lz4 => lz4_flex::block::compress(raw),
+        Codec::Deflate => miniz_oxide::deflate::compress_to_vec(raw, DEFLATE_LEVEL),
+    };
     if packed.len() + 5 >= raw.len() {
         return stored(raw);
     }
@@ -77,7 +98,7 @@ fn compress(raw: &[u8]) -> Vec<u8> {
 /// Reverses [`stored`] and [`compress`]; `what` names the value in
 /// errors.
 pub(super) fn decompress<'a>(value: &'a [u8], what: &'static str) -> Result<Cow<'a, [u8]>> {
-    decompress_with_room(value, what, 0)
+    decompress_with_room(value, what, 0, Codec::Lz4)
 }
 
 /// [`decompress`], where a decompressed value gets capacity for `room`
@@ -86,6 +107,7 @@ fn decompress_with_room<'a>(
     value: &'a [u8],
     what: &'static str,
     room: usize,
+    codec: Codec,
 ) -> Result<Cow<'a, [u8]>> {
     let mut r = Reader::new(value, 0);
     let malformed = Error::Malformed { offset: 0, what };
@@ -94,14 +116,31 @@ fn decompress_with_room<'a>(
     if len == 0 {
         return Ok(Cow::Borrowed(packed));
     }
-    if len > packed.len().saturating_mul(MAX_RATIO).saturating_add(64) {
+    let ratio = match codec {
+        Codec::Lz4 => MAX_RATIO,
+        Codec::Deflate => MAX_RATIO_DEFLATE,
+    };
+    if len > packed.len().saturating_mul(ratio).saturating_add(64) {
         return Err(malformed);
     }
     // Zeroed by the allocator, which is often free (fresh pages), unlike
     // zeroing only `len` bytes of a bigger buffer.
     let mut out = vec![0u8; len.saturating_add(room)];
-    match lz4_flex::block::decompress_into(packed, &mut out) {
-        Ok(n) if n == len => {
+    let got = match codec {
+        Codec::Lz4 => lz4_flex::block::decompress_into(packed, &mut out).ok(),
+        Codec::Deflate => {
+            let slot = out.get_mut(..len).unwrap_or(&mut []);
+            miniz_oxide::inflate::decompress_slice_iter_to_slice(
+                slot,
+                std::iter::once(packed),
+                false,
+                true,
+            )
+            .ok()
+        }
+    };
+    match got {
+        Some(n) if n == len => {
             out.truncate(len);
             Ok(Cow::Owned(out))
         }
@@ -148,6 +187,11 @@ pub(crate) struct Snapshot {
     pub pending: Vec<Parked>,
     /// Messages and timestamps of commits (format version 2).
     pub commits: Vec<CommitInfo>,
+    /// A shallow snapshot's number of trimmed ops (its root's ops are
+    /// the seqs below it); 0 for a full one.
+    pub trimmed: Seq,
+    /// How its compressed values (texts, deleted text) are compressed.
+    codec: Codec,
 }
 
 impl fmt::Debug for Snapshot {
@@ -158,8 +202,16 @@ impl fmt::Debug for Snapshot {
     }
 }
 
-/// Encodes `log` and the state of every text as a snapshot body.
-pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]]) -> Vec<u8> {
+/// Encodes `log` and the state of every text as a snapshot body; a
+/// shallow one (deflate, see [`Codec`]) when `trimmed` is not 0: the
+/// history from seq `trimmed` on, plus the marks started before it (the
+/// log's ops below `trimmed` must be exactly a version's).
+pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]], trimmed: Seq) -> Vec<u8> {
+    let codec = if trimmed > 0 {
+        Codec::Deflate
+    } else {
+        Codec::Lz4
+    };
     let mut w = TableWriter::new();
     let add = |w: &mut TableWriter, k: &[u8], v: &[u8]| {
         // Keys are written in order, so the writer never refuses one.
@@ -180,12 +232,12 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]]) -> Vec<u
     );
     // The deleted text, so that a document opened from the snapshot can
     // show, fork and diff every version.
-    if let Some(deleted) = deleted_text(log, texts) {
-        add(&mut w, KEY_DELETED, &compress(deleted.as_bytes()));
+    if let Some(deleted) = deleted_text(log, texts, trimmed) {
+        add(&mut w, KEY_DELETED, &pack(deleted.as_bytes(), codec));
     }
     let mut block = history::BlockWriter::new();
-    let mut block_start = 0u32;
-    for run in history::CanonicalRuns::new(log) {
+    let mut block_start = trimmed;
+    for run in history::CanonicalRuns::from_seq(log, trimmed) {
         block.push(log, &run);
         if block.is_full() {
             add(
@@ -208,7 +260,7 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]]) -> Vec<u
     let mut metas = Vec::with_capacity(texts.len());
     let mut states = Vec::with_capacity(texts.len());
     for state in texts.iter() {
-        let (meta, segments, text) = encode_state(log, state);
+        let (meta, segments, text) = encode_state(log, state, trimmed, codec);
         metas.push(meta);
         states.push((segments, text));
     }
@@ -217,6 +269,9 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]]) -> Vec<u
         let mut value = Vec::new();
         super::commits::write_infos(&mut value, log.commit_infos());
         add(&mut w, KEY_COMMITS, &stored(&value));
+    }
+    if trimmed > 0 {
+        add(&mut w, KEY_ROOT_MARKS, &stored(&root_marks(log, trimmed)));
     }
     add(&mut w, KEY_META, &encode_meta(log, &peers, &metas));
     if !pending.is_empty() {
@@ -232,6 +287,11 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]]) -> Vec<u
         }
         add(&mut w, KEY_PENDING, &stored(&value));
     }
+    if trimmed > 0 {
+        let mut value = Vec::new();
+        write_varint(&mut value, u64::from(trimmed));
+        add(&mut w, KEY_ROOT, &value);
+    }
     for (i, (segments, _)) in states.iter().enumerate() {
         add(&mut w, &key(KEY_SEGMENTS, i as u32), segments);
     }
@@ -241,17 +301,24 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]]) -> Vec<u
     w.finish()
 }
 
+/// The root marks value of a shallow snapshot (see
+/// [`history::write_root_marks`]).
+fn root_marks(log: &OpLog, trimmed: Seq) -> Vec<u8> {
+    history::write_root_marks(log, trimmed)
+}
+
 /// The text of every deleted char (anchors aside) of every text, in seq
 /// order (the order a loader meets their inserts in), taken from the
 /// history's inserts; `None` when there is none, or when the document
 /// lacks the text of some (an update from an older writer left it out),
-/// which a loader then takes as no deleted text at all.
-fn deleted_text(log: &OpLog, texts: &TextTable) -> Option<String> {
+/// which a loader then takes as no deleted text at all. Only chars from
+/// seq `from` on (a shallow snapshot has no text for the root's).
+fn deleted_text(log: &OpLog, texts: &TextTable, from: Seq) -> Option<String> {
     let mut ranges: Vec<Range<Seq>> = texts
         .iter()
         .flat_map(TextState::items)
-        .filter(|i| i.deleted && !i.is_anchor())
-        .map(|i| i.seq..i.end())
+        .filter(|i| i.deleted && !i.is_anchor() && i.end() > from)
+        .map(|i| i.seq.max(from)..i.end())
         .collect();
     ranges.sort_unstable_by_key(|r| r.start);
     let mut out = String::new();
@@ -293,8 +360,14 @@ fn deleted_text(log: &OpLog, texts: &TextTable) -> Option<String> {
     (!out.is_empty()).then_some(out)
 }
 
-/// One text's meta (name, counts), segments value and text value.
-fn encode_state(log: &OpLog, state: &TextState) -> (TextMeta, Vec<u8>, Vec<u8>) {
+/// One text's meta (name, counts), segments value and text value. No
+/// segment spans seq `split` (where a shallow snapshot's history starts).
+fn encode_state(
+    log: &OpLog,
+    state: &TextState,
+    split: Seq,
+    codec: Codec,
+) -> (TextMeta, Vec<u8>, Vec<u8>) {
     let mut segments: Vec<Segment> = Vec::new();
     let mut text = String::with_capacity(state.len(crate::error::Unit::Utf8) as usize);
     let mut counts = Cache::default();
@@ -304,15 +377,31 @@ fn encode_state(log: &OpLog, state: &TextState) -> (TextMeta, Vec<u8>, Vec<u8>) 
             let s = item.byte_start as usize;
             text.push_str(log.content().get(s..s + item.bytes as usize).unwrap_or(""));
         }
-        match segments.last_mut() {
-            Some(last) if last.seq + last.len == item.seq && last.deleted == item.deleted => {
-                last.len += item.len;
+        // An item spanning `split` (kept whole by the document) is two
+        // segments.
+        let head = if item.seq < split && item.end() > split {
+            split - item.seq
+        } else {
+            item.len
+        };
+        for (seq, len) in [(item.seq, head), (item.seq + head, item.len - head)] {
+            if len == 0 {
+                continue;
             }
-            _ => segments.push(Segment {
-                seq: item.seq,
-                len: item.len,
-                deleted: item.deleted,
-            }),
+            match segments.last_mut() {
+                Some(last)
+                    if last.seq + last.len == seq
+                        && last.deleted == item.deleted
+                        && seq != split =>
+                {
+                    last.len += len;
+                }
+                _ => segments.push(Segment {
+                    seq,
+                    len,
+                    deleted: item.deleted,
+                }),
+            }
         }
     }
     let meta = TextMeta {
@@ -320,7 +409,10 @@ fn encode_state(log: &OpLog, state: &TextState) -> (TextMeta, Vec<u8>, Vec<u8>) 
         counts,
     };
     let seg_bytes = encode_segments(&segments);
-    (meta, stored(&seg_bytes), compress(text.as_bytes()))
+    // Segments are stored as they are, also in a shallow snapshot:
+    // deflate takes a fifth off them on B4, but opening then costs more
+    // than twice as long.
+    (meta, stored(&seg_bytes), pack(text.as_bytes(), codec))
 }
 
 /// A text's segments value (before [`stored`]): their count, then each
@@ -379,14 +471,32 @@ fn encode_meta(log: &OpLog, peers: &[PeerId], metas: &[TextMeta]) -> Vec<u8> {
 
 impl Snapshot {
     /// Reads the table of a snapshot body (whose checksum the caller
-    /// verified) and its meta entry.
-    pub fn decode(body: &[u8], version: u8) -> Result<Snapshot> {
+    /// verified) and its meta entry; `shallow` for mode 3 (a shallow
+    /// snapshot).
+    pub fn decode(body: &[u8], version: u8, shallow: bool) -> Result<Snapshot> {
         let mut store = MemKvStore::new();
         store.import_all_unchecked(body).map_err(Error::Storage)?;
         let meta = decode_meta(store.get(KEY_META).ok_or(Error::Malformed {
             offset: 0,
             what: "snapshot meta entry",
         })?)?;
+        let bad_root = Error::Malformed {
+            offset: 0,
+            what: "shallow root",
+        };
+        let trimmed = match (store.get(KEY_ROOT), shallow) {
+            (Some(value), true) => {
+                let mut r = Reader::new(value, 0);
+                let n = r.u32("shallow root")?;
+                if !r.is_empty() || n == 0 || n > meta.ops || store.get(KEY_ROOT_MARKS).is_none() {
+                    return Err(bad_root);
+                }
+                n
+            }
+            (None, false) if store.get(KEY_ROOT_MARKS).is_none() => 0,
+            _ => return Err(bad_root),
+        };
+        let codec = if shallow { Codec::Deflate } else { Codec::Lz4 };
         for i in 0..meta.texts.len() as u32 {
             if store.get(&key(KEY_SEGMENTS, i)).is_none() || store.get(&key(KEY_TEXT, i)).is_none()
             {
@@ -424,6 +534,8 @@ impl Snapshot {
             meta,
             pending,
             commits,
+            trimmed,
+            codec,
         })
     }
 }
@@ -514,7 +626,8 @@ fn decode_meta(bytes: &[u8]) -> Result<Meta> {
     })
 }
 
-pub(super) fn decode_segments(value: &[u8]) -> Result<Vec<Segment>> {
+#[cfg(test)]
+fn decode_segments(value: &[u8]) -> Result<Vec<Segment>> {
     let raw = decompress(value, "segments")?;
     let reader = SegmentReader::new(&raw)?;
     let mut segments = Vec::with_capacity(reader.len());
@@ -709,12 +822,33 @@ pub(super) fn bytes_of_chars(text: &str, chars: u32) -> Option<(usize, u32)> {
 }
 
 impl Snapshot {
+    /// Value `value` of this snapshot's table, decompressed as its mode
+    /// says (`what` names it in errors).
+    pub(super) fn unpack<'a>(&self, value: &'a [u8], what: &'static str) -> Result<Cow<'a, [u8]>> {
+        decompress_with_room(value, what, 0, self.codec)
+    }
+
+    /// The segments of snapshot text `i`.
+    pub(super) fn segments(&self, i: u32) -> Result<Vec<Segment>> {
+        let raw = self.unpack(
+            self.store.get(&key(KEY_SEGMENTS, i)).unwrap_or(&[]),
+            "segments",
+        )?;
+        let reader = SegmentReader::new(&raw)?;
+        let mut segments = Vec::with_capacity(reader.len());
+        reader.for_each(|s| {
+            segments.push(s);
+            Ok(())
+        })?;
+        Ok(segments)
+    }
+
     /// The visible text of snapshot text `i` in document order,
     /// decompressed (with capacity for `room` more bytes) and checked
     /// against the meta's length.
     pub fn stored_text(&self, i: u32, room: usize) -> Result<String> {
         let value = self.store.get(&key(KEY_TEXT, i)).unwrap_or(&[]);
-        let raw = match decompress_with_room(value, "snapshot text", room)? {
+        let raw = match decompress_with_room(value, "snapshot text", room, self.codec)? {
             Cow::Owned(raw) => raw,
             Cow::Borrowed(raw) => {
                 let mut owned = Vec::with_capacity(raw.len().saturating_add(room));

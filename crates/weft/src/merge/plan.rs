@@ -450,7 +450,8 @@ pub(crate) fn ready_changes(
 ///
 /// [`Error::UnknownId`] when an op refers to an op that is neither known
 /// nor in its causal past as declared; [`Error::HistoryFull`] when the
-/// document cannot number the new ops.
+/// document cannot number the new ops; [`Error::TrimmedHistory`] in a
+/// shallow document, for a change whose past lacks part of its root.
 pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Readiness> {
     let parts = match missing_parts(update, |p| log.known_end(p)) {
         Ok(parts) => parts,
@@ -514,6 +515,19 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
                 })
                 .collect::<Result<_>>()?
         };
+        if log.trimmed().is_some() {
+            // A shallow document merges only changes made on top of its
+            // whole root (see `oplog/shallow.rs`).
+            let past: SmallVec<[Seq; 2]> = if skip > 0 {
+                let prev = OpId::new(change.peer, counter - 1);
+                log.id_to_seq(prev).into_iter().collect()
+            } else {
+                deps.clone()
+            };
+            if !log.covers_root(&past) {
+                return Err(Error::TrimmedHistory);
+            }
+        }
         resolver.add_change(change.peer, counter..counter + len, seq);
         let first_op = out.ops.len();
         // Walk the change's runs, skipping the ops already known.

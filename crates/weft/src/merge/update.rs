@@ -136,8 +136,9 @@ impl Update {
     ///
     /// # Errors
     ///
-    /// [`Error::Internal`] if the log does not hold what its own ops name
-    /// (a bug).
+    /// [`Error::TrimmedHistory`] if the ops include some a shallow
+    /// document trimmed; [`Error::Internal`] if the log does not hold what
+    /// its own ops name (a bug).
     pub fn from_log(
         log: &OpLog,
         texts: &TextTable,
@@ -158,6 +159,7 @@ impl Update {
         texts: &TextTable,
         pieces: &[(usize, Range<Seq>)],
     ) -> Result<Update> {
+        log.check_pieces(pieces)?;
         let internal = |what| Error::Internal { what };
         let mut update = Update {
             texts: Vec::new(),

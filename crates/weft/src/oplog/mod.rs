@@ -17,6 +17,7 @@ mod commits;
 mod mark;
 mod missing;
 mod op;
+mod shallow;
 mod versions;
 
 pub(crate) use change::Change;
@@ -106,6 +107,8 @@ pub(crate) struct OpLog {
     read_only: bool,
     /// Messages and timestamps of the commits given one.
     commit_infos: commits::CommitInfos,
+    /// Set in a shallow document: the history it trimmed.
+    trimmed: Option<Box<shallow::Trimmed>>,
 }
 
 impl OpLog {
@@ -224,6 +227,7 @@ impl OpLog {
             open: self.open,
             read_only: self.read_only,
             commit_infos: commits::CommitInfos::new(),
+            trimmed: None,
         }
     }
 

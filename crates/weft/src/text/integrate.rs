@@ -28,7 +28,7 @@ use std::ops::Range;
 use generic_btree::{Cursor, LeafIndex};
 use smallvec::SmallVec;
 
-use crate::id::{OpId, Seq, NO_SEQ};
+use crate::id::{OpId, Seq, NO_SEQ, UNKNOWN_ORIGIN};
 use crate::oplog::OpLog;
 
 use super::chunk::Chunk;
@@ -172,6 +172,13 @@ impl TextState {
                 // ordering of chars.
                 (leaf, index) = (l, i + 1);
                 continue;
+            }
+            if other.origin_right == UNKNOWN_ORIGIN {
+                // A char of a shallow document's trimmed root: in the
+                // causal past of every op it merges, so only a forged op
+                // gets here; stop before it rather than read what is not
+                // known.
+                break;
             }
             let left = other.origin_left;
             // `O`'s left origin is before it: either before `L`, `L`, or in

@@ -1,0 +1,425 @@
+//! Shallow snapshots: the state plus only the history after a root
+//! version. Round trips on B4 and random histories, merges with peers
+//! whose edits came after the root (also concurrent to the kept
+//! history), refusal of what needs the trimmed history, and damaged
+//! bytes.
+
+mod common;
+
+use common::history::{commit_infos, random_history, two};
+use common::{replay, Rng};
+use std::collections::BTreeMap;
+use traces::Trace;
+use weft::{Doc, Error, ExportMode, Frontiers, Unit, VersionVector};
+
+fn shallow(doc: &Doc, at: &Frontiers) -> Doc {
+    let bytes = doc.export(ExportMode::ShallowSnapshot(at)).unwrap();
+    let mut copy = Doc::new();
+    copy.import(&bytes).unwrap();
+    copy
+}
+
+fn delta(doc: &Doc) -> Vec<weft::Delta> {
+    doc.get_text("t").map(|t| t.to_delta()).unwrap_or_default()
+}
+
+/// Ops since `from` of `src` into `dst`.
+fn send(dst: &mut Doc, src: &Doc) {
+    let bytes = src
+        .export(ExportMode::Updates {
+            from: &dst.version(),
+        })
+        .unwrap();
+    dst.import(&bytes).unwrap();
+}
+
+#[test]
+fn b4_shallow_snapshot_round_trips_and_merges() {
+    let trace = Trace::sequential("automerge-paper");
+    let mut doc = Doc::new();
+    doc.set_peer_id(1).unwrap();
+    replay(&mut doc, &trace);
+    let bytes = doc
+        .export(ExportMode::ShallowSnapshot(&doc.frontiers()))
+        .unwrap();
+    let full = doc.export(ExportMode::Snapshot).unwrap();
+    assert!(
+        bytes.len() < full.len() / 2,
+        "{} vs {}",
+        bytes.len(),
+        full.len()
+    );
+
+    let mut copy = Doc::new();
+    copy.import(&bytes).unwrap();
+    assert_eq!(copy.text("t").to_string(), trace.end_content);
+    assert_eq!(copy.version(), doc.version());
+    assert_eq!(copy.frontiers(), doc.frontiers());
+    assert_eq!(copy.shallow_since(), Some(doc.frontiers()));
+    // Re-exported: the same bytes.
+    assert_eq!(copy.export(ExportMode::Snapshot).unwrap(), bytes);
+
+    // Both sides edit concurrently, and merge.
+    copy.set_peer_id(2).unwrap();
+    copy.text("t").insert(100, "[shallow]").unwrap();
+    copy.text("t").delete(5_000, 300).unwrap();
+    doc.text("t").insert(100, "[full]").unwrap();
+    doc.text("t").delete(5_100, 50).unwrap();
+    let (va, vb) = (doc.version(), copy.version());
+    let to_copy = doc.export(ExportMode::Updates { from: &vb }).unwrap();
+    let to_doc = copy.export(ExportMode::Updates { from: &va }).unwrap();
+    copy.import(&to_copy).unwrap();
+    doc.import(&to_doc).unwrap();
+    assert_eq!(copy.text("t").to_string(), doc.text("t").to_string());
+    assert_eq!(copy.version(), doc.version());
+}
+
+/// Random three-peer runs: a shallow copy taken at a recorded version of
+/// one replica joins the others, everyone edits on and syncs (stale
+/// deliveries included); all converge, with the same history after the
+/// root, and a replica that trimmed nothing agrees.
+#[test]
+fn random_shallow_replicas_converge() {
+    for seed in 0..40u64 {
+        let (mut docs, recorded) = random_history(seed, 60);
+        let mut rng = Rng::new(seed ^ 0x5a11);
+        let src = rng.below(docs.len());
+        // A root that every replica has: the shallow replica can only
+        // merge ops on top of it.
+        let mut common_v = docs[0].version();
+        for d in &docs[1..] {
+            common_v = meet(&common_v, &d.version());
+        }
+        let candidates: Vec<_> = recorded
+            .iter()
+            .filter(|r| {
+                common_v.includes_all(&r.version) && docs[src].version().includes_all(&r.version)
+            })
+            .collect();
+        let root = if candidates.is_empty() || rng.chance(20) {
+            docs[src].frontiers()
+        } else {
+            candidates[rng.below(candidates.len())].frontiers.clone()
+        };
+        let mut s = shallow(&docs[src], &root);
+        assert_eq!(delta(&s), delta(&docs[src]), "seed {seed}: state");
+        assert_eq!(s.version(), docs[src].version(), "seed {seed}");
+        s.set_peer_id(100 + seed).unwrap();
+        // A second shallow copy, from the first.
+        let s2 = shallow(&s, &s.frontiers());
+        assert_eq!(delta(&s2), delta(&s), "seed {seed}: shallow of shallow");
+
+        let mut all: Vec<Doc> = std::mem::take(&mut docs);
+        all.push(s);
+        all.push(s2);
+        let n = all.len();
+        for step in 0..40 {
+            let i = rng.below(n);
+            if rng.chance(60) {
+                edit(&mut rng, &mut all[i]);
+                all[i].commit();
+            } else {
+                let j = rng.below(n);
+                if i != j {
+                    let (to, from) = two(&mut all, i, j);
+                    send(to, from);
+                    let _ = step;
+                }
+            }
+        }
+        // Full sync, twice round.
+        for _ in 0..2 {
+            for i in 0..n {
+                for j in 0..n {
+                    if i != j {
+                        let (to, from) = two(&mut all, i, j);
+                        send(to, from);
+                    }
+                }
+            }
+        }
+        let first = delta(&all[0]);
+        for (k, d) in all.iter().enumerate() {
+            assert_eq!(delta(d), first, "seed {seed}: replica {k} text");
+            assert_eq!(
+                d.version(),
+                all[0].version(),
+                "seed {seed}: replica {k} version"
+            );
+            assert_eq!(
+                d.text_len("t", Unit::Utf16),
+                all[0].text_len("t", Unit::Utf16),
+                "seed {seed}"
+            );
+        }
+        // The history after the root is the same everywhere: each
+        // replica exports it, and a full replica that gets it from a
+        // shallow one holds the same text.
+        let since = all[n - 1].shallow_since().unwrap();
+        let root_v = all[0].frontiers_to_vv(&since).unwrap();
+        let from_full = all[0]
+            .export(ExportMode::Updates { from: &root_v })
+            .unwrap();
+        let from_shallow = all[n - 2]
+            .export(ExportMode::Updates { from: &root_v })
+            .unwrap();
+        let mut a = Doc::new();
+        a.import(&all[0].export(ExportMode::SnapshotAt(&since)).unwrap())
+            .unwrap();
+        let mut b = a.fork();
+        a.import(&from_full).unwrap();
+        b.import(&from_shallow).unwrap();
+        assert_eq!(delta(&a), first, "seed {seed}");
+        assert_eq!(delta(&b), first, "seed {seed}");
+        assert_eq!(ops(&a), ops(&b), "seed {seed}: history");
+        assert_eq!(ops(&a), ops(&all[0]), "seed {seed}: history");
+        assert_eq!(
+            commit_infos(&a),
+            commit_infos(&b),
+            "seed {seed}: commit infos"
+        );
+    }
+}
+
+/// Every op of the history: id -> (Lamport, what it depends on), however
+/// the changes are cut.
+fn ops(doc: &Doc) -> BTreeMap<(u64, u32), (u32, Vec<weft::OpId>)> {
+    let mut out = BTreeMap::new();
+    for c in doc.changes().unwrap() {
+        for (k, counter) in c.id.counters.clone().enumerate() {
+            let deps = if k == 0 {
+                c.deps.iter().collect()
+            } else {
+                vec![weft::OpId::new(c.id.peer, counter - 1)]
+            };
+            out.insert((c.id.peer, counter), (c.lamport + k as u32, deps));
+        }
+    }
+    out
+}
+
+/// A random insert, delete or mark.
+fn edit(rng: &mut Rng, doc: &mut Doc) {
+    let len = doc.text("t").len();
+    match rng.below(10) {
+        0..=4 => {
+            let s = rng.text(4);
+            doc.text("t").insert(rng.below(len + 1), &s).unwrap();
+        }
+        5..=7 if len > 0 => {
+            let pos = rng.below(len);
+            doc.text("t")
+                .delete(pos, 1 + rng.below((len - pos).min(3)))
+                .unwrap();
+        }
+        _ if len > 0 => {
+            let start = rng.below(len);
+            let end = start + 1 + rng.below(len - start);
+            let key = ["bold", "italic", "link"][rng.below(3)];
+            doc.text("t")
+                .mark(start..end, key, rng.below(3) as i64)
+                .unwrap();
+        }
+        _ => {}
+    }
+}
+
+fn meet(a: &VersionVector, b: &VersionVector) -> VersionVector {
+    let mut out = VersionVector::new();
+    for (p, n) in a.iter() {
+        let m = n.min(b.get(p));
+        if m > 0 {
+            out.set(p, m);
+        }
+    }
+    out
+}
+
+#[test]
+fn what_needs_the_trimmed_history_is_refused() {
+    let mut a = Doc::new();
+    a.set_peer_id(1).unwrap();
+    a.text("t").insert(0, "hello world").unwrap();
+    a.commit();
+    let mut c = a.fork();
+    c.set_peer_id(3).unwrap();
+    let v1 = a.version();
+    let f1 = a.frontiers();
+    a.text("t").insert(5, ",").unwrap();
+    a.commit();
+    let root = a.frontiers();
+    let mut s = shallow(&a, &root);
+    s.set_peer_id(2).unwrap();
+
+    // c edits concurrently to the root: its ops cannot be placed.
+    c.text("t").insert(0, ">> ").unwrap();
+    c.commit();
+    let before = (delta(&s), s.version());
+    let update = c.export(ExportMode::Updates { from: &v1 }).unwrap();
+    assert_eq!(s.import(&update), Err(Error::TrimmedHistory));
+    assert_eq!((delta(&s), s.version()), before, "unchanged");
+    // Nor anything of a replica that took it, as that comes with it.
+    let mut a2 = a.fork();
+    a.import(&update).unwrap();
+    let later = a
+        .export(ExportMode::Updates { from: &s.version() })
+        .unwrap();
+    assert_eq!(s.import(&later), Err(Error::TrimmedHistory));
+
+    // Exports and views that need the root's history.
+    assert_eq!(
+        s.export(ExportMode::Updates { from: &v1 }),
+        Err(Error::TrimmedHistory)
+    );
+    assert_eq!(
+        s.export(ExportMode::Updates {
+            from: &VersionVector::new()
+        }),
+        Err(Error::TrimmedHistory)
+    );
+    assert_eq!(
+        s.export(ExportMode::SnapshotAt(&f1)),
+        Err(Error::TrimmedHistory)
+    );
+    assert_eq!(
+        s.export(ExportMode::ShallowSnapshot(&f1)),
+        Err(Error::TrimmedHistory)
+    );
+    assert_eq!(
+        s.export(ExportMode::UpdatesInRange(&[weft::IdSpan::new(1, 0..3)])),
+        Err(Error::TrimmedHistory)
+    );
+    assert_eq!(s.checkout(&f1), Err(Error::TrimmedHistory));
+    assert!(!s.is_detached());
+    assert!(matches!(s.fork_at(&f1), Err(Error::TrimmedHistory)));
+    assert!(matches!(s.diff(&f1, &root), Err(Error::TrimmedHistory)));
+    // The latest version still shows, forks and diffs.
+    assert_eq!(s.diff(&root, &root).unwrap(), vec![]);
+    assert_eq!(
+        s.fork_at(&root).unwrap().text("t").to_string(),
+        "hello, world"
+    );
+    s.checkout(&root).unwrap();
+    s.checkout_to_latest().unwrap();
+
+    // Edits on top of the root merge both ways.
+    s.text("t").insert(0, "S: ").unwrap();
+    a2.text("t").insert(12, "!").unwrap();
+    send(&mut a2, &s);
+    send(&mut s, &a2);
+    assert_eq!(delta(&s), delta(&a2));
+    assert_eq!(s.text("t").to_string(), "S: hello, world!");
+}
+
+#[test]
+fn marks_across_the_root_keep_working() {
+    let mut a = Doc::new();
+    a.set_peer_id(1).unwrap();
+    a.text("t").insert(0, "one two three four").unwrap();
+    a.text("t").mark(0..7, "bold", true).unwrap();
+    a.text("t").mark(4..13, "link", "x").unwrap();
+    a.text("t").delete(8, 2).unwrap();
+    a.commit();
+    let mut b = a.fork();
+    b.set_peer_id(2).unwrap();
+    let root = a.frontiers();
+    a.text("t").mark(2..5, "italic", true).unwrap();
+    a.commit();
+    // Root at b's version: a's italic mark is kept history.
+    let mut s = shallow(&a, &root);
+    s.set_peer_id(3).unwrap();
+    assert_eq!(delta(&s), delta(&a));
+    // Typing at mark edges, and new marks, on every side.
+    s.text("t").insert(7, "X").unwrap();
+    s.text("t").insert(0, "Y").unwrap();
+    b.text("t").insert(3, "Z").unwrap();
+    b.text("t").mark(1..6, "bold", weft::Value::Null).unwrap();
+    a.text("t").insert(12, "W").unwrap();
+    for _ in 0..2 {
+        send(&mut s, &a);
+        send(&mut s, &b);
+        send(&mut a, &s);
+        send(&mut a, &b);
+        send(&mut b, &a);
+    }
+    assert_eq!(delta(&s), delta(&a));
+    assert_eq!(delta(&b), delta(&a));
+    let again = shallow(&s, &s.frontiers());
+    assert_eq!(delta(&again), delta(&a));
+}
+
+#[test]
+fn damaged_shallow_snapshots_are_refused() {
+    let mut rng = Rng::new(7);
+    let (docs, _) = random_history(3, 40);
+    let doc = &docs[0];
+    let bytes = doc
+        .export(ExportMode::ShallowSnapshot(&doc.frontiers()))
+        .unwrap();
+    for cut in 0..bytes.len() {
+        let mut d = Doc::new();
+        assert!(d.import(&bytes[..cut]).is_err(), "cut at {cut}");
+    }
+    for _ in 0..2_000 {
+        let mut bad = bytes.clone();
+        let i = rng.below(bad.len());
+        bad[i] ^= 1 << rng.below(8);
+        let mut d = Doc::new();
+        if d.import(&bad).is_ok() {
+            // Only a flip the checksum misses could get here.
+            let _ = d.load();
+        }
+    }
+}
+
+/// A shallow snapshot at an older version keeps a change concurrent to
+/// its root; an op made on top of that change alone is still concurrent
+/// to the root, and refused, while one on top of both merges.
+#[test]
+fn kept_history_concurrent_to_the_root() {
+    let mut a = Doc::new();
+    a.set_peer_id(1).unwrap();
+    a.text("t").insert(0, "base text here").unwrap();
+    a.commit();
+    let mut b = a.fork();
+    b.set_peer_id(2).unwrap();
+    a.text("t").delete(4, 5).unwrap(); // the root: a's delete
+    a.commit();
+    let root = a.frontiers();
+    b.text("t").insert(5, "B1").unwrap(); // concurrent to the root
+    b.commit();
+    send(&mut a, &b); // a holds both
+    let mut s = shallow(&a, &root);
+    s.set_peer_id(3).unwrap();
+    assert_eq!(delta(&s), delta(&a));
+
+    // b types on without the root.
+    b.text("t").insert(0, "B2").unwrap();
+    b.commit();
+    let bytes = b
+        .export(ExportMode::Updates { from: &s.version() })
+        .unwrap();
+    assert_eq!(s.import(&bytes), Err(Error::TrimmedHistory));
+    // After b gets the root, its new ops merge.
+    let mut b2 = b.fork();
+    send(&mut b2, &a);
+    b2.text("t").insert(0, "C").unwrap();
+    b2.commit();
+    let mut a2 = a.fork();
+    send(&mut a2, &b2);
+    // s lacks b's "B2", which b2's new op depends on: refused until then,
+    // and "B2" itself cannot come. A replica with the root can take all.
+    assert_eq!(
+        s.import(
+            &b2.export(ExportMode::Updates { from: &s.version() })
+                .unwrap()
+        ),
+        Err(Error::TrimmedHistory)
+    );
+    assert_eq!(delta(&a2), delta(&b2));
+    // Edits of a (after root and after B1) do merge into s.
+    a.text("t").insert(2, "A").unwrap();
+    a.commit();
+    send(&mut s, &a);
+    assert_eq!(delta(&s), delta(&a));
+}
