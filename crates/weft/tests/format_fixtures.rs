@@ -116,6 +116,14 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
             pending.export(ExportMode::Snapshot).unwrap(),
             pending,
         ),
+        (
+            // Rooted before peer 2's concurrent edits: the marks started
+            // in the root, and history concurrent to it, are kept.
+            "rich-shallow.snapshot",
+            rich.export(ExportMode::ShallowSnapshot(&earlier.frontiers()))
+                .unwrap(),
+            rich.clone(),
+        ),
     ]
 }
 

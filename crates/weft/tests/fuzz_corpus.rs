@@ -108,6 +108,7 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     t.delete(4, 2).expect("in bounds");
     marked.text("title").insert(0, "T").expect("in bounds");
     let base = marked.version();
+    let base_heads = marked.frontiers();
     marked.text("t").insert(0, "new ").expect("in bounds");
     let incremental = marked
         .export(ExportMode::Updates { from: &base })
@@ -127,6 +128,12 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         ("seed-incremental", incremental),
         ("seed-target-snapshot", snapshot(&mut target)),
         ("seed-marked-snapshot", snapshot(&mut marked)),
+        (
+            "seed-marked-shallow",
+            marked
+                .export(ExportMode::ShallowSnapshot(&base_heads))
+                .expect("exports do not fail"),
+        ),
     ]
 }
 

@@ -774,7 +774,7 @@ impl TextState {
     /// The items, one per line, with ids (for debugging).
     pub fn dump(&self, log: &crate::oplog::OpLog) -> String {
         let mut out = String::new();
-        let id = |s: Seq| (s != NO_SEQ).then(|| log.seq_to_id(s));
+        let id = |s: Seq| (s < log.next_seq()).then(|| log.seq_to_id(s));
         for chunk in self.tree.iter() {
             for item in &chunk.items {
                 let what = if item.is_anchor() {
