@@ -4,6 +4,9 @@
 //!
 //! - `pending_chain`: N one-char updates, each exported from the previous
 //!   version, delivered newest first into an empty document.
+//! - `waiting_changes`: one update of peer B's N changes, each typed
+//!   after one of peer A's ops, arrives first; then A's N ops, one update
+//!   each (every arrival releases one change of the parked update).
 //! - `many_peers`: P forks of a base each send one one-char update (each
 //!   at its own place); all are imported into the base.
 //! - `many_texts_export`: the full history of a document with T texts
@@ -41,6 +44,42 @@ fn pending_chain(c: &mut Criterion) {
                     d.import(bytes).expect("valid update");
                 }
                 assert_eq!(d.text("t").len(), n);
+                d
+            })
+        });
+    }
+    group.finish();
+}
+
+fn waiting_changes(c: &mut Criterion) {
+    let mut group = c.benchmark_group("waiting_changes");
+    group.sample_size(10);
+    for n in [1_000usize, 8_000] {
+        let (mut a, mut b) = (doc(1), doc(2));
+        let mut a_updates = Vec::with_capacity(n);
+        for _ in 0..n {
+            let v = a.version();
+            a.text("t").insert(0, "a").expect("in bounds");
+            let u = a.export(ExportMode::Updates { from: &v }).expect("export");
+            b.import(&u).expect("valid update");
+            a_updates.push(u);
+            let len = b.text("t").len();
+            b.text("t").insert(len, "b").expect("in bounds");
+            b.commit();
+        }
+        let mut only_a = VersionVector::new();
+        only_a.set(1, n as u32);
+        let b_update = b
+            .export(ExportMode::Updates { from: &only_a })
+            .expect("export");
+        group.bench_with_input(BenchmarkId::from_parameter(n), &n, |bench, &n| {
+            bench.iter(|| {
+                let mut d = doc(3);
+                d.import(&b_update).expect("valid update");
+                for u in &a_updates {
+                    d.import(u).expect("valid update");
+                }
+                assert_eq!(d.text("t").len(), 2 * n);
                 d
             })
         });
@@ -127,5 +166,11 @@ fn many_texts(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, pending_chain, many_peers, many_texts);
+criterion_group!(
+    benches,
+    pending_chain,
+    waiting_changes,
+    many_peers,
+    many_texts
+);
 criterion_main!(benches);

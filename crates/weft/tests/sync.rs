@@ -619,3 +619,64 @@ fn a_legacy_update_without_deleted_text_waits_whole() {
     assert_eq!(part.text("t").to_delta(), whole.text("t").to_delta());
     assert_eq!(part.history_runs(), whole.history_runs());
 }
+
+/// One update of B's changes, each typed after one of A's ops, waits for
+/// all of them; A's ops then arrive one by one, in random order (some
+/// twice, and with the pending set carried through a snapshot halfway).
+/// Each arrival releases exactly the B changes whose A op is now there
+/// (those after a gap wait for the gap), and the end matches B.
+#[test]
+fn one_update_waiting_on_many_ops_releases_change_by_change() {
+    for seed in 0..20u64 {
+        let mut rng = Rng::new(seed);
+        let n = 30;
+        let (mut a, mut b) = (doc(1), doc(2));
+        let mut a_updates = Vec::new();
+        for _ in 0..n {
+            let v = a.version();
+            a.text("t").insert(0, "a").unwrap();
+            let u = a.export(ExportMode::Updates { from: &v }).unwrap();
+            b.import(&u).unwrap();
+            a_updates.push(u);
+            let len = b.text("t").len();
+            b.text("t").insert(len, "b").unwrap();
+            b.commit();
+        }
+        let mut only_a = VersionVector::new();
+        only_a.set(1, n as u32);
+        let b_update = b.export(ExportMode::Updates { from: &only_a }).unwrap();
+        let mut d = doc(3);
+        let status = d.import(&b_update).unwrap();
+        assert!(status.applied.is_empty(), "seed {seed}");
+        let mut order: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            order.swap(i, rng.below(i + 1));
+        }
+        let mut arrived = vec![false; n];
+        for (k, &i) in order.iter().enumerate() {
+            if k == n / 2 {
+                // The pending set travels in a snapshot.
+                let snap = d.export(ExportMode::Snapshot).unwrap();
+                d = doc(3);
+                d.import(&snap).unwrap();
+            }
+            d.import(&a_updates[i]).unwrap();
+            if rng.chance(20) {
+                d.import(&a_updates[i]).unwrap();
+            }
+            arrived[i] = true;
+            // B's change j needs A's ops 0..=j (A's ops chain), and B's
+            // change j - 1.
+            let a_known = arrived.iter().take_while(|&&x| x).count();
+            let b_known = a_known as u32;
+            assert_eq!(d.version().get(2), b_known, "seed {seed} step {k}");
+            assert_eq!(d.version().get(1), b_known, "seed {seed} step {k}");
+            // Pending: B's other changes, and A's ops after a gap.
+            let waiting_a = arrived.iter().filter(|&&x| x).count() - a_known;
+            let pending: usize = d.pending_spans().iter().map(|s| s.counters.len()).sum();
+            assert_eq!(pending, n - a_known + waiting_a, "seed {seed} step {k}");
+        }
+        assert_eq!(text(&mut d), text(&mut b), "seed {seed}");
+        assert!(d.pending_spans().is_empty());
+    }
+}

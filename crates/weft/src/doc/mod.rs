@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::encoding::{self, Decoded, Snapshot};
 use crate::error::{Error, Result, Unit};
 use crate::event::{Draft, EventTrigger, Observers};
-use crate::id::{Counter, IdSpan, PeerId, Seq, TextIdx};
+use crate::id::{Counter, IdSpan, OpId, PeerId, Seq, TextIdx};
 use crate::merge::{self, Parked, Pending, Readiness, Update};
 use crate::oplog::OpLog;
 use crate::style::StyleConfig;
@@ -639,20 +639,28 @@ impl Doc {
     }
 
     /// Parks `update` (whose changes that could apply did, see
-    /// [`Doc::apply_ready_part`]) under the ops its other changes wait
-    /// for; `bytes` gives it as received. Nothing when none waits.
+    /// [`Doc::apply_ready_part`]), each change that waits filed under an
+    /// op it needs; `bytes` gives it as received. Nothing when none
+    /// waits. An update that applies only whole waits whole.
     fn park_rest(&mut self, update: Update, bytes: impl FnOnce() -> Box<[u8]>) {
-        let (_, blockers) = merge::ready_changes(&update, |p| self.known_end(p));
-        if !blockers.is_empty() {
-            let bytes = bytes();
-            self.pending.park(Parked { update, bytes }, &blockers);
+        let (_, mut waits) = merge::ready_changes(&update, |p| self.known_end(p));
+        if waits.is_empty() {
+            return;
         }
+        if update.leaves_out_text() {
+            for w in &mut waits {
+                w.1 = merge::WHOLE;
+            }
+        }
+        let bytes = bytes();
+        self.pending.park(Parked { update, bytes }, &waits);
     }
 
-    /// Applies the pending updates that the ops in `applied` (and those
-    /// they release in turn) unblock, appending their spans. One that
-    /// turns out to be invalid once its dependencies are known is dropped.
-    /// O(k log P) for k updates woken among P parked.
+    /// Applies the pending changes that the ops in `applied` (and those
+    /// they release in turn) unblock, appending their spans. A woken
+    /// change is looked at alone: applied when ready, else filed under
+    /// its next blocker; O(its size + log P). An update that turns out
+    /// to be invalid once its dependencies are known is dropped.
     ///
     /// # Errors
     ///
@@ -661,30 +669,102 @@ impl Doc {
         let mut i = 0;
         while let Some(span) = applied.get(i).cloned() {
             i += 1;
-            for parked in self.pending.wake(span.peer, span.counters.end) {
-                match merge::plan(&self.log, &self.texts, &parked.update) {
-                    Ok(Readiness::Missing) => {
-                        // What can apply does (an invalid part drops the
-                        // update); the rest waits again.
-                        if !matches!(
-                            self.apply_ready_part(&parked.update, applied, draft.as_deref_mut()),
-                            Ok(true)
-                        ) {
-                            continue;
-                        }
-                        let Parked { update, bytes } = parked;
-                        self.park_rest(update, || bytes);
+            for w in self.pending.wake(span.peer, span.counters.end) {
+                if w.change == merge::WHOLE {
+                    if let Some(parked) = self.pending.take(&w) {
+                        self.release_whole(parked, applied, draft.as_deref_mut())?;
                     }
-                    Ok(Readiness::Ready(plan)) => applied.extend(merge::apply(
-                        &mut self.log,
-                        &mut self.texts,
-                        &parked.update,
-                        plan,
-                        draft.as_deref_mut(),
-                    )?),
-                    Err(_) => {}
+                    continue;
                 }
+                self.release_change(w, applied, draft.as_deref_mut())?;
             }
+        }
+        Ok(())
+    }
+
+    /// [`Doc::release`] for change `w.change` of a parked update.
+    fn release_change(
+        &mut self,
+        w: merge::Waiting,
+        applied: &mut Vec<IdSpan>,
+        draft: Option<&mut Draft>,
+    ) -> Result<()> {
+        let Some(parked) = self.pending.get(&w) else {
+            return Ok(()); // stale: its update left
+        };
+        let Some(change) = parked.update.changes.get(w.change) else {
+            self.pending.take(&w);
+            return Ok(());
+        };
+        let log = &self.log;
+        let known = log.known_end(change.peer);
+        if known >= change.counter + change.len {
+            self.pending.resolved(&w);
+            return Ok(());
+        }
+        let blocker = if change.counter > known {
+            Some(OpId::new(change.peer, change.counter - 1))
+        } else if change.counter == known {
+            change
+                .deps
+                .iter()
+                .find(|d| log.known_end(d.peer) <= d.counter)
+                .copied()
+        } else {
+            None
+        };
+        if let Some(blocker) = blocker {
+            self.pending.refile(w, blocker);
+            return Ok(());
+        }
+        let parts = vec![(w.change, known - change.counter)];
+        match merge::plan_parts(&self.log, &self.texts, &parked.update, parts) {
+            Ok(plan) => {
+                applied.extend(merge::apply(
+                    &mut self.log,
+                    &mut self.texts,
+                    &parked.update,
+                    plan,
+                    draft,
+                )?);
+                self.pending.resolved(&w);
+            }
+            Err(_) => {
+                self.pending.take(&w);
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Doc::release`] for a parked update taken out whole: applied if
+    /// ready, else what can apply does and the rest waits again.
+    fn release_whole(
+        &mut self,
+        parked: Parked,
+        applied: &mut Vec<IdSpan>,
+        mut draft: Option<&mut Draft>,
+    ) -> Result<()> {
+        match merge::plan(&self.log, &self.texts, &parked.update) {
+            Ok(Readiness::Missing) => {
+                // What can apply does (an invalid part drops the update);
+                // the rest waits again.
+                if !matches!(
+                    self.apply_ready_part(&parked.update, applied, draft.as_deref_mut()),
+                    Ok(true)
+                ) {
+                    return Ok(());
+                }
+                let Parked { update, bytes } = parked;
+                self.park_rest(update, || bytes);
+            }
+            Ok(Readiness::Ready(plan)) => applied.extend(merge::apply(
+                &mut self.log,
+                &mut self.texts,
+                &parked.update,
+                plan,
+                draft,
+            )?),
+            Err(_) => {}
         }
         Ok(())
     }
@@ -757,12 +837,16 @@ impl Doc {
         let mut pending_spans = Vec::new();
         for (p, blocker) in snapshot.pending.iter().zip(parked) {
             pending_spans.extend(merge::missing_spans(&p.update, &|peer| version.get(peer)));
-            // (A snapshot from before updates were applied in part may
-            // hold changes that are ready: they apply once one of these
-            // arrives.)
-            let (_, mut blockers) = merge::ready_changes(&p.update, |peer| version.get(peer));
-            blockers.push(blocker);
-            self.pending.park(p.clone(), &blockers);
+            // Looked at whole when woken: a snapshot from before updates
+            // were applied in part may hold changes that are ready (they
+            // apply once one of these arrives), and the document's
+            // history is not loaded yet to tell.
+            let (_, mut waits) = merge::ready_changes(&p.update, |peer| version.get(peer));
+            waits.push((blocker, merge::WHOLE));
+            for w in &mut waits {
+                w.1 = merge::WHOLE;
+            }
+            self.pending.park(p.clone(), &waits);
         }
         let mut doc_index = Vec::with_capacity(snapshot.meta.texts.len());
         for (i, t) in snapshot.meta.texts.iter().enumerate() {

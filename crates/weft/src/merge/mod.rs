@@ -18,6 +18,6 @@ mod plan;
 mod update;
 
 pub(crate) use apply::apply;
-pub(crate) use pending::{missing_spans, unknown_part, Parked, Pending};
-pub(crate) use plan::{missing_parts, plan, ready_changes, Readiness};
+pub(crate) use pending::{missing_spans, unknown_part, Parked, Pending, Waiting, WHOLE};
+pub(crate) use plan::{missing_parts, plan, plan_parts, ready_changes, Readiness};
 pub(crate) use update::{MarkSet, Update, UpdateChange, UpdateKind, UpdateRun};

@@ -1,13 +1,14 @@
 //! [`Pending`]: updates that wait for ops they build on.
 //!
-//! Each parked update is filed under the ops it needs (its *blockers*, one
-//! per change that cannot apply, from [`super::ready_changes`]; the
-//! changes that can apply were applied before parking), so it is looked
-//! at again only when the document's version of a blocker's peer passes
-//! the blocker's counter. A chain of P updates
-//! delivered newest first thus costs O(P log P), not a re-plan of every
-//! parked update after each arrival. An update re-sent while parked is
-//! kept once.
+//! Each change of a parked update that cannot apply is filed under an op
+//! it needs (its *blocker*, from [`super::ready_changes`]; the changes
+//! that can apply were applied before parking), so it is looked at again,
+//! alone, only when the document's version of the blocker's peer passes
+//! the blocker's counter. A chain of P updates delivered newest first
+//! thus costs O(P log P), not a re-plan of every parked update after each
+//! arrival; and one update of n changes that wait for n ops arriving one
+//! by one costs O(n log n), not a re-plan of the whole update per op. An
+//! update re-sent while parked is kept once.
 //!
 //! Invariant: no parked update is ready (its blockers are unknown to the
 //! document), which is why a snapshot can carry the parked updates and
@@ -29,14 +30,40 @@ pub(crate) struct Parked {
     pub bytes: Box<[u8]>,
 }
 
+/// An entry filed under a blocker: change `change` of the update in
+/// `slot` (or the whole update, [`WHOLE`]) waits for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Waiting {
+    slot: usize,
+    /// The slot's generation when filed: a slot freed and reused since
+    /// makes the entry stale.
+    generation: u32,
+    /// Index of the waiting change in the update, or [`WHOLE`].
+    pub change: usize,
+}
+
+/// [`Waiting::change`] for an update that is looked at as a whole when
+/// woken: one from an older writer that applies whole or not at all, or
+/// one a snapshot carried (which may hold changes that were ready).
+pub(crate) const WHOLE: usize = usize::MAX;
+
+#[derive(Debug, Clone)]
+struct Slot {
+    parked: Parked,
+    /// Changes filed on their own that are not known yet.
+    left: usize,
+}
+
 /// The pending set. See the module doc.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Pending {
     /// Parked updates; `None` marks a free slot (listed in `free`).
-    slots: Vec<Option<Parked>>,
+    slots: Vec<Option<Slot>>,
+    /// Per slot, bumped each time it is freed.
+    generations: Vec<u32>,
     free: Vec<usize>,
-    /// Slots by blocker: woken once the document knows that op.
-    waiting: BTreeMap<(PeerId, Counter), SmallVec<[usize; 1]>>,
+    /// Entries by blocker: woken once the document knows that op.
+    waiting: BTreeMap<(PeerId, Counter), SmallVec<[Waiting; 1]>>,
     /// Slots by a hash of their bytes, to keep duplicates out.
     by_hash: HashMap<u64, SmallVec<[usize; 1]>>,
     len: usize,
@@ -58,80 +85,132 @@ impl Pending {
         self.len == 0
     }
 
-    /// Parks `parked` until the document knows one of `blockers` (each an
-    /// op it waits for; woken by the first to arrive, it is parked again
-    /// if still not ready). An update with the same bytes already parked
-    /// is not added again. O(b log P) for b blockers.
-    pub fn park(&mut self, parked: Parked, blockers: &[OpId]) {
+    /// Parks `parked`, each `(blocker, change)` of `waits` filing change
+    /// `change` of it (or the whole of it, [`WHOLE`]) until the document
+    /// knows op `blocker`. Each change should be filed once: woken, it is
+    /// looked at alone, and filed again under its next blocker if it is
+    /// still not ready. An update with the same bytes already parked is
+    /// not added again. O(w log P) for w entries.
+    pub fn park(&mut self, parked: Parked, waits: &[(OpId, usize)]) {
         let hash = hash_of(&parked.bytes);
         let dupes = self.by_hash.entry(hash).or_default();
         if dupes.iter().any(|&s| {
             self.slots
                 .get(s)
                 .and_then(Option::as_ref)
-                .is_some_and(|p| p.bytes == parked.bytes)
+                .is_some_and(|p| p.parked.bytes == parked.bytes)
         }) {
             return;
         }
+        let left = waits.iter().filter(|w| w.1 != WHOLE).count();
+        let slot = Slot { parked, left };
         let slot = match self.free.pop() {
-            Some(slot) => {
-                self.slots[slot] = Some(parked);
-                slot
+            Some(i) => {
+                self.slots[i] = Some(slot);
+                i
             }
             None => {
-                self.slots.push(Some(parked));
+                self.slots.push(Some(slot));
+                self.generations.push(0);
                 self.slots.len() - 1
             }
         };
         dupes.push(slot);
-        for blocker in blockers {
-            // A slot freed and reused later may still be listed under an
-            // old blocker: waking it early only re-plans it.
-            self.waiting
-                .entry((blocker.peer, blocker.counter))
-                .or_default()
-                .push(slot);
+        let generation = self.generations.get(slot).copied().unwrap_or(0);
+        for &(blocker, change) in waits {
+            self.file(
+                blocker,
+                Waiting {
+                    slot,
+                    generation,
+                    change,
+                },
+            );
         }
         self.len += 1;
     }
 
-    /// Takes out every update waiting for an op of `peer` below counter
-    /// `end` (the document now knows `peer`'s ops up to there).
-    /// O(k log P) for k updates woken.
-    pub fn wake(&mut self, peer: PeerId, end: Counter) -> Vec<Parked> {
+    fn file(&mut self, blocker: OpId, w: Waiting) {
+        self.waiting
+            .entry((blocker.peer, blocker.counter))
+            .or_default()
+            .push(w);
+    }
+
+    /// Takes out every entry waiting for an op of `peer` below counter
+    /// `end` (the document now knows `peer`'s ops up to there); their
+    /// updates stay parked. O(k log P) for k entries woken.
+    pub fn wake(&mut self, peer: PeerId, end: Counter) -> Vec<Waiting> {
         let mut out = Vec::new();
         loop {
             let Some((&key, _)) = self.waiting.range((peer, 0)..(peer, end)).next() else {
                 return out;
             };
-            for slot in self.waiting.remove(&key).unwrap_or_default() {
-                let Some(parked) = self.slots.get_mut(slot).and_then(Option::take) else {
-                    continue;
-                };
-                let hash = hash_of(&parked.bytes);
-                if let Some(list) = self.by_hash.get_mut(&hash) {
-                    list.retain(|s| *s != slot);
-                    if list.is_empty() {
-                        self.by_hash.remove(&hash);
-                    }
-                }
-                self.free.push(slot);
-                self.len -= 1;
-                out.push(parked);
+            out.extend(self.waiting.remove(&key).unwrap_or_default());
+        }
+    }
+
+    /// The update entry `w` is about, unless it is stale.
+    pub fn get(&self, w: &Waiting) -> Option<&Parked> {
+        if self.generations.get(w.slot) != Some(&w.generation) {
+            return None;
+        }
+        self.slots.get(w.slot)?.as_ref().map(|s| &s.parked)
+    }
+
+    /// Files woken entry `w` again, under `blocker`.
+    pub fn refile(&mut self, w: Waiting, blocker: OpId) {
+        self.file(blocker, w);
+    }
+
+    /// Notes that the change of entry `w` is known now (applied, or it
+    /// came another way); the update leaves once all its changes are.
+    pub fn resolved(&mut self, w: &Waiting) {
+        let done = match self.slots.get_mut(w.slot).and_then(Option::as_mut) {
+            Some(slot) if self.generations.get(w.slot) == Some(&w.generation) => {
+                slot.left = slot.left.saturating_sub(1);
+                slot.left == 0
+            }
+            _ => false,
+        };
+        if done {
+            self.take(w);
+        }
+    }
+
+    /// Takes the update of entry `w` out (its other entries go stale).
+    pub fn take(&mut self, w: &Waiting) -> Option<Parked> {
+        if self.generations.get(w.slot) != Some(&w.generation) {
+            return None;
+        }
+        let slot = self.slots.get_mut(w.slot).and_then(Option::take)?;
+        let hash = hash_of(&slot.parked.bytes);
+        if let Some(list) = self.by_hash.get_mut(&hash) {
+            list.retain(|s| *s != w.slot);
+            if list.is_empty() {
+                self.by_hash.remove(&hash);
             }
         }
+        if let Some(g) = self.generations.get_mut(w.slot) {
+            *g = g.wrapping_add(1);
+        }
+        self.free.push(w.slot);
+        self.len -= 1;
+        Some(slot.parked)
     }
 
     /// Takes every parked update out, in no particular order.
     pub fn take_all(&mut self) -> impl Iterator<Item = Parked> {
         let slots = std::mem::take(&mut self.slots);
         *self = Pending::default();
-        slots.into_iter().flatten()
+        slots.into_iter().flatten().map(|s| s.parked)
     }
 
     /// Every parked update, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = &Parked> + '_ {
-        self.slots.iter().filter_map(Option::as_ref)
+        self.slots
+            .iter()
+            .filter_map(|s| s.as_ref().map(|s| &s.parked))
     }
 
     /// The ops of the parked updates a document that knows `known(peer)`

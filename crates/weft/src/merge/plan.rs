@@ -402,13 +402,13 @@ pub(crate) fn missing_parts(
 /// For an update that is not ready as a whole: which of its changes a
 /// document that knows `known(peer)` ops of each peer could apply now
 /// (each ready change builds only on known ops and on earlier ready
-/// changes), and for the others the ops they wait for (one per change,
-/// not known and not in a ready change; sorted, without repeats).
-/// Changes the document already has are in neither list.
+/// changes), and for the others an op each waits for (not known and not
+/// in a ready change), with its index. Changes the document already has
+/// are in neither list.
 pub(crate) fn ready_changes(
     update: &Update,
     known: impl Fn(PeerId) -> Counter,
-) -> (Vec<usize>, Vec<OpId>) {
+) -> (Vec<usize>, Vec<(OpId, usize)>) {
     let mut seen: HashMap<PeerId, Counter> = HashMap::new();
     let have = |seen: &HashMap<PeerId, Counter>, peer: PeerId| {
         seen.get(&peer).copied().unwrap_or_else(|| known(peer))
@@ -432,15 +432,13 @@ pub(crate) fn ready_changes(
             None
         };
         match blocker {
-            Some(b) => blockers.push(b),
+            Some(b) => blockers.push((b, i)),
             None => {
                 seen.insert(change.peer, end);
                 ready.push(i);
             }
         }
     }
-    blockers.sort_unstable();
-    blockers.dedup();
     (ready, blockers)
 }
 
@@ -453,11 +451,25 @@ pub(crate) fn ready_changes(
 /// document cannot number the new ops; [`Error::TrimmedHistory`] in a
 /// shallow document, for a change whose past lacks part of its root.
 pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Readiness> {
-    let parts = match missing_parts(update, |p| log.known_end(p)) {
-        Ok(parts) => parts,
-        Err(_) => return Ok(Readiness::Missing),
-    };
+    match missing_parts(update, |p| log.known_end(p)) {
+        Ok(parts) => plan_parts(log, texts, update, parts).map(Readiness::Ready),
+        Err(_) => Ok(Readiness::Missing),
+    }
+}
 
+/// [`plan`] for the changes `parts` of `update` (index, ops of its start
+/// the document has), which must be ready: each builds only on ops the
+/// document has or on earlier parts (as [`missing_parts`] finds them).
+///
+/// # Errors
+///
+/// As [`plan`].
+pub(crate) fn plan_parts(
+    log: &OpLog,
+    texts: &TextTable,
+    update: &Update,
+    parts: Vec<(usize, u32)>,
+) -> Result<Plan> {
     // Texts: the update's text indexes -> the document's (new ones appended).
     let (new_texts, text_map) = map_texts(texts, update);
 
@@ -572,7 +584,7 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
             ops: first_op..out.ops.len(),
         });
     }
-    Ok(Readiness::Ready(Plan {
+    Ok(Plan {
         new_texts,
         touched: {
             let mut t = text_map;
@@ -583,7 +595,7 @@ pub(crate) fn plan(log: &OpLog, texts: &TextTable, update: &Update) -> Result<Re
         changes,
         ops: out.ops,
         pieces: out.pieces,
-    }))
+    })
 }
 
 /// The update's text indexes mapped to the document's, and the names of
