@@ -423,3 +423,62 @@ fn kept_history_concurrent_to_the_root() {
     send(&mut s, &a);
     assert_eq!(delta(&s), delta(&a));
 }
+
+/// Found by an outside attack: a shallow document checked out at its
+/// latest version, which then imports more, refused an older version
+/// when attached but showed it from the view. Both refuse now.
+#[test]
+fn a_view_does_not_show_older_versions_of_a_shallow_doc() {
+    let mut a = Doc::new();
+    a.set_peer_id(1).unwrap();
+    a.text("t").insert(0, "hello").unwrap();
+    a.commit();
+    let l1 = a.frontiers();
+    let mut s = shallow(&a, &l1);
+    a.text("t").insert(5, " one").unwrap();
+    a.commit();
+    let mid = a.frontiers();
+    a.text("t").insert(9, " two").unwrap();
+    a.commit();
+    s.checkout(&l1).unwrap(); // its latest: shown
+    s.import(
+        &a.export(ExportMode::Updates {
+            from: &s.latest_version(),
+        })
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(s.checkout(&mid), Err(Error::TrimmedHistory));
+    assert_eq!(s.text("t").to_string(), "hello");
+    s.checkout(&a.frontiers()).unwrap();
+    assert_eq!(s.text("t").to_string(), "hello one two");
+    s.checkout_to_latest().unwrap();
+    assert_eq!(s.checkout(&mid), Err(Error::TrimmedHistory));
+}
+
+/// A shallow document re-trims at its latest version, and exports at its
+/// own root; between the two it has no state to start from.
+#[test]
+fn a_shallow_doc_retrims_at_its_latest_version() {
+    let mut a = Doc::new();
+    a.set_peer_id(1).unwrap();
+    a.text("t").insert(0, "hello").unwrap();
+    a.commit();
+    let root = a.frontiers();
+    let mut s = shallow(&a, &root);
+    s.set_peer_id(2).unwrap();
+    s.text("t").insert(5, " world").unwrap();
+    s.commit();
+    let mid = s.frontiers();
+    s.text("t").insert(0, ">").unwrap();
+    s.commit();
+    let again = s.export(ExportMode::ShallowSnapshot(&root)).unwrap();
+    assert_eq!(again, s.export(ExportMode::Snapshot).unwrap());
+    let mut later = shallow(&s, &s.frontiers());
+    assert_eq!(later.shallow_since(), Some(s.frontiers()));
+    assert_eq!(later.text("t").to_string(), ">hello world");
+    assert_eq!(
+        s.export(ExportMode::ShallowSnapshot(&mid)),
+        Err(Error::TrimmedHistory)
+    );
+}

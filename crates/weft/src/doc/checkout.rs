@@ -79,6 +79,11 @@ impl Doc {
             None => self.load()?,
         }
         let target = self.latest().log.frontiers_to_vv(frontiers)?;
+        if self.latest().log.trimmed().is_some() && target != self.latest().log.version() {
+            // A shallow document shows only its latest version (also
+            // when a view could merge forward to this one).
+            return Err(Error::TrimmedHistory);
+        }
         let mut draft = self.new_draft();
         if self.detached.is_some() && self.log.version() <= target {
             // Forward: merge the ops in between into the view.

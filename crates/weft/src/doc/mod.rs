@@ -119,7 +119,9 @@ pub enum ExportMode<'a> {
     ///   trimmed history: ops concurrent to the root (import), updates
     ///   for versions without it (export), and showing versions other
     ///   than the latest ([`Doc::checkout`], [`Doc::fork_at`],
-    ///   [`Doc::diff`], [`ExportMode::SnapshotAt`], [`Doc::revert_to`]).
+    ///   [`Doc::diff`], [`ExportMode::SnapshotAt`], [`Doc::revert_to`]),
+    ///   and a shallow snapshot of its own at a version between its root
+    ///   and its latest (at its latest version, or its root, it works).
     ///
     /// Pass [`Doc::frontiers`] to trim everything; an older version keeps
     /// the ops after it, so peers still editing from there can merge.
