@@ -149,10 +149,10 @@ pub enum Error {
     Detached,
     /// The operation needs history that this shallow document trimmed
     /// (see [`crate::ExportMode::ShallowSnapshot`]): exporting the ops a
-    /// version before the shallow root lacks, showing a version other
-    /// than the latest, or merging ops whose causal past lacks part of
-    /// the root (edits concurrent to it). Such ops need a replica with
-    /// the full history.
+    /// version without the shallow root lacks, showing such a version
+    /// (or one holding ops concurrent to the root), or merging ops whose
+    /// causal past lacks part of the root (edits concurrent to it). Such
+    /// ops need a replica with the full history.
     TrimmedHistory,
     /// The key-value table inside a snapshot is damaged.
     Storage(weft_kv::Error),

@@ -89,8 +89,8 @@
 //!   deleted comes back on one side of the restored text, not in place,
 //!   and a char both peers deleted comes back on undo.
 //! - History: [`Doc::diff`] between versions costs O(size of the older
-//!   one), not O(change); a shallow document cannot show versions other
-//!   than its latest.
+//!   one), not O(change); a shallow document cannot show versions that
+//!   hold ops concurrent to its root.
 //! - No maps, block markers or embeds: a document holds named rich texts,
 //!   and a text cannot be deleted.
 //!

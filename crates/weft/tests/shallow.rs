@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::history::{commit_infos, random_history, two};
+use common::history::{apply, commit_infos, random_history, two};
 use common::{replay, Rng};
 use std::collections::BTreeMap;
 use traces::Trace;
@@ -196,6 +196,13 @@ fn ops(doc: &Doc) -> BTreeMap<(u64, u32), (u32, Vec<weft::OpId>)> {
         }
     }
     out
+}
+
+/// [`ops`] after `v`.
+fn ops_after(doc: &Doc, v: &VersionVector) -> BTreeMap<(u64, u32), (u32, Vec<weft::OpId>)> {
+    let mut all = ops(doc);
+    all.retain(|&(p, c), _| c >= v.get(p));
+    all
 }
 
 /// A random insert, delete or mark.
@@ -425,10 +432,10 @@ fn kept_history_concurrent_to_the_root() {
 }
 
 /// Found by an outside attack: a shallow document checked out at its
-/// latest version, which then imports more, refused an older version
-/// when attached but showed it from the view. Both refuse now.
+/// latest version, which then imported more, refused an older version
+/// when attached but showed it from the view. Both show it now.
 #[test]
-fn a_view_does_not_show_older_versions_of_a_shallow_doc() {
+fn attached_and_detached_shallow_docs_show_the_same_versions() {
     let mut a = Doc::new();
     a.set_peer_id(1).unwrap();
     a.text("t").insert(0, "hello").unwrap();
@@ -440,7 +447,7 @@ fn a_view_does_not_show_older_versions_of_a_shallow_doc() {
     let mid = a.frontiers();
     a.text("t").insert(9, " two").unwrap();
     a.commit();
-    s.checkout(&l1).unwrap(); // its latest: shown
+    s.checkout(&l1).unwrap();
     s.import(
         &a.export(ExportMode::Updates {
             from: &s.latest_version(),
@@ -448,18 +455,20 @@ fn a_view_does_not_show_older_versions_of_a_shallow_doc() {
         .unwrap(),
     )
     .unwrap();
-    assert_eq!(s.checkout(&mid), Err(Error::TrimmedHistory));
-    assert_eq!(s.text("t").to_string(), "hello");
-    s.checkout(&a.frontiers()).unwrap();
-    assert_eq!(s.text("t").to_string(), "hello one two");
+    s.checkout(&mid).unwrap(); // forward from the view
+    assert_eq!(s.text("t").to_string(), "hello one");
     s.checkout_to_latest().unwrap();
-    assert_eq!(s.checkout(&mid), Err(Error::TrimmedHistory));
+    s.checkout(&mid).unwrap(); // rebuilt from the root
+    assert_eq!(s.text("t").to_string(), "hello one");
+    s.checkout(&l1).unwrap();
+    assert_eq!(s.text("t").to_string(), "hello");
+    s.checkout_to_latest().unwrap();
+    assert_eq!(s.text("t").to_string(), "hello one two");
 }
 
-/// A shallow document re-trims at its latest version, and exports at its
-/// own root; between the two it has no state to start from.
+/// A shallow document re-trims at any version holding its root.
 #[test]
-fn a_shallow_doc_retrims_at_its_latest_version() {
+fn a_shallow_doc_retrims_at_later_versions() {
     let mut a = Doc::new();
     a.set_peer_id(1).unwrap();
     a.text("t").insert(0, "hello").unwrap();
@@ -468,17 +477,98 @@ fn a_shallow_doc_retrims_at_its_latest_version() {
     let mut s = shallow(&a, &root);
     s.set_peer_id(2).unwrap();
     s.text("t").insert(5, " world").unwrap();
+    s.text("t").delete(0, 1).unwrap();
     s.commit();
     let mid = s.frontiers();
     s.text("t").insert(0, ">").unwrap();
+    s.text("t").delete(3, 2).unwrap();
     s.commit();
     let again = s.export(ExportMode::ShallowSnapshot(&root)).unwrap();
     assert_eq!(again, s.export(ExportMode::Snapshot).unwrap());
-    let mut later = shallow(&s, &s.frontiers());
-    assert_eq!(later.shallow_since(), Some(s.frontiers()));
-    assert_eq!(later.text("t").to_string(), ">hello world");
-    assert_eq!(
-        s.export(ExportMode::ShallowSnapshot(&mid)),
-        Err(Error::TrimmedHistory)
-    );
+    let mut later = shallow(&s, &mid);
+    assert_eq!(later.shallow_since(), Some(mid.clone()));
+    assert_eq!(later.text("t").to_string(), s.text("t").to_string());
+    later.checkout(&mid).unwrap();
+    assert_eq!(later.text("t").to_string(), "ello world");
+    later.checkout_to_latest().unwrap();
+    assert_eq!(later.checkout(&root), Err(Error::TrimmedHistory));
+    // The same bytes as a full replica's shallow snapshot at `mid`.
+    let mut full = a.fork();
+    send(&mut full, &s);
+    let from_full = full.export(ExportMode::ShallowSnapshot(&mid)).unwrap();
+    let mut other = Doc::new();
+    other.import(&from_full).unwrap();
+    assert_eq!(delta(&other), delta(&later));
+    assert_eq!(ops(&other), ops(&later));
+}
+
+/// Every recorded version after a random root, on random histories: a
+/// shallow copy shows, forks, diffs and snapshots it as the full replica
+/// does, or (only for a version holding ops concurrent to the root, which
+/// it cannot place) refuses.
+#[test]
+fn shallow_views_match_the_full_replica() {
+    let (mut shown, mut retrimmed) = (0, 0);
+    for seed in 0..40u64 {
+        let (docs, recorded) = random_history(seed, 50);
+        let full = &docs[0];
+        let mut rng = Rng::new(seed);
+        let root = &recorded[rng.below(recorded.len())];
+        let root_v = full.frontiers_to_vv(&root.frontiers).unwrap();
+        let mut s = shallow(full, &root.frontiers);
+        for r in recorded.iter().filter(|r| r.version.includes_all(&root_v)) {
+            let Ok(fork) = s.fork_at(&r.frontiers) else {
+                assert!(matches!(
+                    s.fork_at(&r.frontiers),
+                    Err(Error::TrimmedHistory)
+                ));
+                assert_eq!(s.checkout(&r.frontiers), Err(Error::TrimmedHistory));
+                continue;
+            };
+            shown += 1;
+            assert_eq!(delta(&fork), r.delta, "seed {seed}: fork_at");
+            assert_eq!(fork.version(), r.version, "seed {seed}");
+            s.checkout(&r.frontiers).unwrap();
+            assert_eq!(delta(&s), r.delta, "seed {seed}: checkout");
+            s.checkout_to_latest().unwrap();
+            // Applied to that version, the diff gives the latest one (a
+            // diff to a version holding ops concurrent to the root
+            // compares texts, so it may be cut otherwise than the full
+            // replica's).
+            let mut mirror = r.delta.clone();
+            apply(
+                &s.diff(&r.frontiers, &s.frontiers()).unwrap(),
+                &mut mirror,
+                Unit::Char,
+            );
+            assert_eq!(mirror, delta(full), "seed {seed}: diff");
+            let mut back = delta(full);
+            apply(
+                &s.diff(&s.frontiers(), &r.frontiers).unwrap(),
+                &mut back,
+                Unit::Char,
+            );
+            assert_eq!(back, r.delta, "seed {seed}: diff back");
+            let mut old = Doc::new();
+            old.import(&s.export(ExportMode::SnapshotAt(&r.frontiers)).unwrap())
+                .unwrap();
+            assert_eq!(delta(&old), r.delta, "seed {seed}: SnapshotAt");
+            // Re-trimmed there: refused only when ops after that version
+            // are concurrent to the old root (the new root's view cannot
+            // place them).
+            match s.export(ExportMode::ShallowSnapshot(&r.frontiers)) {
+                Ok(bytes) => {
+                    retrimmed += 1;
+                    let mut re = Doc::new();
+                    re.import(&bytes).unwrap();
+                    assert_eq!(delta(&re), delta(full), "seed {seed}: re-trimmed");
+                    assert_eq!(ops_after(&re, &r.version), ops_after(full, &r.version));
+                }
+                Err(e) => assert_eq!(e, Error::TrimmedHistory),
+            }
+        }
+    }
+    eprintln!("{shown} versions shown, {retrimmed} re-trimmed");
+    assert!(shown > 100, "only {shown} versions shown");
+    assert!(retrimmed > 100, "only {retrimmed} re-trimmed");
 }

@@ -79,11 +79,7 @@ impl Doc {
             None => self.load()?,
         }
         let target = self.latest().log.frontiers_to_vv(frontiers)?;
-        if self.latest().log.trimmed().is_some() && target != self.latest().log.version() {
-            // A shallow document shows only its latest version (also
-            // when a view could merge forward to this one).
-            return Err(Error::TrimmedHistory);
-        }
+        self.latest().log.check_trimmed(&target)?;
         let mut draft = self.new_draft();
         if self.detached.is_some() && self.log.version() <= target {
             // Forward: merge the ops in between into the view.
@@ -191,9 +187,14 @@ impl Doc {
     pub(super) fn doc_at(&self, target: &VersionVector, name_all: bool) -> Result<Doc> {
         let mut view = Doc::new();
         if self.log.trimmed().is_some() {
-            // A shallow document has no state before its latest one.
             if *target != self.log.version() {
-                return Err(Error::TrimmedHistory);
+                let mut view = self.shallow_doc_at(target)?;
+                if name_all {
+                    for t in self.texts.iter() {
+                        view.texts.find_or_create(t.name());
+                    }
+                }
+                return Ok(view);
             }
             view.log = self.log.clone();
             view.texts = self.texts.clone();

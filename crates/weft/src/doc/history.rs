@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use crate::error::{Result, Unit};
+use crate::error::{Error, Result, Unit};
 use crate::event::{diff_texts, Draft, EventTrigger, TextDiff, Units};
 use crate::id::{Counter, IdSpan, Lamport, OpId};
 use crate::merge::Update;
@@ -256,10 +256,18 @@ impl Doc {
             // they change as an event would.
             let mut draft = Draft::new(Units::default().with(unit), false);
             let update = Update::from_log(&doc.log, &doc.texts, &a, Some(&b))?;
-            view.apply_to_view(update, Some(&mut draft))?;
-            let (event, _) =
-                draft.take_event(EventTrigger::Checkout, None, unit, |t| view.text_name(t));
-            return Ok(event.texts);
+            match view.apply_to_view(update, Some(&mut draft)) {
+                Ok(()) => {
+                    let (event, _) =
+                        draft.take_event(EventTrigger::Checkout, None, unit, |t| view.text_name(t));
+                    return Ok(event.texts);
+                }
+                // A shallow document cannot place ops concurrent to its
+                // root on a view (the import changed nothing): compare
+                // the two versions instead, the later one as it holds.
+                Err(Error::TrimmedHistory) => {}
+                Err(e) => return Err(e),
+            }
         }
         let other = doc.doc_at(&b, true)?;
         let mut out = Vec::new();

@@ -112,16 +112,20 @@ pub enum ExportMode<'a> {
     /// version (the *root*), as a snapshot: much smaller than a full one
     /// for a long history (B4: about a third). A document opened from it
     /// ([`Doc::shallow_since`] names the root):
-    /// - edits, exports its state as a shallow snapshot, and exports the
-    ///   ops any version holding the root lacks;
-    /// - merges ops whose causal past holds the whole root, from any peer;
+    /// - edits, merges ops whose causal past holds the whole root (from
+    ///   any peer), and exports its state (a shallow snapshot again) and
+    ///   the ops any version holding the root lacks;
+    /// - shows, forks, diffs, snapshots and re-trims versions that hold
+    ///   the root, rebuilt from the root (the root's chars deleted since
+    ///   are kept with their text for that);
     /// - refuses with [`crate::Error::TrimmedHistory`] what needs the
     ///   trimmed history: ops concurrent to the root (import), updates
-    ///   for versions without it (export), and showing versions other
-    ///   than the latest ([`Doc::checkout`], [`Doc::fork_at`],
-    ///   [`Doc::diff`], [`ExportMode::SnapshotAt`], [`Doc::revert_to`]),
-    ///   and a shallow snapshot of its own at a version between its root
-    ///   and its latest (at its latest version, or its root, it works).
+    ///   for versions without it (export), versions without it
+    ///   ([`Doc::checkout`], [`Doc::fork_at`], [`Doc::diff`],
+    ///   [`ExportMode::SnapshotAt`], [`Doc::revert_to`]), and versions
+    ///   holding ops concurrent to the root that the snapshot kept (a
+    ///   rebuilt version cannot place them; [`Doc::diff`] to the latest
+    ///   version then compares texts instead).
     ///
     /// Pass [`Doc::frontiers`] to trim everything; an older version keeps
     /// the ops after it, so peers still editing from there can merge.

@@ -3,9 +3,11 @@
 //! `oplog/shallow.rs`).
 
 use crate::encoding;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::merge::Update;
-use crate::version::Frontiers;
+use crate::oplog::NO_CONTENT;
+use crate::text::{prefix_units, Item};
+use crate::version::{Frontiers, VersionVector};
 
 use super::Doc;
 
@@ -66,5 +68,104 @@ impl Doc {
         Ok(encoding::encode_shallow(
             &doc.log, &doc.texts, &pending, trimmed,
         ))
+    }
+
+    /// A read-only document at a version of this shallow (loaded, latest)
+    /// document: its root rebuilt from the current state (every char of
+    /// the root is in it; those deleted since have their text), then the
+    /// ops up to `target` merged in. [`Error::TrimmedHistory`] if
+    /// `target` lacks part of the root, or holds ops concurrent to it
+    /// (which only a replica with the trimmed history can place).
+    pub(super) fn shallow_doc_at(&self, target: &VersionVector) -> Result<Doc> {
+        self.log.check_trimmed(target)?;
+        let log = self.log.root_log().ok_or(Error::Internal {
+            what: "a shallow view of a full document",
+        })?;
+        let end = log.next_seq();
+        let later = self.log.revivable();
+        let content = self.log.content();
+        let mut view = Doc::new();
+        for state in self.texts.iter() {
+            let mut items: Vec<Item> = Vec::new();
+            for item in state.items() {
+                if item.seq >= end {
+                    continue;
+                }
+                let mut item = *item;
+                if item.end() > end {
+                    item.split(end - item.seq, content.as_bytes());
+                }
+                if item.anchor != 0 || !item.deleted {
+                    items.push(item);
+                    continue;
+                }
+                // A tombstone: visible at the root where an op after it
+                // deleted it.
+                let mut rest = Some(item);
+                while let Some(mut piece) = rest.take() {
+                    let r = later.iter().find(|r| r.end > piece.seq);
+                    let inside = r.is_some_and(|r| r.start <= piece.seq);
+                    let mut cut = match r {
+                        Some(r) if inside => r.end,
+                        Some(r) => r.start,
+                        None => piece.end(),
+                    };
+                    if inside {
+                        // Within one op run, whose text it takes.
+                        let run = self.log.ops().get(self.log.op_index(piece.seq));
+                        cut = cut.min(run.map_or(cut, |r| r.end()));
+                    }
+                    if cut < piece.end() {
+                        rest = Some(piece.split(cut - piece.seq, content.as_bytes()));
+                    }
+                    if inside {
+                        piece = self.revived(piece)?;
+                    }
+                    items.push(piece);
+                }
+            }
+            if items.is_empty() {
+                continue; // named when an op touches it, as in a full view
+            }
+            let t = view.texts.find_or_create(state.name());
+            if let Some(s) = view.texts.get_mut(t) {
+                s.install(items);
+            }
+        }
+        view.log = log;
+        let root = view.log.version();
+        let rest = Update::from_log(&self.log, &self.texts, &root, Some(target))?;
+        view.apply_to_view(rest, None)?;
+        Ok(view)
+    }
+
+    /// Tombstone `piece` of the root (within one op run) made visible,
+    /// with its text from that run; [`Error::TrimmedHistory`] if this
+    /// document lacks it (an older writer left it out).
+    fn revived(&self, piece: Item) -> Result<Item> {
+        let mut piece = piece;
+        let run = self
+            .log
+            .ops()
+            .get(self.log.op_index(piece.seq))
+            .filter(|r| r.seq <= piece.seq && piece.end() <= r.end());
+        let Some(text) = run.and_then(|r| r.content(self.log.content()).map(|t| (r, t))) else {
+            return Err(Error::TrimmedHistory);
+        };
+        let (run, text) = text;
+        let (skip, _) = prefix_units(text.as_bytes(), piece.seq - run.seq);
+        let rest = text.get(skip as usize..).unwrap_or("");
+        let (bytes, utf16) = prefix_units(rest.as_bytes(), piece.len);
+        let start = match run.kind {
+            crate::oplog::OpKind::Insert { byte_start, .. } if byte_start != NO_CONTENT => {
+                byte_start
+            }
+            _ => return Err(Error::TrimmedHistory),
+        };
+        piece.byte_start = start + skip;
+        piece.bytes = bytes;
+        piece.utf16 = utf16;
+        piece.deleted = false;
+        Ok(piece)
     }
 }

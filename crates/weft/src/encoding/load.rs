@@ -18,8 +18,8 @@ use crate::text::{Cache, Item, TreeBuilder, Unloaded};
 
 use super::history::{self, ReadKind};
 use super::snapshot::{
-    bytes_of_chars, key, Segment, SegmentReader, Snapshot, KEY_CHANGES, KEY_DELETED, KEY_HISTORY,
-    KEY_ROOT_MARKS, KEY_SEGMENTS,
+    bytes_of_chars, decode_ranges, key, Segment, SegmentReader, Snapshot, KEY_CHANGES, KEY_DELETED,
+    KEY_DELETED_LATER, KEY_HISTORY, KEY_ROOT_MARKS, KEY_SEGMENTS,
 };
 
 /// What [`Snapshot::load_head`] leaves: where each text's document-order
@@ -156,13 +156,26 @@ impl Snapshot {
             deleted_base,
             deleted_at: 0,
             trimmed: self.trimmed,
+            root_text: false,
         };
         let ops = self.meta.ops;
         let mut seq = 0;
+        let mut later = Vec::new();
         if self.trimmed > 0 {
             let marks = self.store.get(KEY_ROOT_MARKS).ok_or(bad("root marks"))?;
             let marks = history::read_root_marks(&self.unpack(marks, "root marks")?, self.trimmed)?;
-            push_root(&mut side, &mut cursor, self.trimmed, &marks, doc_index)?;
+            later = match self.store.get(KEY_DELETED_LATER) {
+                Some(value) => decode_ranges(&self.unpack(value, "deleted later")?, self.trimmed)?,
+                None => Vec::new(),
+            };
+            push_root(
+                &mut side,
+                &mut cursor,
+                self.trimmed,
+                &marks,
+                &later,
+                doc_index,
+            )?;
             seq = self.trimmed;
         }
         while seq < ops {
@@ -186,6 +199,12 @@ impl Snapshot {
         if cursor.handed_out != total || cursor.deleted_at != deleted.len() {
             return Err(bad("snapshot history"));
         }
+        // The root's chars said to be visible at the root and deleted
+        // now were deleted by ops after it.
+        let after = side.targets_in(self.trimmed..ops, self.trimmed);
+        if self.trimmed > 0 && !crate::oplog::minus(&later, &after).is_empty() {
+            return Err(bad("deleted later"));
+        }
         let first_runs = first_runs(side.ops(), &order, &segments);
         let slots = doc_index.iter().max().map_or(0, |&m| m.as_usize() + 1);
         let mut inserted = vec![0u64; slots];
@@ -200,6 +219,7 @@ impl Snapshot {
             log.push_content_owned(deleted);
         }
         log.attach_history(side);
+        log.set_revivable(later);
         Ok(Loaded {
             segments,
             first_runs,
@@ -524,8 +544,11 @@ struct SegmentCursor<'a> {
     /// Bytes of it handed out so far.
     deleted_at: usize,
     /// A shallow snapshot's trimmed ops (seqs below it): its deleted
-    /// chars have no text.
+    /// chars have no text...
     trimmed: Seq,
+    /// ...unless this is set (by [`push_root`], for the chars that ops
+    /// after the root deleted).
+    root_text: bool,
 }
 
 /// Index of the op run holding `seq` (an earlier op): most references
@@ -663,9 +686,11 @@ fn push_root(
     cursor: &mut SegmentCursor<'_>,
     trimmed: Seq,
     marks: &[history::RootMark],
+    later: &[Range<Seq>],
     doc_index: &[TextIdx],
 ) -> Result<()> {
     let bad = |what| Error::Malformed { offset: 0, what };
+    let mut later = later.iter().peekable();
     let mut anchors: Vec<(Seq, usize, bool)> = Vec::with_capacity(marks.len() * 2);
     for (i, m) in marks.iter().enumerate() {
         anchors.push((m.start, i, false));
@@ -713,7 +738,21 @@ fn push_root(
                 return Err(bad("root mark anchor"));
             }
             let Some((_, i, is_end)) = next.filter(|&(a, ..)| a == s) else {
-                let upto = next.map_or(end, |(a, ..)| a.min(end));
+                let mut upto = next.map_or(end, |(a, ..)| a.min(end));
+                // Split where the chars deleted after the root (which
+                // have text) start and end.
+                while later.peek().is_some_and(|r| r.end <= s) {
+                    later.next();
+                }
+                cursor.root_text = false;
+                if let Some(r) = later.peek() {
+                    if r.start <= s {
+                        cursor.root_text = true;
+                        upto = upto.min(r.end);
+                    } else {
+                        upto = upto.min(r.start);
+                    }
+                }
                 push_insert(
                     log,
                     cursor,
@@ -722,6 +761,7 @@ fn push_root(
                     text,
                     (UNKNOWN_ORIGIN, UNKNOWN_ORIGIN),
                 )?;
+                cursor.root_text = false;
                 s = upto;
                 continue;
             };
@@ -835,23 +875,23 @@ fn push_insert(
         }
         let upto = (seg.seq + seg.len).min(end);
         let (origin_left, origin_right) = origins_at(&run, at - seq);
-        let (byte_start, bytes) =
-            if seg.deleted && (cursor.deleted.is_empty() || at < cursor.trimmed) {
-                (NO_CONTENT, 0)
-            } else if seg.deleted {
-                let rest = cursor.deleted.get(cursor.deleted_at..).unwrap_or("");
-                let (bytes, _) = bytes_of_chars(rest, upto - at).ok_or(bad("deleted text"))?;
-                let start = cursor.deleted_base + cursor.deleted_at;
-                cursor.deleted_at += bytes;
-                (start as u32, bytes as u32)
-            } else {
-                let start = range.start + cursor.in_segment;
-                let rest = cursor.content.get(start..range.end).unwrap_or("");
-                let (bytes, _) = bytes_of_chars(rest, upto - at).ok_or(bad("content"))?;
-                cursor.in_segment += bytes;
-                cursor.handed_out += bytes;
-                (start as u32, bytes as u32)
-            };
+        let no_text = at < cursor.trimmed && !cursor.root_text;
+        let (byte_start, bytes) = if seg.deleted && (cursor.deleted.is_empty() || no_text) {
+            (NO_CONTENT, 0)
+        } else if seg.deleted {
+            let rest = cursor.deleted.get(cursor.deleted_at..).unwrap_or("");
+            let (bytes, _) = bytes_of_chars(rest, upto - at).ok_or(bad("deleted text"))?;
+            let start = cursor.deleted_base + cursor.deleted_at;
+            cursor.deleted_at += bytes;
+            (start as u32, bytes as u32)
+        } else {
+            let start = range.start + cursor.in_segment;
+            let rest = cursor.content.get(start..range.end).unwrap_or("");
+            let (bytes, _) = bytes_of_chars(rest, upto - at).ok_or(bad("content"))?;
+            cursor.in_segment += bytes;
+            cursor.handed_out += bytes;
+            (start as u32, bytes as u32)
+        };
         log.push_op_unmerged(OpRun {
             seq: at,
             len: upto - at,

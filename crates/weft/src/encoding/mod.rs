@@ -127,7 +127,12 @@
 //!
 //! ```text
 //!   "h" + u32 BE s   history blocks from seq R on (none when R = op count)
-//!   "d"              the deleted chars' text from seq R on
+//!   "d"              the text of the deleted chars from seq R on, and of
+//!                    the root's chars listed in "e"
+//!   "e"              (when there are some) the root's chars that were
+//!                    visible at the root and are deleted now: varint n,
+//!                    n x (varint start - previous end, varint length);
+//!                    a version after the root shows them
 //!   "k"              the marks whose start op is in the root (layout in
 //!                    `history.rs`: text, start, glue, rule, key, value,
 //!                    end if in the root, its glue): their anchors stay

@@ -25,6 +25,8 @@ use super::history;
 
 pub(super) const KEY_CHANGES: &[u8] = b"c";
 pub(super) const KEY_DELETED: &[u8] = b"d";
+/// Shallow snapshots: the root's chars that ops after it deleted.
+pub(super) const KEY_DELETED_LATER: &[u8] = b"e";
 pub(super) const KEY_HISTORY: u8 = b'h';
 const KEY_COMMITS: &[u8] = b"i";
 /// Shallow snapshots: the marks started in the trimmed root.
@@ -235,6 +237,10 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]], trimmed:
     if let Some(deleted) = deleted_text(log, texts, trimmed) {
         add(&mut w, KEY_DELETED, &pack(deleted.as_bytes(), codec));
     }
+    let later = deleted_later(log, trimmed);
+    if !later.is_empty() {
+        add(&mut w, KEY_DELETED_LATER, &stored(&encode_ranges(&later)));
+    }
     let mut block = history::BlockWriter::new();
     let mut block_start = trimmed;
     for run in history::CanonicalRuns::from_seq(log, trimmed) {
@@ -301,6 +307,55 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]], trimmed:
     w.finish()
 }
 
+/// The chars below `trimmed` (a shallow snapshot's root) visible at the
+/// root and deleted now (see [`OpLog::visible_later`]).
+pub(super) fn deleted_later(log: &OpLog, trimmed: Seq) -> Vec<Range<Seq>> {
+    if trimmed == 0 {
+        return Vec::new();
+    }
+    log.visible_later(trimmed)
+}
+
+/// The "e" value: `ranges` as varint n, then per range varint (start -
+/// the previous range's end), varint length.
+fn encode_ranges(ranges: &[Range<Seq>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_varint(&mut out, ranges.len() as u64);
+    let mut at = 0;
+    for r in ranges {
+        write_varint(&mut out, u64::from(r.start - at));
+        write_varint(&mut out, u64::from(r.end - r.start));
+        at = r.end;
+    }
+    out
+}
+
+/// Reads what [`encode_ranges`] wrote: non-empty ranges, in order, apart,
+/// below `limit`.
+pub(super) fn decode_ranges(value: &[u8], limit: Seq) -> Result<Vec<Range<Seq>>> {
+    let mut r = Reader::new(value, 0);
+    let n = r.count("range count")?;
+    let mut out: Vec<Range<Seq>> = Vec::with_capacity(n);
+    let mut at: Seq = 0;
+    for _ in 0..n {
+        let gap = r.u32("range start")?;
+        let len = r.u32("range length")?;
+        let start = at.checked_add(gap).filter(|_| gap > 0 || out.is_empty());
+        let end = start
+            .and_then(|s| s.checked_add(len))
+            .filter(|&e| e <= limit && len > 0);
+        let (Some(start), Some(end)) = (start, end) else {
+            return Err(r.malformed("range"));
+        };
+        out.push(start..end);
+        at = end;
+    }
+    if !r.is_empty() {
+        return Err(r.malformed("trailing range bytes"));
+    }
+    Ok(out)
+}
+
 /// The root marks value of a shallow snapshot (see
 /// [`history::write_root_marks`]).
 fn root_marks(log: &OpLog, trimmed: Seq) -> Vec<u8> {
@@ -312,7 +367,8 @@ fn root_marks(log: &OpLog, trimmed: Seq) -> Vec<u8> {
 /// history's inserts; `None` when there is none, or when the document
 /// lacks the text of some (an update from an older writer left it out),
 /// which a loader then takes as no deleted text at all. Only chars from
-/// seq `from` on (a shallow snapshot has no text for the root's).
+/// seq `from` on, and those before it that ops from `from` on deleted
+/// (a shallow snapshot has no text for the rest of the root's).
 fn deleted_text(log: &OpLog, texts: &TextTable, from: Seq) -> Option<String> {
     let mut ranges: Vec<Range<Seq>> = texts
         .iter()
@@ -320,6 +376,9 @@ fn deleted_text(log: &OpLog, texts: &TextTable, from: Seq) -> Option<String> {
         .filter(|i| i.deleted && !i.is_anchor() && i.end() > from)
         .map(|i| i.seq.max(from)..i.end())
         .collect();
+    // The root's chars deleted after it: a version after the root shows
+    // them.
+    ranges.extend(deleted_later(log, from));
     ranges.sort_unstable_by_key(|r| r.start);
     let mut out = String::new();
     // One pass beside the op runs: within a run, a char cursor (chars
@@ -493,7 +552,12 @@ impl Snapshot {
                 }
                 n
             }
-            (None, false) if store.get(KEY_ROOT_MARKS).is_none() => 0,
+            (None, false)
+                if store.get(KEY_ROOT_MARKS).is_none()
+                    && store.get(KEY_DELETED_LATER).is_none() =>
+            {
+                0
+            }
             _ => return Err(bad_root),
         };
         let codec = if shallow { Codec::Deflate } else { Codec::Lz4 };

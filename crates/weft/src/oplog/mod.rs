@@ -18,6 +18,7 @@ mod mark;
 mod missing;
 mod op;
 mod shallow;
+pub(crate) use shallow::minus;
 mod versions;
 
 pub(crate) use change::Change;

@@ -12,10 +12,15 @@
 //! - a remote op is merged only if its causal past holds the whole root
 //!   ([`OpLog::covers_root`]), so every char it is ordered against (a
 //!   char it did not know) came after the root, with its origins kept;
-//! - exports, checkouts and views need versions that hold the root and
-//!   ops from the root on ([`OpLog::check_trimmed`]).
+//! - exports need versions that hold the root ([`OpLog::check_trimmed`]);
+//! - a version after the root is rebuilt from the root: its log
+//!   ([`OpLog::root_log`]) and its state, the current one without the
+//!   later chars and with the root's chars deleted since visible again
+//!   ([`OpLog::revivable`]: a shallow snapshot keeps their text), then the
+//!   ops up to that version merged in.
 
 use std::collections::BTreeSet;
+use std::ops::Range;
 
 use crate::error::{Error, Result};
 use crate::id::Seq;
@@ -37,6 +42,11 @@ pub(crate) struct Trimmed {
     /// snapshot kept. Every other kept change, and every change merged
     /// since, has the whole root in its past.
     pub partial: BTreeSet<usize>,
+    /// The root's chars visible at the root and deleted when the snapshot
+    /// was taken (see [`OpLog::revivable`]).
+    pub later: Vec<Range<Seq>>,
+    /// The ops the snapshot held.
+    pub loaded_end: Seq,
 }
 
 impl OpLog {
@@ -85,6 +95,8 @@ impl OpLog {
             version,
             heads,
             partial: BTreeSet::new(),
+            later: Vec::new(),
+            loaded_end: self.next_seq,
         }));
         let first = self.change_index(end);
         for ci in first..self.changes.len() {
@@ -145,6 +157,142 @@ impl OpLog {
         deps
     }
 
+    /// The targets of the delete ops `seqs` that are below `below`,
+    /// sorted and joined.
+    pub fn targets_in(&self, seqs: Range<Seq>, below: Seq) -> Vec<Range<Seq>> {
+        if seqs.is_empty() || below == 0 {
+            return Vec::new();
+        }
+        let ranges = self.runs_in(seqs).filter_map(|(r, part)| {
+            let t = r.delete_targets(part.start - r.seq, part.end - part.start)?;
+            (t.start < below).then(|| t.start..t.end.min(below))
+        });
+        joined(ranges.collect())
+    }
+
+    /// The chars of this shallow document's root that were visible at
+    /// the root and are deleted now: those the snapshot named (key "e"),
+    /// and those deleted by ops merged since it loaded (made on top of
+    /// the root, they delete only chars visible there).
+    pub fn revivable(&self) -> Vec<Range<Seq>> {
+        let Some(t) = self.trimmed.as_deref() else {
+            return Vec::new();
+        };
+        let mut all = t.later.clone();
+        all.extend(self.targets_in(t.loaded_end..self.next_seq, t.end));
+        joined(all)
+    }
+
+    /// The chars below seq `at` (at least this document's own root) that
+    /// are visible at the version of the ops below `at` and deleted now:
+    /// what a shallow snapshot rooted there keeps the text of (key "e").
+    pub fn visible_later(&self, at: Seq) -> Vec<Range<Seq>> {
+        let own = self.trimmed_end().min(at);
+        let dead = self.targets_in(own..at, at);
+        let mut all = self.revivable();
+        all.extend(
+            self.targets_in(at..self.next_seq, at)
+                .into_iter()
+                .filter_map(|r| {
+                    let start = r.start.max(own);
+                    (start < r.end).then_some(start..r.end)
+                }),
+        );
+        minus(&joined(all), &dead)
+    }
+
+    /// Records the root's chars a loaded snapshot says were visible at
+    /// the root and are deleted (key "e").
+    pub fn set_revivable(&mut self, later: Vec<Range<Seq>>) {
+        if let Some(t) = self.trimmed.as_mut() {
+            t.later = later;
+        }
+    }
+
+    /// The history of a shallow document's root version alone: the same
+    /// stand-ins for the root's ops, the changes cut at the root, the
+    /// marks started in it (ending in it, or open). `None` for a full
+    /// history. What [`crate::Doc`] rebuilds versions after the root on.
+    pub fn root_log(&self) -> Option<OpLog> {
+        let t = self.trimmed.as_deref()?;
+        let end = t.end;
+        let n = self.change_index(end);
+        let mut changes: Vec<super::Change> = self.changes.get(..n)?.to_vec();
+        if let Some(c) = self.changes.get(n).filter(|c| c.seq < end) {
+            changes.push(super::Change {
+                len: end - c.seq,
+                ..*c
+            });
+        }
+        let count = changes.len() as u32;
+        let by_peer = self
+            .by_peer
+            .iter()
+            .map(|list| list.iter().copied().filter(|&c| c < count).collect())
+            .collect();
+        let next_lamport = changes.iter().map(|c| c.lamport + c.len).max().unwrap_or(0);
+        let mut ops: Vec<super::OpRun> = Vec::new();
+        for (run, seqs) in self.runs_in(0..end) {
+            let mut run = *run;
+            if seqs.end < run.end() {
+                // Only a delete run joins across the root (a stand-in's
+                // and a later one's targets continue each other).
+                run.len = seqs.end - run.seq;
+            }
+            ops.push(run);
+        }
+        let mut marks: Vec<super::Mark> = self
+            .marks
+            .iter()
+            .take_while(|m| m.start < end)
+            .cloned()
+            .collect();
+        for m in &mut marks {
+            if m.end >= end {
+                m.end = crate::id::NO_SEQ;
+            }
+        }
+        let commit_infos = self
+            .commit_infos
+            .values()
+            .filter_map(|i| {
+                let known = t.version.get(i.peer);
+                (i.start < known).then(|| {
+                    let mut i = i.clone();
+                    i.end = i.end.min(known);
+                    ((i.peer, i.start), i)
+                })
+            })
+            .collect();
+        Some(OpLog {
+            peers: self.peers.clone(),
+            changes,
+            dep_pool: self.dep_pool.clone(),
+            by_peer,
+            ops,
+            ops_from: 0,
+            content: self.content.clone(),
+            marks,
+            keys: self.keys.clone(),
+            version: t.version.clone(),
+            heads: t.heads.iter().copied().collect(),
+            next_seq: end,
+            next_lamport,
+            open: false,
+            read_only: false,
+            commit_infos,
+            trimmed: Some(Box::new(Trimmed {
+                end,
+                version: t.version.clone(),
+                heads: t.heads.clone(),
+                partial: BTreeSet::new(),
+                // At the root those chars are visible again.
+                later: Vec::new(),
+                loaded_end: end,
+            })),
+        })
+    }
+
     /// [`Error::TrimmedHistory`] if one of `pieces` (change index, seqs)
     /// holds a trimmed op: their op runs cannot be exported.
     pub fn check_pieces(&self, pieces: &[(usize, std::ops::Range<Seq>)]) -> Result<()> {
@@ -164,4 +312,46 @@ impl OpLog {
             _ => Ok(()),
         }
     }
+}
+
+/// `ranges` sorted, with overlapping and touching ones joined.
+fn joined(mut ranges: Vec<Range<Seq>>) -> Vec<Range<Seq>> {
+    ranges.sort_unstable_by_key(|r| r.start);
+    let mut out: Vec<Range<Seq>> = Vec::with_capacity(ranges.len());
+    for r in ranges.into_iter().filter(|r| !r.is_empty()) {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+/// The seqs of `a` not in `b` (both sorted and joined).
+pub(crate) fn minus(a: &[Range<Seq>], b: &[Range<Seq>]) -> Vec<Range<Seq>> {
+    let mut out = Vec::new();
+    let mut j = 0;
+    for r in a {
+        let mut start = r.start;
+        while j < b.len() && b[j].end <= start {
+            j += 1;
+        }
+        let mut k = j;
+        while start < r.end {
+            match b.get(k) {
+                Some(cut) if cut.start < r.end => {
+                    if cut.start > start {
+                        out.push(start..cut.start);
+                    }
+                    start = start.max(cut.end);
+                    k += 1;
+                }
+                _ => {
+                    out.push(start..r.end);
+                    break;
+                }
+            }
+        }
+    }
+    out
 }
