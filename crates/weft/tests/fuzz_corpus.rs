@@ -128,6 +128,18 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         ("seed-incremental", incremental),
         ("seed-target-snapshot", snapshot(&mut target)),
         ("seed-marked-snapshot", snapshot(&mut marked)),
+        ("seed-shallow-revived", {
+            // Rooted before deletes of the root's chars: "e" lists them.
+            let mut d = Doc::new();
+            d.set_peer_id(9).expect("valid id");
+            d.text("t").insert(0, "abcdef").expect("in bounds");
+            d.text("t").mark(1..4, "bold", true).expect("in bounds");
+            let root = d.frontiers();
+            d.text("t").delete(2, 3).expect("in bounds");
+            d.text("t").insert(0, "x").expect("in bounds");
+            d.export(ExportMode::ShallowSnapshot(&root))
+                .expect("exports do not fail")
+        }),
         (
             "seed-marked-shallow",
             marked
