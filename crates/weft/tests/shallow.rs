@@ -19,6 +19,21 @@ fn shallow(doc: &Doc, at: &Frontiers) -> Doc {
     copy
 }
 
+/// Peer 1's document holding `text` in "t", committed.
+fn typed(text: &str) -> Doc {
+    let mut a = common::doc(1);
+    a.text("t").insert(0, text).unwrap();
+    a.commit();
+    a
+}
+
+/// A fork of `doc` editing as peer `peer`.
+fn fork_as(doc: &Doc, peer: u64) -> Doc {
+    let mut f = doc.fork();
+    f.set_peer_id(peer).unwrap();
+    f
+}
+
 fn delta(doc: &Doc) -> Vec<weft::Delta> {
     doc.get_text("t").map(|t| t.to_delta()).unwrap_or_default()
 }
@@ -244,12 +259,8 @@ fn meet(a: &VersionVector, b: &VersionVector) -> VersionVector {
 
 #[test]
 fn what_needs_the_trimmed_history_is_refused() {
-    let mut a = Doc::new();
-    a.set_peer_id(1).unwrap();
-    a.text("t").insert(0, "hello world").unwrap();
-    a.commit();
-    let mut c = a.fork();
-    c.set_peer_id(3).unwrap();
+    let mut a = typed("hello world");
+    let mut c = fork_as(&a, 3);
     let v1 = a.version();
     let f1 = a.frontiers();
     a.text("t").insert(5, ",").unwrap();
@@ -327,8 +338,7 @@ fn marks_across_the_root_keep_working() {
     a.text("t").mark(4..13, "link", "x").unwrap();
     a.text("t").delete(8, 2).unwrap();
     a.commit();
-    let mut b = a.fork();
-    b.set_peer_id(2).unwrap();
+    let mut b = fork_as(&a, 2);
     let root = a.frontiers();
     a.text("t").mark(2..5, "italic", true).unwrap();
     a.commit();
@@ -384,12 +394,8 @@ fn damaged_shallow_snapshots_are_refused() {
 /// to the root, and refused, while one on top of both merges.
 #[test]
 fn kept_history_concurrent_to_the_root() {
-    let mut a = Doc::new();
-    a.set_peer_id(1).unwrap();
-    a.text("t").insert(0, "base text here").unwrap();
-    a.commit();
-    let mut b = a.fork();
-    b.set_peer_id(2).unwrap();
+    let mut a = typed("base text here");
+    let mut b = fork_as(&a, 2);
     a.text("t").delete(4, 5).unwrap(); // the root: a's delete
     a.commit();
     let root = a.frontiers();
@@ -436,10 +442,7 @@ fn kept_history_concurrent_to_the_root() {
 /// when attached but showed it from the view. Both show it now.
 #[test]
 fn attached_and_detached_shallow_docs_show_the_same_versions() {
-    let mut a = Doc::new();
-    a.set_peer_id(1).unwrap();
-    a.text("t").insert(0, "hello").unwrap();
-    a.commit();
+    let mut a = typed("hello");
     let l1 = a.frontiers();
     let mut s = shallow(&a, &l1);
     a.text("t").insert(5, " one").unwrap();
@@ -469,10 +472,7 @@ fn attached_and_detached_shallow_docs_show_the_same_versions() {
 /// A shallow document re-trims at any version holding its root.
 #[test]
 fn a_shallow_doc_retrims_at_later_versions() {
-    let mut a = Doc::new();
-    a.set_peer_id(1).unwrap();
-    a.text("t").insert(0, "hello").unwrap();
-    a.commit();
+    let mut a = typed("hello");
     let root = a.frontiers();
     let mut s = shallow(&a, &root);
     s.set_peer_id(2).unwrap();

@@ -692,8 +692,12 @@ fn decode_meta(bytes: &[u8]) -> Result<Meta> {
 
 #[cfg(test)]
 fn decode_segments(value: &[u8]) -> Result<Vec<Segment>> {
-    let raw = decompress(value, "segments")?;
-    let reader = SegmentReader::new(&raw)?;
+    segments_of(&decompress(value, "segments")?)
+}
+
+/// The segments of a decompressed segments value.
+fn segments_of(raw: &[u8]) -> Result<Vec<Segment>> {
+    let reader = SegmentReader::new(raw)?;
     let mut segments = Vec::with_capacity(reader.len());
     reader.for_each(|s| {
         segments.push(s);
@@ -898,13 +902,7 @@ impl Snapshot {
             self.store.get(&key(KEY_SEGMENTS, i)).unwrap_or(&[]),
             "segments",
         )?;
-        let reader = SegmentReader::new(&raw)?;
-        let mut segments = Vec::with_capacity(reader.len());
-        reader.for_each(|s| {
-            segments.push(s);
-            Ok(())
-        })?;
-        Ok(segments)
+        segments_of(&raw)
     }
 
     /// The visible text of snapshot text `i` in document order,
