@@ -472,7 +472,7 @@ fn attached_and_detached_shallow_docs_show_the_same_versions() {
 /// A shallow document re-trims at any version holding its root.
 #[test]
 fn a_shallow_doc_retrims_at_later_versions() {
-    let mut a = typed("hello");
+    let a = typed("hello");
     let root = a.frontiers();
     let mut s = shallow(&a, &root);
     s.set_peer_id(2).unwrap();
