@@ -17,8 +17,9 @@ use crate::oplog::{origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::text::{Cache, Item, TreeBuilder, Unloaded};
 
 use super::history::{self, ReadKind};
+use super::root::{decode_ranges, push_root};
 use super::snapshot::{
-    bytes_of_chars, decode_ranges, key, Segment, SegmentReader, Snapshot, KEY_CHANGES, KEY_DELETED,
+    bytes_of_chars, key, Segment, SegmentReader, Snapshot, KEY_CHANGES, KEY_DELETED,
     KEY_DELETED_LATER, KEY_HISTORY, KEY_ROOT_MARKS, KEY_SEGMENTS,
 };
 
@@ -528,8 +529,8 @@ fn check_counts(items: &[Item], unloaded: Unloaded) -> Result<()> {
 
 /// Walks the segments of all texts in seq order beside the history's
 /// inserts, handing out where their text is in the log's content.
-struct SegmentCursor<'a> {
-    segs: &'a [&'a (Segment, u32, Range<usize>)],
+pub(super) struct SegmentCursor<'a> {
+    pub(super) segs: &'a [&'a (Segment, u32, Range<usize>)],
     /// The log's content (the texts, which the segments' ranges index).
     content: &'a str,
     i: usize,
@@ -548,7 +549,7 @@ struct SegmentCursor<'a> {
     trimmed: Seq,
     /// ...unless this is set (by [`push_root`], for the chars that ops
     /// after the root deleted).
-    root_text: bool,
+    pub(super) root_text: bool,
 }
 
 /// Index of the op run holding `seq` (an earlier op): most references
@@ -565,7 +566,7 @@ fn run_index_at(log: &OpLog, seq: Seq) -> usize {
     log.op_index(seq)
 }
 
-fn run_at(log: &OpLog, seq: Seq) -> Option<&OpRun> {
+pub(super) fn run_at(log: &OpLog, seq: Seq) -> Option<&OpRun> {
     log.ops().get(run_index_at(log, seq))
 }
 
@@ -675,166 +676,10 @@ fn push_run(
     Ok(())
 }
 
-/// Puts stand-in op runs for a shallow snapshot's trimmed root (the seqs
-/// below `trimmed`) into `log` (which holds no run yet), from the
-/// segments the cursor walks: inserts without origins (see
-/// `oplog/shallow.rs`), the anchors of the root's `marks` with their
-/// glue, and for the seqs no segment holds (deletes) delete runs without
-/// targets. Checks the marks' anchors and glue as the history's.
-fn push_root(
-    log: &mut OpLog,
-    cursor: &mut SegmentCursor<'_>,
-    trimmed: Seq,
-    marks: &[history::RootMark],
-    later: &[Range<Seq>],
-    doc_index: &[TextIdx],
-) -> Result<()> {
-    let bad = |what| Error::Malformed { offset: 0, what };
-    let mut later = later.iter().peekable();
-    let mut anchors: Vec<(Seq, usize, bool)> = Vec::with_capacity(marks.len() * 2);
-    for (i, m) in marks.iter().enumerate() {
-        anchors.push((m.start, i, false));
-        if let Some((end, _)) = m.end {
-            anchors.push((end, i, true));
-        }
-    }
-    anchors.sort_unstable();
-    if anchors
-        .windows(2)
-        .any(|w| matches!(w, [a, b] if a.0 == b.0))
-    {
-        return Err(bad("root mark anchor"));
-    }
-    let mut ids: Vec<Option<crate::id::MarkIdx>> = vec![None; marks.len()];
-    let mut next_anchor = 0usize;
-    let stand_in_text = doc_index.first().copied().unwrap_or(TextIdx::new(0));
-    let gap = |log: &mut OpLog, from: Seq, to: Seq| {
-        if to > from {
-            log.push_op_unmerged(OpRun {
-                seq: from,
-                len: to - from,
-                text: stand_in_text,
-                kind: OpKind::Delete {
-                    target: 0,
-                    reversed: false,
-                },
-            });
-        }
-    };
-    let mut at: Seq = 0;
-    let segs = cursor.segs;
-    for &&(seg, ti, _) in segs.iter().take_while(|s| s.0.seq < trimmed) {
-        let end = seg.seq.checked_add(seg.len).filter(|&e| e <= trimmed);
-        let end = end.ok_or(bad("root segment"))?;
-        if seg.seq < at {
-            return Err(bad("root segment"));
-        }
-        gap(log, at, seg.seq);
-        let text = *doc_index.get(ti as usize).ok_or(bad("text index"))?;
-        let mut s = seg.seq;
-        while s < end {
-            let next = anchors.get(next_anchor).copied();
-            if next.is_some_and(|(a, ..)| a < s) {
-                return Err(bad("root mark anchor"));
-            }
-            let Some((_, i, is_end)) = next.filter(|&(a, ..)| a == s) else {
-                let mut upto = next.map_or(end, |(a, ..)| a.min(end));
-                // Split where the chars deleted after the root (which
-                // have text) start and end.
-                while later.peek().is_some_and(|r| r.end <= s) {
-                    later.next();
-                }
-                cursor.root_text = false;
-                if let Some(r) = later.peek() {
-                    if r.start <= s {
-                        cursor.root_text = true;
-                        upto = upto.min(r.end);
-                    } else {
-                        upto = upto.min(r.start);
-                    }
-                }
-                push_insert(
-                    log,
-                    cursor,
-                    s,
-                    upto - s,
-                    text,
-                    (UNKNOWN_ORIGIN, UNKNOWN_ORIGIN),
-                )?;
-                cursor.root_text = false;
-                s = upto;
-                continue;
-            };
-            let m = marks.get(i).ok_or(bad("root mark"))?;
-            if !seg.deleted || doc_index.get(m.text as usize) != Some(&text) {
-                return Err(bad("root mark anchor"));
-            }
-            let kind = if is_end {
-                let mark = ids.get(i).copied().flatten().ok_or(bad("root mark end"))?;
-                log.end_mark(mark, s).ok_or(bad("root mark end"))?;
-                let (_, (origin_left, origin_right)) = m.end.ok_or(bad("root mark end"))?;
-                OpKind::MarkEnd {
-                    origin_left,
-                    origin_right,
-                    mark,
-                }
-            } else {
-                let mark = log.start_mark(&m.key, m.value.clone(), m.expand, s);
-                if let Some(slot) = ids.get_mut(i) {
-                    *slot = Some(mark);
-                }
-                let (origin_left, origin_right) = m.start_origins;
-                OpKind::MarkStart {
-                    origin_left,
-                    origin_right,
-                    mark,
-                }
-            };
-            log.push_op_unmerged(OpRun {
-                seq: s,
-                len: 1,
-                text,
-                kind,
-            });
-            next_anchor += 1;
-            s += 1;
-        }
-        at = end;
-    }
-    gap(log, at, trimmed);
-    if next_anchor != anchors.len() {
-        return Err(bad("root mark anchor"));
-    }
-    // Glue: earlier chars of the anchor's text, on the rule's side.
-    for &(seq, i, is_end) in &anchors {
-        let run = run_at(log, seq).ok_or(bad("root mark"))?;
-        let (m, a) = (marks.get(i), run.kind.anchor());
-        let (Some(m), Some(a)) = (m, a) else {
-            return Err(bad("root mark"));
-        };
-        let char_ok = |o: Seq| {
-            o == NO_SEQ
-                || (o < seq
-                    && run_at(log, o).is_some_and(|r| {
-                        r.text == run.text && matches!(r.kind, OpKind::Insert { .. })
-                    }))
-        };
-        let glue_ok = if m.expand.anchor_sticks_left(is_end) {
-            a.origin_right == NO_SEQ
-        } else {
-            a.origin_left == NO_SEQ
-        };
-        if !glue_ok || !char_ok(a.origin_left) || !char_ok(a.origin_right) {
-            return Err(bad("root mark glue"));
-        }
-    }
-    Ok(())
-}
-
 /// Appends an insert run read from a block, split where its chars'
 /// visibility changes (by the segments), the visible parts taking their
 /// text from the cursor.
-fn push_insert(
+pub(super) fn push_insert(
     log: &mut OpLog,
     cursor: &mut SegmentCursor<'_>,
     seq: Seq,

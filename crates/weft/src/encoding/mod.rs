@@ -184,6 +184,7 @@ pub(crate) mod bytes;
 mod commits;
 mod history;
 mod load;
+mod root;
 mod snapshot;
 mod updates;
 pub(crate) mod value;

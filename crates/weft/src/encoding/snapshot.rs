@@ -22,6 +22,7 @@ use crate::version::{Frontiers, VersionVector};
 
 use super::bytes::{peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader};
 use super::history;
+use super::root::{deleted_later, encode_ranges};
 
 pub(super) const KEY_CHANGES: &[u8] = b"c";
 pub(super) const KEY_DELETED: &[u8] = b"d";
@@ -305,55 +306,6 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]], trimmed:
         add(&mut w, &key(KEY_TEXT, i as u32), text);
     }
     w.finish()
-}
-
-/// The chars below `trimmed` (a shallow snapshot's root) visible at the
-/// root and deleted now (see [`OpLog::visible_later`]).
-pub(super) fn deleted_later(log: &OpLog, trimmed: Seq) -> Vec<Range<Seq>> {
-    if trimmed == 0 {
-        return Vec::new();
-    }
-    log.visible_later(trimmed)
-}
-
-/// The "e" value: `ranges` as varint n, then per range varint (start -
-/// the previous range's end), varint length.
-fn encode_ranges(ranges: &[Range<Seq>]) -> Vec<u8> {
-    let mut out = Vec::new();
-    write_varint(&mut out, ranges.len() as u64);
-    let mut at = 0;
-    for r in ranges {
-        write_varint(&mut out, u64::from(r.start - at));
-        write_varint(&mut out, u64::from(r.end - r.start));
-        at = r.end;
-    }
-    out
-}
-
-/// Reads what [`encode_ranges`] wrote: non-empty ranges, in order, apart,
-/// below `limit`.
-pub(super) fn decode_ranges(value: &[u8], limit: Seq) -> Result<Vec<Range<Seq>>> {
-    let mut r = Reader::new(value, 0);
-    let n = r.count("range count")?;
-    let mut out: Vec<Range<Seq>> = Vec::with_capacity(n);
-    let mut at: Seq = 0;
-    for _ in 0..n {
-        let gap = r.u32("range start")?;
-        let len = r.u32("range length")?;
-        let start = at.checked_add(gap).filter(|_| gap > 0 || out.is_empty());
-        let end = start
-            .and_then(|s| s.checked_add(len))
-            .filter(|&e| e <= limit && len > 0);
-        let (Some(start), Some(end)) = (start, end) else {
-            return Err(r.malformed("range"));
-        };
-        out.push(start..end);
-        at = end;
-    }
-    if !r.is_empty() {
-        return Err(r.malformed("trailing range bytes"));
-    }
-    Ok(out)
 }
 
 /// The root marks value of a shallow snapshot (see

@@ -1,0 +1,219 @@
+//! A shallow snapshot's root (the ops below where its history starts):
+//! the chars it shows that later ops deleted (the "e" ranges), and the
+//! stand-in op runs a loader puts in place of the root's history.
+
+use std::ops::Range;
+
+use crate::error::{Error, Result};
+use crate::id::{Seq, TextIdx, NO_SEQ, UNKNOWN_ORIGIN};
+use crate::oplog::{OpKind, OpLog, OpRun};
+
+use super::bytes::{write_varint, Reader};
+use super::history;
+use super::load::{push_insert, run_at, SegmentCursor};
+
+/// The chars below `trimmed` (a shallow snapshot's root) visible at the
+/// root and deleted now (see [`OpLog::visible_later`]).
+pub(super) fn deleted_later(log: &OpLog, trimmed: Seq) -> Vec<Range<Seq>> {
+    if trimmed == 0 {
+        return Vec::new();
+    }
+    log.visible_later(trimmed)
+}
+
+/// The "e" value: `ranges` as varint n, then per range varint (start -
+/// the previous range's end), varint length.
+pub(super) fn encode_ranges(ranges: &[Range<Seq>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_varint(&mut out, ranges.len() as u64);
+    let mut at = 0;
+    for r in ranges {
+        write_varint(&mut out, u64::from(r.start - at));
+        write_varint(&mut out, u64::from(r.end - r.start));
+        at = r.end;
+    }
+    out
+}
+
+/// Reads what [`encode_ranges`] wrote: non-empty ranges, in order, apart,
+/// below `limit`.
+pub(super) fn decode_ranges(value: &[u8], limit: Seq) -> Result<Vec<Range<Seq>>> {
+    let mut r = Reader::new(value, 0);
+    let n = r.count("range count")?;
+    let mut out: Vec<Range<Seq>> = Vec::with_capacity(n);
+    let mut at: Seq = 0;
+    for _ in 0..n {
+        let gap = r.u32("range start")?;
+        let len = r.u32("range length")?;
+        let start = at.checked_add(gap).filter(|_| gap > 0 || out.is_empty());
+        let end = start
+            .and_then(|s| s.checked_add(len))
+            .filter(|&e| e <= limit && len > 0);
+        let (Some(start), Some(end)) = (start, end) else {
+            return Err(r.malformed("range"));
+        };
+        out.push(start..end);
+        at = end;
+    }
+    if !r.is_empty() {
+        return Err(r.malformed("trailing range bytes"));
+    }
+    Ok(out)
+}
+
+/// Puts stand-in op runs for a shallow snapshot's trimmed root (the seqs
+/// below `trimmed`) into `log` (which holds no run yet), from the
+/// segments the cursor walks: inserts without origins (see
+/// `oplog/shallow.rs`), the anchors of the root's `marks` with their
+/// glue, and for the seqs no segment holds (deletes) delete runs without
+/// targets. Checks the marks' anchors and glue as the history's.
+pub(super) fn push_root(
+    log: &mut OpLog,
+    cursor: &mut SegmentCursor<'_>,
+    trimmed: Seq,
+    marks: &[history::RootMark],
+    later: &[Range<Seq>],
+    doc_index: &[TextIdx],
+) -> Result<()> {
+    let bad = |what| Error::Malformed { offset: 0, what };
+    let mut later = later.iter().peekable();
+    let mut anchors: Vec<(Seq, usize, bool)> = Vec::with_capacity(marks.len() * 2);
+    for (i, m) in marks.iter().enumerate() {
+        anchors.push((m.start, i, false));
+        if let Some((end, _)) = m.end {
+            anchors.push((end, i, true));
+        }
+    }
+    anchors.sort_unstable();
+    if anchors
+        .windows(2)
+        .any(|w| matches!(w, [a, b] if a.0 == b.0))
+    {
+        return Err(bad("root mark anchor"));
+    }
+    let mut ids: Vec<Option<crate::id::MarkIdx>> = vec![None; marks.len()];
+    let mut next_anchor = 0usize;
+    let stand_in_text = doc_index.first().copied().unwrap_or(TextIdx::new(0));
+    let gap = |log: &mut OpLog, from: Seq, to: Seq| {
+        if to > from {
+            log.push_op_unmerged(OpRun {
+                seq: from,
+                len: to - from,
+                text: stand_in_text,
+                kind: OpKind::Delete {
+                    target: 0,
+                    reversed: false,
+                },
+            });
+        }
+    };
+    let mut at: Seq = 0;
+    let segs = cursor.segs;
+    for &&(seg, ti, _) in segs.iter().take_while(|s| s.0.seq < trimmed) {
+        let end = seg.seq.checked_add(seg.len).filter(|&e| e <= trimmed);
+        let end = end.ok_or(bad("root segment"))?;
+        if seg.seq < at {
+            return Err(bad("root segment"));
+        }
+        gap(log, at, seg.seq);
+        let text = *doc_index.get(ti as usize).ok_or(bad("text index"))?;
+        let mut s = seg.seq;
+        while s < end {
+            let next = anchors.get(next_anchor).copied();
+            if next.is_some_and(|(a, ..)| a < s) {
+                return Err(bad("root mark anchor"));
+            }
+            let Some((_, i, is_end)) = next.filter(|&(a, ..)| a == s) else {
+                let mut upto = next.map_or(end, |(a, ..)| a.min(end));
+                // Split where the chars deleted after the root (which
+                // have text) start and end.
+                while later.peek().is_some_and(|r| r.end <= s) {
+                    later.next();
+                }
+                cursor.root_text = false;
+                if let Some(r) = later.peek() {
+                    if r.start <= s {
+                        cursor.root_text = true;
+                        upto = upto.min(r.end);
+                    } else {
+                        upto = upto.min(r.start);
+                    }
+                }
+                push_insert(
+                    log,
+                    cursor,
+                    s,
+                    upto - s,
+                    text,
+                    (UNKNOWN_ORIGIN, UNKNOWN_ORIGIN),
+                )?;
+                cursor.root_text = false;
+                s = upto;
+                continue;
+            };
+            let m = marks.get(i).ok_or(bad("root mark"))?;
+            if !seg.deleted || doc_index.get(m.text as usize) != Some(&text) {
+                return Err(bad("root mark anchor"));
+            }
+            let kind = if is_end {
+                let mark = ids.get(i).copied().flatten().ok_or(bad("root mark end"))?;
+                log.end_mark(mark, s).ok_or(bad("root mark end"))?;
+                let (_, (origin_left, origin_right)) = m.end.ok_or(bad("root mark end"))?;
+                OpKind::MarkEnd {
+                    origin_left,
+                    origin_right,
+                    mark,
+                }
+            } else {
+                let mark = log.start_mark(&m.key, m.value.clone(), m.expand, s);
+                if let Some(slot) = ids.get_mut(i) {
+                    *slot = Some(mark);
+                }
+                let (origin_left, origin_right) = m.start_origins;
+                OpKind::MarkStart {
+                    origin_left,
+                    origin_right,
+                    mark,
+                }
+            };
+            log.push_op_unmerged(OpRun {
+                seq: s,
+                len: 1,
+                text,
+                kind,
+            });
+            next_anchor += 1;
+            s += 1;
+        }
+        at = end;
+    }
+    gap(log, at, trimmed);
+    if next_anchor != anchors.len() {
+        return Err(bad("root mark anchor"));
+    }
+    // Glue: earlier chars of the anchor's text, on the rule's side.
+    for &(seq, i, is_end) in &anchors {
+        let run = run_at(log, seq).ok_or(bad("root mark"))?;
+        let (m, a) = (marks.get(i), run.kind.anchor());
+        let (Some(m), Some(a)) = (m, a) else {
+            return Err(bad("root mark"));
+        };
+        let char_ok = |o: Seq| {
+            o == NO_SEQ
+                || (o < seq
+                    && run_at(log, o).is_some_and(|r| {
+                        r.text == run.text && matches!(r.kind, OpKind::Insert { .. })
+                    }))
+        };
+        let glue_ok = if m.expand.anchor_sticks_left(is_end) {
+            a.origin_right == NO_SEQ
+        } else {
+            a.origin_left == NO_SEQ
+        };
+        if !glue_ok || !char_ok(a.origin_left) || !char_ok(a.origin_right) {
+            return Err(bad("root mark glue"));
+        }
+    }
+    Ok(())
+}
+
