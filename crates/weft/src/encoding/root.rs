@@ -216,4 +216,3 @@ pub(super) fn push_root(
     }
     Ok(())
 }
-
