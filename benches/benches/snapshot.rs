@@ -2,10 +2,12 @@
 //! read the whole text, import + one keystroke in the middle ("open and
 //! type": builds the text's tree, not the history), import + load
 //! everything (what a merge or an export first costs), and a `memcpy` of
-//! the snapshot's bytes as the floor measured in the same run. The bars
+//! the snapshot's bytes as the floor measured in the same run; the same
+//! for a shallow snapshot at the latest version (`shallow_*`). The bars
 //! (B4): export <= 1.0 ms, import until readable <= 165 us, open and type
 //! at most half of diamond-types' load + edit (`../shared/peers --what
-//! decode`, row `decode_edit`).
+//! decode`, row `decode_edit`); a shallow snapshot at most 63,352 bytes
+//! (Loro's) with import + read at or below the full snapshot's.
 #![expect(
     missing_docs,
     reason = "criterion_group! generates an undocumented pub fn"
@@ -42,6 +44,28 @@ fn snapshot(c: &mut Criterion) {
                 let s = d.text("text").to_string();
                 assert_eq!(s.len(), text.len());
                 s
+            })
+        });
+        let latest = doc.frontiers();
+        let shallow = doc.export(ExportMode::ShallowSnapshot(&latest)).unwrap();
+        group.bench_function(BenchmarkId::new("shallow_import_read", name), |b| {
+            b.iter(|| {
+                let mut d = Doc::new();
+                d.import(&shallow).unwrap();
+                let s = d.text("text").to_string();
+                assert_eq!(s.len(), text.len());
+                s
+            })
+        });
+        group.bench_function(BenchmarkId::new("shallow_export", name), |b| {
+            b.iter(|| doc.export(ExportMode::ShallowSnapshot(&latest)).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("shallow_import_load", name), |b| {
+            b.iter(|| {
+                let mut d = Doc::new();
+                d.import(&shallow).unwrap();
+                d.load().unwrap();
+                d
             })
         });
         group.bench_function(BenchmarkId::new("import_edit", name), |b| {

@@ -129,8 +129,10 @@ pub enum ExportMode<'a> {
     ///
     /// Pass [`Doc::frontiers`] to trim everything; an older version keeps
     /// the ops after it, so peers still editing from there can merge.
-    /// Its texts are compressed with deflate, not LZ4: opening one reads
-    /// the text a little slower than a full snapshot's.
+    /// It is made small rather than fast to write: its texts are LZ4
+    /// from a denser (slower) compressor, so reading the text after
+    /// import costs what it does from a full snapshot, and the rest is
+    /// deflate (read when the document loads).
     ///
     /// # Examples
     ///

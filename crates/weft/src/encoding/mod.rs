@@ -138,7 +138,8 @@
 //!                    end if in the root, its glue): their anchors stay
 //!   "r"              varint R (1 <= R <= op count); only in mode 3
 //!   "s" + u32 BE i   segments as above; none spans seq R
-//! compressed values (the texts, "d") are raw deflate streams, not LZ4
+//! compressed "d" and "s" values are raw deflate streams; texts ("t")
+//! are LZ4 as in a full snapshot (written by a denser compressor)
 //! ```
 //!
 //! The change table stays whole, so the root's op ids still map to seqs
@@ -184,6 +185,7 @@ pub(crate) mod bytes;
 mod commits;
 mod history;
 mod load;
+mod lz4hc;
 mod root;
 mod snapshot;
 mod updates;

@@ -67,8 +67,9 @@ fn stored(raw: &[u8]) -> Vec<u8> {
     out
 }
 
-/// How a snapshot compresses its texts: LZ4 for full snapshots (fast to
-/// open), raw deflate for shallow ones (small).
+/// How a snapshot compresses its values: LZ4 for full snapshots (fast to
+/// open), raw deflate for shallow ones (small), except their texts,
+/// which are LZ4 (see `encode_state`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Codec {
     Lz4,
@@ -89,7 +90,13 @@ fn pack(raw: &[u8], codec: Codec) -> Vec<u8> {
         Codec::Lz4 => lz4_flex::block::compress(raw),
         Codec::Deflate => miniz_oxide::deflate::compress_to_vec(raw, DEFLATE_LEVEL),
     };
-    if packed.len() + 5 >= raw.len() {
+    framed(raw, packed)
+}
+
+/// `raw` as a value, given its compressed bytes `packed`: stored when
+/// that is not smaller.
+fn framed(raw: &[u8], packed: Vec<u8>) -> Vec<u8> {
+    if raw.is_empty() || packed.len() + 5 >= raw.len() {
         return stored(raw);
     }
     let mut out = Vec::with_capacity(packed.len() + 5);
@@ -420,10 +427,21 @@ fn encode_state(
         counts,
     };
     let seg_bytes = encode_segments(&segments);
-    // Segments are stored as they are, also in a shallow snapshot:
-    // deflate takes a fifth off them on B4, but opening then costs more
-    // than twice as long.
-    (meta, stored(&seg_bytes), pack(text.as_bytes(), codec))
+    // A full snapshot stores its segments as they are (LZ4 does not
+    // shrink varints) and its text LZ4 (fast to read). A shallow one is
+    // about size: deflate takes a fifth off the segments (B4: 31.7 to
+    // 24.7 KB; they are read on load, not to read the text), and the
+    // text is LZ4 written by the slower, denser compressor of
+    // `lz4hc.rs` (44.4 to 34.2 KB), so reading it costs what it costs
+    // from a full snapshot.
+    match codec {
+        Codec::Lz4 => (meta, stored(&seg_bytes), pack(text.as_bytes(), codec)),
+        Codec::Deflate => (
+            meta,
+            pack(&seg_bytes, codec),
+            framed(text.as_bytes(), super::lz4hc::compress(text.as_bytes())),
+        ),
+    }
 }
 
 /// A text's segments value (before [`stored`]): their count, then each
@@ -862,7 +880,8 @@ impl Snapshot {
     /// against the meta's length.
     pub fn stored_text(&self, i: u32, room: usize) -> Result<String> {
         let value = self.store.get(&key(KEY_TEXT, i)).unwrap_or(&[]);
-        let raw = match decompress_with_room(value, "snapshot text", room, self.codec)? {
+        // LZ4 in every mode (see `encode_state`).
+        let raw = match decompress_with_room(value, "snapshot text", room, Codec::Lz4)? {
             Cow::Owned(raw) => raw,
             Cow::Borrowed(raw) => {
                 let mut owned = Vec::with_capacity(raw.len().saturating_add(room));
