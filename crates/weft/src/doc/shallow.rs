@@ -85,6 +85,7 @@ impl Doc {
         let later = self.log.revivable();
         let content = self.log.content();
         let mut view = Doc::new();
+        let mut texts: Vec<Vec<Item>> = Vec::with_capacity(self.texts.len());
         for state in self.texts.iter() {
             let mut items: Vec<Item> = Vec::new();
             for item in state.items() {
@@ -124,10 +125,22 @@ impl Doc {
                     items.push(piece);
                 }
             }
-            if items.is_empty() {
-                continue; // named when an op touches it, as in a full view
-            }
+            texts.push(items);
+        }
+        // The root log's runs name texts by this document's indexes, so
+        // the view numbers its texts the same: every text up to the last
+        // one the root has chars in (an empty one before it is named
+        // too); later ones are named when an op touches them, as in a
+        // full view.
+        let named = texts.iter().rposition(|items| !items.is_empty());
+        let named = named.map_or(0, |i| i + 1);
+        for (i, (state, items)) in self.texts.iter().zip(texts).take(named).enumerate() {
             let t = view.texts.find_or_create(state.name());
+            if t.as_usize() != i {
+                return Err(Error::Internal {
+                    what: "a shallow view numbers its texts apart from the document",
+                });
+            }
             if let Some(s) = view.texts.get_mut(t) {
                 s.install(items);
             }
