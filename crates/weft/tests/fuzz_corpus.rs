@@ -140,6 +140,22 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
             d.export(ExportMode::ShallowSnapshot(&root))
                 .expect("exports do not fail")
         }),
+        ("seed-shallow-compressed", {
+            // Big enough that its values are compressed, not stored: the
+            // text (LZ4 from the dense compressor), the segments and the
+            // deleted text (deflate).
+            let mut d = Doc::new();
+            d.set_peer_id(11).expect("valid id");
+            let line = "the quick brown fox jumps over the lazy dog; ";
+            d.text("t").insert(0, &line.repeat(24)).expect("in bounds");
+            let root = d.frontiers();
+            for i in 0..60 {
+                d.text("t").delete(i * 15, 3).expect("in bounds");
+            }
+            d.text("t").insert(7, line).expect("in bounds");
+            d.export(ExportMode::ShallowSnapshot(&root))
+                .expect("exports do not fail")
+        }),
         (
             "seed-marked-shallow",
             marked
