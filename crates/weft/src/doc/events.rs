@@ -179,13 +179,18 @@ impl Doc {
     /// [`Doc::commit`] with options: the origin is passed to subscribers;
     /// a message or a timestamp is stored with the ops of the change
     /// closed now (nothing is stored when nothing was edited since the
-    /// last commit).
+    /// last commit). Ops of the change that an export already included
+    /// (exports include the open change) keep none: peers that have them
+    /// would never receive it, so every replica keeps the same history.
+    /// Commit before exporting to give a whole change its message.
     pub fn commit_with(&mut self, options: CommitOptions) {
         if options.message.is_some() || options.timestamp.is_some() {
             self.settle();
-            if self.log.is_open() {
-                let start = self.log.committed_version().get(self.peer);
-                let end = self.log.version().get(self.peer);
+            // Not the ops an export already sent (see `sent.rs`).
+            let start = self.log.committed_version().get(self.peer);
+            let start = start.max(self.sent.get());
+            let end = self.log.version().get(self.peer);
+            if self.log.is_open() && start < end {
                 self.log.add_commit_info(CommitInfo {
                     peer: self.peer,
                     start,

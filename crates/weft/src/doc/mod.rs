@@ -9,6 +9,7 @@ mod lazy;
 
 pub use events::CommitOptions;
 mod read;
+mod sent;
 mod shallow;
 
 use std::hash::{BuildHasher, Hasher};
@@ -235,6 +236,8 @@ pub struct Doc {
     /// latest document: its history, texts and pending set (its other
     /// fields unused). This document's own state is then that version's.
     detached: Option<Box<Doc>>,
+    /// How far exports included the open change (see `sent.rs`).
+    sent: sent::Sent,
 }
 
 impl Default for Doc {
@@ -274,6 +277,7 @@ impl Doc {
             observers: Observers::default(),
             draft: None,
             detached: None,
+            sent: sent::Sent::default(),
         }
     }
 
@@ -324,6 +328,9 @@ impl Doc {
             return Err(Error::InvalidPeerId(peer));
         }
         self.commit();
+        if peer != self.peer {
+            self.sent.reset();
+        }
         self.peer = peer;
         Ok(())
     }
@@ -335,6 +342,7 @@ impl Doc {
         let mut doc = self.clone();
         doc.commit();
         doc.peer = random_peer_id();
+        doc.sent.reset();
         doc
     }
 
@@ -494,7 +502,21 @@ impl Doc {
     /// import, as [`Doc::load`]; nothing else.
     pub fn export(&self, mode: ExportMode<'_>) -> Result<Vec<u8>> {
         let doc = self.latest().loaded()?;
-        match mode {
+        let bytes = doc.export_loaded(&mode)?;
+        if self.detached.is_none() {
+            let at = match mode {
+                ExportMode::SnapshotAt(frontiers) => doc.log.frontiers_to_vv(frontiers).ok(),
+                _ => None,
+            };
+            self.note_sent(doc, &mode, at.as_ref());
+        }
+        Ok(bytes)
+    }
+
+    /// [`Doc::export`] of this latest, loaded document.
+    fn export_loaded(&self, mode: &ExportMode<'_>) -> Result<Vec<u8>> {
+        let doc = self;
+        match *mode {
             ExportMode::Updates { from } => {
                 doc.log.check_trimmed(from)?;
                 Ok(encoding::encode_updates(&doc.log, &doc.texts, from, None))
