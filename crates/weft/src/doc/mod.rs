@@ -490,7 +490,9 @@ impl Doc {
 
     /// Encodes part of the document, the open change included (later
     /// edits may extend that change: a peer that received part of it
-    /// merges the rest like any change). Needs only `&self`; a lazily
+    /// merges the rest like any change; a message that
+    /// [`Doc::commit_with`] gives it later covers only the ops sent after
+    /// this export). Needs only `&self`; a lazily
     /// imported snapshot is loaded on the side for it (see
     /// [`Doc::get_text`]). O(size of the exported ops + log of the
     /// history).
