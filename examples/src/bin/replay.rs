@@ -696,13 +696,16 @@ fn run() -> Result<bool, Box<dyn Error>> {
     // machine skews two separate series more than their pairs.
     let (mut full_times, mut shallow_times) = (Vec::new(), Vec::new());
     for _ in 0..args.runs.max(1) {
-        for (bytes, times) in [(&snap, &mut full_times), (&shallow, &mut shallow_times)] {
+        for (what, bytes, times) in [
+            ("snapshot import + to_string", &snap, &mut full_times),
+            ("shallow import + to_string", &shallow, &mut shallow_times),
+        ] {
             let t = std::time::Instant::now();
             let mut d = Doc::new();
             d.import(bytes)?;
             let text = d.text("text").to_string();
             times.push(t.elapsed().as_secs_f64() * 1e3);
-            check("shallow import + to_string", &text);
+            check(what, &text);
         }
     }
     let (full_read, shallow_read) = (Stats::new(full_times), Stats::new(shallow_times));

@@ -504,40 +504,30 @@ impl Doc {
     /// import, as [`Doc::load`]; nothing else.
     pub fn export(&self, mode: ExportMode<'_>) -> Result<Vec<u8>> {
         let doc = self.latest().loaded()?;
-        let bytes = doc.export_loaded(&mode)?;
-        if self.detached.is_none() {
-            let at = match mode {
-                ExportMode::SnapshotAt(frontiers) => doc.log.frontiers_to_vv(frontiers).ok(),
-                _ => None,
-            };
-            self.note_sent(doc, &mode, at.as_ref());
-        }
-        Ok(bytes)
-    }
-
-    /// [`Doc::export`] of this latest, loaded document.
-    fn export_loaded(&self, mode: &ExportMode<'_>) -> Result<Vec<u8>> {
-        let doc = self;
-        match *mode {
+        let bytes = match mode {
             ExportMode::Updates { from } => {
                 doc.log.check_trimmed(from)?;
-                Ok(encoding::encode_updates(&doc.log, &doc.texts, from, None))
+                encoding::encode_updates(&doc.log, &doc.texts, from, None)
             }
             ExportMode::Snapshot => {
                 let pending: Vec<&[u8]> = doc.pending.iter().map(|p| &*p.bytes).collect();
-                Ok(encoding::encode_snapshot(&doc.log, &doc.texts, &pending))
+                encoding::encode_snapshot(&doc.log, &doc.texts, &pending)
             }
             ExportMode::UpdatesInRange(spans) => {
                 let pieces = doc.log.pieces_in_spans(spans);
                 doc.log.check_pieces(&pieces)?;
-                Ok(encoding::encode_pieces(&doc.log, &doc.texts, &pieces))
+                encoding::encode_pieces(&doc.log, &doc.texts, &pieces)
             }
             ExportMode::SnapshotAt(frontiers) => {
                 let old = doc.doc_at(&doc.log.frontiers_to_vv(frontiers)?, false)?;
-                Ok(encoding::encode_snapshot(&old.log, &old.texts, &[]))
+                encoding::encode_snapshot(&old.log, &old.texts, &[])
             }
-            ExportMode::ShallowSnapshot(frontiers) => doc.shallow_snapshot(frontiers),
+            ExportMode::ShallowSnapshot(frontiers) => doc.shallow_snapshot(frontiers)?,
+        };
+        if self.detached.is_none() {
+            self.note_sent(doc, &mode);
         }
+        Ok(bytes)
     }
 
     /// Merges bytes written by [`Doc::export`] into this document (commits

@@ -12,7 +12,6 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::id::{Counter, IdSpan};
-use crate::version::VersionVector;
 
 use super::{Doc, ExportMode};
 
@@ -47,9 +46,8 @@ impl Sent {
 
 impl Doc {
     /// Records which ops of the open change the export `mode` included;
-    /// `doc` is this document, loaded (what the export read), `at` the
-    /// version of a [`ExportMode::SnapshotAt`].
-    pub(super) fn note_sent(&self, doc: &Doc, mode: &ExportMode<'_>, at: Option<&VersionVector>) {
+    /// `doc` is this document, loaded (what the export read).
+    pub(super) fn note_sent(&self, doc: &Doc, mode: &ExportMode<'_>) {
         let log = &doc.log;
         if !log.is_open() {
             return;
@@ -72,7 +70,9 @@ impl Doc {
                 .max()
                 .unwrap_or(0),
             // A snapshot of an old version holds the ops up to it.
-            ExportMode::SnapshotAt(_) => at.map_or(end, |v| v.get(peer).min(end)),
+            ExportMode::SnapshotAt(frontiers) => log
+                .frontiers_to_vv(frontiers)
+                .map_or(end, |v| v.get(peer).min(end)),
             ExportMode::Snapshot | ExportMode::ShallowSnapshot(_) => end,
         };
         if upto > start {
