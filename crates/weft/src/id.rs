@@ -8,7 +8,8 @@
 //!
 //! The document's tables are indexed by small numbers that never leave it
 //! either: [`PeerIdx`] (the op log's peer table), [`KeyIdx`] (its style
-//! keys), [`MarkIdx`] (its marks) and [`TextIdx`] (the document's texts).
+//! keys), [`MarkIdx`] (its marks), [`TextIdx`] (the document's texts),
+//! [`MapIdx`] (its map names) and [`MapSetIdx`] (its map ops).
 //! Each is its own type, so an index of one table cannot be passed where
 //! another's is expected; encodings convert them to and from plain
 //! integers at the boundary.
@@ -102,6 +103,19 @@ index_type!(
     /// way (plain `u32`s, indexes into their name lists); decoders map
     /// those to a `TextIdx`.
     TextIdx
+);
+
+index_type!(
+    /// Index of a map name in the op log's map name table, in order of
+    /// first use in this document. Updates and snapshots number maps
+    /// their own way, as they do texts.
+    MapIdx
+);
+
+index_type!(
+    /// Index of a map op in the op log's map ops (`OpLog::map_sets`), in
+    /// the order they arrived in this document.
+    MapSetIdx
 );
 
 /// The id of one operation: the peer that made it and its counter.

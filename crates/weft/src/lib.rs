@@ -125,6 +125,7 @@ mod event;
 #[doc(hidden)]
 pub mod fuzzing;
 mod id;
+mod map;
 mod merge;
 mod oplog;
 mod presence;
@@ -136,8 +137,9 @@ mod version;
 pub use cursor::{Cursor, Side};
 pub use doc::{ChangeMeta, CommitOptions, Doc, ExportMode, ImportStatus};
 pub use error::{Error, Result, Unit};
-pub use event::{DocEvent, EventTrigger, Subscription, TextDiff};
+pub use event::{DocEvent, EventTrigger, MapDiff, Subscription, TextDiff};
 pub use id::{Counter, IdSpan, Lamport, OpId, PeerId};
+pub use map::{Map, MapRef};
 pub use presence::{EphemeralEventTrigger, EphemeralStore, EphemeralStoreEvent};
 pub use style::{Attributes, Delta, ExpandType, StyleConfig, Value};
 pub use text::{Text, TextRef};

@@ -11,12 +11,17 @@
 
 use crate::error::{Error, Result, Unit};
 use crate::event::{diff_texts, Draft, EventTrigger};
-use crate::id::TextIdx;
+use crate::id::{MapIdx, TextIdx};
+use crate::map::MapState;
 use crate::merge::Update;
 use crate::style::Delta;
 use crate::version::{Frontiers, VersionVector};
 
 use super::history::text_delta;
+
+/// What a document showed before a checkout: every text's delta and
+/// every map's state, by name.
+type Before = (Vec<(String, Vec<Delta>)>, Vec<(String, MapState)>);
 use super::Doc;
 
 impl Doc {
@@ -92,7 +97,7 @@ impl Doc {
             )?;
             self.apply_to_view(update, draft.as_mut())?;
         } else {
-            let before = draft.as_ref().map(|_| self.all_deltas());
+            let before = draft.as_ref().map(|_| (self.all_deltas(), self.all_maps()));
             let mut view = self.build_view(&target)?;
             if self.detached.is_none() {
                 self.swap_state(&mut view);
@@ -102,6 +107,7 @@ impl Doc {
             } else {
                 self.log = view.log;
                 self.texts = view.texts;
+                self.maps = view.maps;
             }
             if let (Some(draft), Some(before)) = (draft.as_mut(), before) {
                 self.draft_diff(draft, &before);
@@ -128,7 +134,7 @@ impl Doc {
             return Ok(());
         };
         let mut draft = self.new_draft();
-        let before = draft.as_ref().map(|_| self.all_deltas());
+        let before = draft.as_ref().map(|_| (self.all_deltas(), self.all_maps()));
         self.swap_state(&mut latest);
         if let (Some(draft), Some(before)) = (draft.as_mut(), before) {
             self.draft_diff(draft, &before);
@@ -160,6 +166,7 @@ impl Doc {
     fn swap_state(&mut self, other: &mut Doc) {
         std::mem::swap(&mut self.log, &mut other.log);
         std::mem::swap(&mut self.texts, &mut other.texts);
+        std::mem::swap(&mut self.maps, &mut other.maps);
         std::mem::swap(&mut self.pending, &mut other.pending);
         std::mem::swap(&mut self.lazy, &mut other.lazy);
     }
@@ -193,17 +200,24 @@ impl Doc {
                     for t in self.texts.iter() {
                         view.texts.find_or_create(t.name());
                     }
+                    for name in self.log.map_names().iter() {
+                        view.log.intern_map(name);
+                    }
                 }
                 return Ok(view);
             }
             view.log = self.log.clone();
             view.texts = self.texts.clone();
+            view.maps = self.maps.clone();
             view.log.commit();
             return Ok(view);
         }
         if name_all {
             for t in self.texts.iter() {
                 view.texts.find_or_create(t.name());
+            }
+            for name in self.log.map_names().iter() {
+                view.log.intern_map(name);
             }
         }
         let update = Update::from_log(&self.log, &self.texts, &VersionVector::new(), Some(target))?;
@@ -235,9 +249,39 @@ impl Doc {
             .collect()
     }
 
-    /// Records in `draft` the change of every text from `before` (texts'
-    /// deltas, as [`Doc::all_deltas`] gave them) to now.
-    fn draft_diff(&self, draft: &mut Draft, before: &[(String, Vec<Delta>)]) {
+    /// Every map's state, by name (shared, not copied).
+    fn all_maps(&self) -> Vec<(String, MapState)> {
+        self.log
+            .map_names()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, name)| {
+                let state = self.maps.get(MapIdx::new(i as u32))?;
+                Some((name.to_owned(), state.clone()))
+            })
+            .collect()
+    }
+
+    /// Records in `draft` the change of every text and map from `before`
+    /// (texts' deltas and maps' states, as [`Doc::all_deltas`] and
+    /// [`Doc::all_maps`] gave them) to now.
+    fn draft_diff(
+        &self,
+        draft: &mut Draft,
+        (before, maps_before): &Before,
+    ) {
+        let no_map = MapState::default();
+        for (i, name) in self.log.map_names().iter().enumerate() {
+            let map = MapIdx::new(i as u32);
+            let old = maps_before
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or(&no_map, |(_, m)| m);
+            let new = self.maps.get(map).unwrap_or(&no_map);
+            for (key, change) in old.changes_to(new) {
+                draft.add_map(map, &key, change);
+            }
+        }
         let empty = Vec::new();
         for (i, state) in self.texts.iter().enumerate() {
             let old = before

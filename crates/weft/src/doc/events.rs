@@ -281,7 +281,13 @@ impl Doc {
             if !callbacks.iter().any(|(u, _)| *u == unit) {
                 continue;
             }
-            let (event, taken) = draft.take_event(trigger, origin, unit, |t| self.text_name(t));
+            let (event, taken) = draft.take_event(
+                trigger,
+                origin,
+                unit,
+                |t| self.text_name(t),
+                self.log.map_names(),
+            );
             for (_, callback) in callbacks.iter().filter(|(u, _)| *u == unit) {
                 callback(&event);
             }
@@ -289,9 +295,14 @@ impl Doc {
         }
         if self.observers.wants_inverses() {
             let managers = self.observers.inverse_callbacks();
-            let (event, taken) =
-                draft.take_event(trigger, origin, Unit::Char, |t| self.text_name(t));
-            let inverse = draft.inverse_diffs(|t| self.text_name(t));
+            let (event, taken) = draft.take_event(
+                trigger,
+                origin,
+                Unit::Char,
+                |t| self.text_name(t),
+                self.log.map_names(),
+            );
+            let inverse = draft.inverse(|t| self.text_name(t), self.log.map_names());
             for manager in managers {
                 manager(&event, &inverse);
             }

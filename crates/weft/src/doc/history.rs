@@ -6,11 +6,12 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::error::{Error, Result, Unit};
-use crate::event::{diff_texts, Draft, EventTrigger, TextDiff, Units};
+use crate::event::{diff_texts, Draft, EventTrigger, MapDiff, TextDiff, Units};
 use crate::id::{Counter, IdSpan, Lamport, OpId};
+use crate::map::MapState;
 use crate::merge::Update;
 use crate::oplog::CommitInfo;
-use crate::style::Delta;
+use crate::style::{Delta, Value};
 use crate::version::{Frontiers, VersionVector};
 
 use super::Doc;
@@ -258,8 +259,13 @@ impl Doc {
             let update = Update::from_log(&doc.log, &doc.texts, &a, Some(&b))?;
             match view.apply_to_view(update, Some(&mut draft)) {
                 Ok(()) => {
-                    let (event, _) =
-                        draft.take_event(EventTrigger::Checkout, None, unit, |t| view.text_name(t));
+                    let (event, _) = draft.take_event(
+                        EventTrigger::Checkout,
+                        None,
+                        unit,
+                        |t| view.text_name(t),
+                        view.log.map_names(),
+                    );
                     return Ok(event.texts);
                 }
                 // A shallow document cannot place ops concurrent to its
@@ -283,10 +289,63 @@ impl Doc {
         Ok(out)
     }
 
-    /// Makes every text (content and marks) equal to what it was at
-    /// version `frontiers`, by new local ops in the open change: history
-    /// is kept, and peers' concurrent edits merge with the revert like
-    /// with any edit. Texts created after that version are emptied.
+    /// What changed in the maps from version `from` to version `to` (in
+    /// either direction): per map, each key whose value differs, with its
+    /// value at `to` (`None`: absent). O(entries of the maps at both
+    /// versions, plus rebuilding them).
+    ///
+    /// # Errors
+    ///
+    /// As [`Doc::fork_at`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::{Doc, Value};
+    ///
+    /// let mut doc = Doc::new();
+    /// doc.map("m").set("k", 1)?;
+    /// let v1 = doc.frontiers();
+    /// doc.map("m").set("k", 2)?;
+    /// let diff = doc.diff_maps(&v1, &doc.frontiers())?;
+    /// assert_eq!(diff[0].changes.get("k"), Some(&Some(Value::I64(2))));
+    /// # Ok::<(), weft::Error>(())
+    /// ```
+    pub fn diff_maps(&self, from: &Frontiers, to: &Frontiers) -> Result<Vec<MapDiff>> {
+        let doc = self.latest().loaded()?;
+        let (a, b) = (doc.log.frontiers_to_vv(from)?, doc.log.frontiers_to_vv(to)?);
+        let (old, new) = (doc.doc_at(&a, true)?, doc.doc_at(&b, true)?);
+        let empty = MapState::default();
+        let state = |d: &Doc, name: &str| {
+            d.log
+                .map_names()
+                .find(name)
+                .and_then(|i| d.maps.get(i))
+                .cloned()
+                .unwrap_or_else(|| empty.clone())
+        };
+        let mut out = Vec::new();
+        for name in doc.log.map_names().iter() {
+            let changes: std::collections::BTreeMap<String, Option<Value>> = state(&old, name)
+                .changes_to(&state(&new, name))
+                .into_iter()
+                .map(|(k, c)| (k.into(), c.new))
+                .collect();
+            if !changes.is_empty() {
+                out.push(MapDiff {
+                    name: name.to_owned(),
+                    changes,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Makes every text (content and marks) and every map equal to what
+    /// it was at version `frontiers`, by new local ops in the open
+    /// change: history is kept, and peers' concurrent edits merge with
+    /// the revert like with any edit. Texts created after that version
+    /// are emptied, and keys written after it deleted.
     /// O(size of the document and of that version).
     ///
     /// # Errors
@@ -320,6 +379,16 @@ impl Doc {
             let change = diff_texts(&now, &text_delta(&old, &name), Unit::Char);
             if !change.is_empty() {
                 self.text(&name).apply_delta(&change)?;
+            }
+        }
+        let frontiers_now = self.frontiers();
+        for diff in self.diff_maps(&frontiers_now, frontiers)? {
+            let mut map = self.map(&diff.name);
+            for (key, value) in diff.changes {
+                match value {
+                    Some(v) => map.set(&key, v)?,
+                    None => map.delete(&key)?,
+                }
             }
         }
         Ok(())

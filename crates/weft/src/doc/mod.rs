@@ -6,6 +6,7 @@ mod checkout;
 mod events;
 mod history;
 mod lazy;
+mod maps;
 
 pub use events::CommitOptions;
 mod read;
@@ -20,6 +21,7 @@ use crate::encoding::{self, Decoded, Snapshot};
 use crate::error::{Error, Result, Unit};
 use crate::event::{Draft, EventTrigger, Observers};
 use crate::id::{Counter, IdSpan, OpId, PeerId, Seq, TextIdx};
+use crate::map::MapTable;
 use crate::merge::{self, Parked, Pending, Readiness, Update};
 use crate::oplog::OpLog;
 use crate::style::StyleConfig;
@@ -218,6 +220,8 @@ pub struct Doc {
     peer: PeerId,
     log: OpLog,
     texts: TextTable,
+    /// The state of every map, by the log's map index.
+    maps: MapTable,
     /// Updates waiting for ops they build on.
     pending: Pending,
     /// Reused by deletes (see [`Text`]).
@@ -270,6 +274,7 @@ impl Doc {
             peer: random_peer_id(),
             log: OpLog::default(),
             texts: TextTable::default(),
+            maps: MapTable::default(),
             pending: Pending::default(),
             scratch: Vec::new(),
             style: StyleConfig::default(),
@@ -390,6 +395,9 @@ impl Doc {
             return Ok(());
         };
         lazy.load_history(&mut self.log)?;
+        if !self.log.map_sets().is_empty() {
+            self.maps = MapTable::from_log(&self.log);
+        }
         for (i, state) in self.texts.iter_mut().enumerate() {
             lazy.finish_text(&self.log, state, TextIdx::new(i as u32))?;
         }
@@ -610,6 +618,7 @@ impl Doc {
                 status.applied = merge::apply(
                     &mut self.log,
                     &mut self.texts,
+                    &mut self.maps,
                     &update,
                     plan,
                     draft.as_deref_mut(),
@@ -651,6 +660,7 @@ impl Doc {
                 applied.extend(merge::apply(
                     &mut self.log,
                     &mut self.texts,
+                    &mut self.maps,
                     &part,
                     plan,
                     draft,
@@ -745,6 +755,7 @@ impl Doc {
                 applied.extend(merge::apply(
                     &mut self.log,
                     &mut self.texts,
+                    &mut self.maps,
                     &parked.update,
                     plan,
                     draft,
@@ -782,6 +793,7 @@ impl Doc {
             Ok(Readiness::Ready(plan)) => applied.extend(merge::apply(
                 &mut self.log,
                 &mut self.texts,
+                &mut self.maps,
                 &parked.update,
                 plan,
                 draft,
@@ -888,9 +900,25 @@ impl Doc {
             .filter(|&(_, end)| end > 0)
             .map(|(peer, end)| IdSpan::new(peer, 0..end))
             .collect();
+        let has_maps = !snapshot.map_names.is_empty();
         self.lazy = Some(Box::new(LazyDoc::new(snapshot, doc_index.clone())));
+        if has_maps {
+            // Maps are read from the history: load it now.
+            if let Err(e) = self.load() {
+                *self = Doc {
+                    peer: self.peer,
+                    style: self.style.clone(),
+                    observers: std::mem::take(&mut self.observers),
+                    ..Doc::new()
+                };
+                return Err(e);
+            }
+        }
         if let Some(draft) = draft {
             self.snapshot_event(&doc_index, draft);
+            for (map, key, change) in self.maps.as_changes() {
+                draft.add_map(map, key, change);
+            }
         }
         Ok(ImportStatus {
             applied,

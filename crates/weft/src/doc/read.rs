@@ -169,6 +169,7 @@ impl Doc {
             let full = *full;
             self.log = full.log;
             self.texts = full.texts;
+            self.maps = full.maps;
             self.lazy = full.lazy;
         }
     }

@@ -29,6 +29,9 @@
 //!         the block's previous delete run (the run's own seq at first)
 //!     mark start: u8 expand rule, varint length + UTF-8 key, the value
 //!     mark end: varint seq - the seq of its mark's start
+//!     map op (kind 5, length 1, never a text index; format version 3):
+//!         varint map index (in "n"), varint length + UTF-8 key, u8 0
+//!         (delete) or 1 and the value
 //! ```
 
 use crate::error::Result;
@@ -52,6 +55,7 @@ const DELETE: u8 = 1;
 const DELETE_BACKWARDS: u8 = 2;
 const MARK_START: u8 = 3;
 const MARK_END: u8 = 4;
+const MAP_SET: u8 = 5;
 const FLAG_TEXT: u8 = 1 << 3;
 
 /// Writes the change table.
@@ -306,6 +310,21 @@ impl BlockWriter {
     }
 
     pub fn push(&mut self, log: &OpLog, run: &OpRun) {
+        if let OpKind::MapSet { set } = run.kind {
+            self.out.push(MAP_SET | 1 << 4);
+            let m = log.map_set(set);
+            write_varint(&mut self.out, m.map_or(0, |m| u64::from(u32::from(m.map))));
+            write_bytes(&mut self.out, m.map_or(&b""[..], |m| m.key.as_bytes()));
+            match m.and_then(|m| m.value.as_ref()) {
+                None => self.out.push(0),
+                Some(v) => {
+                    self.out.push(1);
+                    write_value(&mut self.out, v);
+                }
+            }
+            self.runs += 1;
+            return;
+        }
         let kind = match run.kind {
             OpKind::Insert { .. } => INSERT,
             OpKind::Delete {
@@ -314,6 +333,7 @@ impl BlockWriter {
             OpKind::Delete { reversed: true, .. } => DELETE_BACKWARDS,
             OpKind::MarkStart { .. } => MARK_START,
             OpKind::MarkEnd { .. } => MARK_END,
+            OpKind::MapSet { .. } => MAP_SET,
         };
         let flag = if run.text != self.text {
             self.text = run.text;
@@ -366,6 +386,7 @@ impl BlockWriter {
                 let start = log.mark(mark).map_or(run.seq, |m| m.start);
                 write_varint(&mut self.out, u64::from(run.seq - start));
             }
+            OpKind::MapSet { .. } => {}
         }
         self.runs += 1;
     }
@@ -407,15 +428,22 @@ pub(crate) enum ReadKind {
         right: Seq,
         start: Seq,
     },
+    /// A map op: map `map` (an index into the snapshot's map names).
+    MapSet {
+        map: u32,
+        key: String,
+        value: Option<Value>,
+    },
 }
 
 /// Reads the runs of one block starting at seq `seq`; `limit` is the
-/// number of ops of the whole history, `texts` the number of texts.
+/// number of ops of the whole history, `texts` the number of texts and
+/// `maps` of map names.
 pub(crate) fn decode_block(
     bytes: &[u8],
     mut seq: Seq,
     limit: Seq,
-    texts: u32,
+    (texts, maps): (u32, u32),
     mut f: impl FnMut(Seq, u32, u32, ReadKind) -> Result<()>,
 ) -> Result<Seq> {
     let mut r = Reader::new(bytes, 0);
@@ -429,6 +457,24 @@ pub(crate) fn decode_block(
             0 => r.u32("run length")?,
             l => l,
         };
+        if kind == MAP_SET {
+            if len != 1 || byte & FLAG_TEXT != 0 || seq >= limit {
+                return Err(r.malformed("map op"));
+            }
+            let map = r.u32("map index")?;
+            if map >= maps {
+                return Err(r.malformed("map index"));
+            }
+            let key = read_string(&mut r)?;
+            let value = match r.u8()? {
+                0 => None,
+                1 => Some(read_value(&mut r, 0)?),
+                _ => return Err(r.malformed("map value")),
+            };
+            f(seq, 1, text, ReadKind::MapSet { map, key, value })?;
+            seq += 1;
+            continue;
+        }
         if byte & FLAG_TEXT != 0 {
             text = r.u32("text index")?;
         }

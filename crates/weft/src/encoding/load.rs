@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::error::{Error, Result};
-use crate::id::{Seq, TextIdx, NO_SEQ, UNKNOWN_ORIGIN};
+use crate::id::{MapIdx, Seq, TextIdx, NO_SEQ, UNKNOWN_ORIGIN};
 use crate::oplog::{origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::text::{Cache, Item, TreeBuilder, Unloaded};
 
@@ -130,6 +130,15 @@ impl Snapshot {
         // Built on the side and attached at the end, so that an error
         // leaves `log` as it was.
         let mut side = log.history_side();
+        // Map ops name maps by the snapshot's index: the same as the
+        // side log's, interned in that order.
+        for name in &self.map_names {
+            side.intern_map(name);
+        }
+        let maps = self.map_names.len() as u32;
+        if side.map_names().len() != self.map_names.len() {
+            return Err(bad("map names"));
+        }
         // Op runs: about one per segment (inserts split by visibility)
         // plus the deletes; a guess that saves most regrowth.
         side.reserve(all.len() + all.len() / 2, 0);
@@ -185,13 +194,18 @@ impl Snapshot {
                 .get(&key(KEY_HISTORY, seq))
                 .ok_or(bad("history block"))?;
             let block = self.unpack(value, "history block")?;
-            let end = history::decode_block(&block, seq, ops, n as u32, |seq, len, t, kind| {
-                let text = doc_index
-                    .get(t as usize)
-                    .copied()
-                    .ok_or(bad("text index"))?;
-                push_run(&mut side, &mut cursor, seq, len, text, kind)
-            })?;
+            let end =
+                history::decode_block(&block, seq, ops, (n as u32, maps), |seq, len, t, kind| {
+                    if let ReadKind::MapSet { map, key, value } = kind {
+                        side.push_map_set(seq, MapIdx::new(map), &key, value);
+                        return Ok(());
+                    }
+                    let text = doc_index
+                        .get(t as usize)
+                        .copied()
+                        .ok_or(bad("text index"))?;
+                    push_run(&mut side, &mut cursor, seq, len, text, kind)
+                })?;
             if end == seq {
                 return Err(bad("history block"));
             }
@@ -210,7 +224,7 @@ impl Snapshot {
         let slots = doc_index.iter().max().map_or(0, |&m| m.as_usize() + 1);
         let mut inserted = vec![0u64; slots];
         for r in side.ops() {
-            if !matches!(r.kind, OpKind::Delete { .. }) {
+            if !matches!(r.kind, OpKind::Delete { .. } | OpKind::MapSet { .. }) {
                 if let Some(n) = inserted.get_mut(r.text.as_usize()) {
                     *n += u64::from(r.len);
                 }
@@ -287,7 +301,7 @@ impl Snapshot {
                         }
                         items.push(Item::anchor(s, a, m.expand));
                     }
-                    OpKind::Delete { .. } => return Err(bad("segment op")),
+                    OpKind::Delete { .. } | OpKind::MapSet { .. } => return Err(bad("segment op")),
                 }
                 covered += u64::from(upto - s);
                 s = upto;
@@ -646,6 +660,8 @@ fn push_run(
                 },
             );
         }
+        // Taken by the block's reader.
+        ReadKind::MapSet { .. } => return Err(bad("map op")),
         ReadKind::MarkEnd { left, right, start } => {
             if !char_of_text(log, left) || !char_of_text(log, right) {
                 return Err(bad("origin"));

@@ -209,10 +209,11 @@ use crate::version::VersionVector;
 
 const MAGIC: [u8; 4] = *b"weft";
 /// The newest format version this build writes and reads: 2 adds the
-/// commit infos (messages and timestamps). Exports without any are
-/// written as version 1, byte for byte as before. (Shallow snapshots are
+/// commit infos (messages and timestamps), 3 map ops. Exports without
+/// any are written as version 1, byte for byte as before, and without
+/// map ops as version 2 at most. (Shallow snapshots are
 /// a mode, not a version: an older reader names it unsupported.)
-const FORMAT_VERSION: u8 = 2;
+const FORMAT_VERSION: u8 = 3;
 const MODE_UPDATES: u8 = 1;
 const MODE_SNAPSHOT: u8 = 2;
 const MODE_SHALLOW: u8 = 3;
@@ -249,12 +250,8 @@ pub(crate) fn encode_pieces(
     pieces: &[(usize, Range<Seq>)],
 ) -> Vec<u8> {
     let infos = commits::infos_for(log, pieces);
-    let version = if infos.is_empty() { 1 } else { 2 };
-    with_header(
-        MODE_UPDATES,
-        version,
-        &updates::encode_body(log, texts, pieces, &infos),
-    )
+    let (body, version) = updates::encode_body(log, texts, pieces, &infos);
+    with_header(MODE_UPDATES, version, &body)
 }
 
 /// Encodes the whole history, every text's state and the pending
@@ -274,7 +271,13 @@ pub(crate) fn encode_shallow(
     pending: &[&[u8]],
     trimmed: Seq,
 ) -> Vec<u8> {
-    let version = if log.has_commit_infos() { 2 } else { 1 };
+    let version = if log.map_names().len() > 0 {
+        3
+    } else if log.has_commit_infos() {
+        2
+    } else {
+        1
+    };
     let mode = if trimmed > 0 {
         MODE_SHALLOW
     } else {

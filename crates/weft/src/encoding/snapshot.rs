@@ -33,6 +33,8 @@ const KEY_COMMITS: &[u8] = b"i";
 /// Shallow snapshots: the marks started in the trimmed root.
 pub(super) const KEY_ROOT_MARKS: &[u8] = b"k";
 const KEY_META: &[u8] = b"m";
+/// The map names (format version 3, and then always).
+const KEY_MAP_NAMES: &[u8] = b"n";
 const KEY_PENDING: &[u8] = b"p";
 /// Shallow snapshots: the number of trimmed ops.
 const KEY_ROOT: &[u8] = b"r";
@@ -197,6 +199,8 @@ pub(crate) struct Snapshot {
     pub pending: Vec<Parked>,
     /// Messages and timestamps of commits (format version 2).
     pub commits: Vec<CommitInfo>,
+    /// The names of the maps its map ops write (format version 3).
+    pub map_names: Vec<Box<str>>,
     /// A shallow snapshot's number of trimmed ops (its root's ops are
     /// the seqs below it); 0 for a full one.
     pub trimmed: Seq,
@@ -288,6 +292,14 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]], trimmed:
         add(&mut w, KEY_ROOT_MARKS, &stored(&root_marks(log, trimmed)));
     }
     add(&mut w, KEY_META, &encode_meta(log, &peers, &metas));
+    if log.map_names().len() > 0 {
+        let mut value = Vec::new();
+        write_varint(&mut value, log.map_names().len() as u64);
+        for name in log.map_names().iter() {
+            write_bytes(&mut value, name.as_bytes());
+        }
+        add(&mut w, KEY_MAP_NAMES, &stored(&value));
+    }
     if !pending.is_empty() {
         // Sorted and deduplicated: the same pending set gives the same
         // bytes whatever order it arrived in.
@@ -555,7 +567,7 @@ impl Snapshot {
                     what: "commit infos in a version 1 snapshot",
                 })
             }
-            None if version >= 2 => {
+            None if version == 2 => {
                 return Err(Error::Malformed {
                     offset: 0,
                     what: "version 2 snapshot without commit infos",
@@ -563,11 +575,34 @@ impl Snapshot {
             }
             None => Vec::new(),
         };
+        let map_names = match store.get(KEY_MAP_NAMES) {
+            Some(value) if version >= 3 => {
+                let value = decompress(value, "map names")?;
+                let mut r = Reader::new(&value, 0);
+                let n = r.count("map count")?;
+                let mut names = Vec::with_capacity(n);
+                for _ in 0..n {
+                    names.push(Box::<str>::from(super::value::read_string(&mut r)?));
+                }
+                if !r.is_empty() {
+                    return Err(r.malformed("trailing map names"));
+                }
+                names
+            }
+            None if version < 3 => Vec::new(),
+            _ => {
+                return Err(Error::Malformed {
+                    offset: 0,
+                    what: "map names",
+                })
+            }
+        };
         Ok(Snapshot {
             store,
             meta,
             pending,
             commits,
+            map_names,
             trimmed,
             codec,
         })

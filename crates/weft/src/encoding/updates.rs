@@ -7,8 +7,8 @@ use std::ops::Range;
 use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
-use crate::id::{Counter, OpId, PeerId, Seq, TextIdx, NO_SEQ};
-use crate::merge::{MarkSet, Update, UpdateChange, UpdateKind, UpdateRun};
+use crate::id::{Counter, MapIdx, OpId, PeerId, Seq, TextIdx, NO_SEQ};
+use crate::merge::{MapWrite, MarkSet, Update, UpdateChange, UpdateKind, UpdateRun};
 use crate::oplog::{Change, CommitInfo, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::style::{ExpandType, Value};
 use crate::text::{char_len, TextTable};
@@ -26,6 +26,10 @@ const FLAG_NO_CONTENT: u8 = 1 << 2;
 const KIND_MARK_START: u8 = KIND_DELETE | FLAG_NO_CONTENT;
 const KIND_MARK_END: u8 = KIND_DELETE_BACKWARDS | FLAG_NO_CONTENT;
 const FLAG_TEXT: u8 = 1 << 3;
+/// A mark start kind byte with no packed length and then an explicit
+/// length of 0 (no run is empty) starts an op of a kind added later:
+/// a u8 sub-kind follows (format version 3).
+const SUBKIND_MAP_SET: u8 = 0;
 
 /// Assigns small indexes to peers and texts in order of first use.
 #[derive(Default)]
@@ -34,6 +38,8 @@ struct Tables {
     peer_index: HashMap<PeerId, u64>,
     texts: Vec<TextIdx>,
     text_index: HashMap<TextIdx, u64>,
+    maps: Vec<MapIdx>,
+    map_index: HashMap<MapIdx, u64>,
 }
 
 impl Tables {
@@ -42,6 +48,15 @@ impl Tables {
         let i = *self.peer_index.entry(peer).or_insert(next);
         if i == next {
             self.peers.push(peer);
+        }
+        i
+    }
+
+    fn map(&mut self, map: MapIdx) -> u64 {
+        let next = self.maps.len() as u64;
+        let i = *self.map_index.entry(map).or_insert(next);
+        if i == next {
+            self.maps.push(map);
         }
         i
     }
@@ -82,15 +97,15 @@ fn write_kind(out: &mut Vec<u8>, kind: u8, len: u32) {
     }
 }
 
-/// Encodes every op of `log` that `from` lacks (and `upto`, a causally
-/// closed version, includes, if given). Texts are named through
-/// `texts`. Returns the body (without header).
+/// Encodes the ops `pieces` of `log` with the commit infos `infos`.
+/// Texts are named through `texts`. Returns the body (without header)
+/// and its format version: 1, 2 with commit infos, 3 with map ops.
 pub(crate) fn encode_body(
     log: &OpLog,
     texts: &TextTable,
     pieces: &[(usize, Range<Seq>)],
     infos: &[&CommitInfo],
-) -> Vec<u8> {
+) -> (Vec<u8>, u8) {
     let mut w = RunWriter {
         log,
         t: Tables::default(),
@@ -141,12 +156,27 @@ pub(crate) fn encode_body(
     write_bytes(&mut body, &changes);
     write_bytes(&mut body, &ops);
     write_bytes(&mut body, &content);
-    if !infos.is_empty() {
+    let version = if !t.maps.is_empty() {
+        3
+    } else if !infos.is_empty() {
+        2
+    } else {
+        1
+    };
+    if version >= 2 {
         let mut section = Vec::new();
         super::commits::write_infos(&mut section, infos.iter().copied());
         write_bytes(&mut body, &section);
     }
-    body
+    if version >= 3 {
+        let mut maps = Vec::new();
+        write_varint(&mut maps, t.maps.len() as u64);
+        for &m in &t.maps {
+            write_bytes(&mut maps, log.map_names().name(m).as_bytes());
+        }
+        write_bytes(&mut body, &maps);
+    }
+    (body, version)
 }
 
 /// Writes the header of the part `range` (seqs) of `change`: peer,
@@ -211,6 +241,10 @@ impl RunWriter<'_> {
     /// Writes one clipped run (see [`OpLog::missing`]).
     #[inline(always)]
     fn write_run(&mut self, piece: &OpRun) {
+        if let OpKind::MapSet { set } = piece.kind {
+            self.write_map_set(set);
+            return;
+        }
         let text_idx = self.t.text(piece.text);
         let text_flag = if text_idx != self.cur_text {
             self.cur_text = text_idx;
@@ -232,6 +266,7 @@ impl RunWriter<'_> {
                 bytes,
             ),
             OpKind::MarkStart { .. } | OpKind::MarkEnd { .. } => self.write_mark(piece, text_flag),
+            OpKind::MapSet { .. } => {}
             OpKind::Delete { target, reversed } => {
                 self.write_kind(
                     if reversed {
@@ -311,6 +346,28 @@ impl RunWriter<'_> {
         self.t.id(&mut self.ops, left, self.last_ref.unwrap_or(own));
         self.t
             .id(&mut self.ops, id(origin_right), left.unwrap_or(own));
+    }
+
+    /// A map op: the escape, its map's index, key and value (u8 0 for a
+    /// delete, else 1 and the value). Leaves the cursor where it was.
+    fn write_map_set(&mut self, set: crate::id::MapSetIdx) {
+        let Some(m) = self.log.map_set(set) else {
+            return;
+        };
+        self.ops.push(KIND_MARK_START);
+        write_varint(&mut self.ops, 0);
+        self.ops.push(SUBKIND_MAP_SET);
+        let map = self.t.map(m.map);
+        write_varint(&mut self.ops, map);
+        write_bytes(&mut self.ops, m.key.as_bytes());
+        match &m.value {
+            None => self.ops.push(0),
+            Some(v) => {
+                self.ops.push(1);
+                write_value(&mut self.ops, v);
+            }
+        }
+        self.prev_insert = None;
     }
 
     /// A mark's start anchor (with its key, value and rule) or end anchor
@@ -403,6 +460,17 @@ pub(crate) fn decode_body(body: &[u8], version: u8) -> Result<Update> {
     } else {
         Vec::new()
     };
+    let mut map_names = Vec::new();
+    if version >= 3 {
+        let mut s = r.section()?;
+        let n = s.count("map count")?;
+        for _ in 0..n {
+            map_names.push(Box::<str>::from(read_string(&mut s)?));
+        }
+        if !s.is_empty() {
+            return Err(s.malformed("trailing map names"));
+        }
+    }
     if !r.is_empty() {
         return Err(r.malformed("trailing bytes"));
     }
@@ -413,6 +481,8 @@ pub(crate) fn decode_body(body: &[u8], version: u8) -> Result<Update> {
         // Every run takes at least two bytes.
         runs: Vec::with_capacity(os.remaining() / 2),
         marks: Vec::new(),
+        map_sets: Vec::new(),
+        map_names: &map_names,
         os,
         peers: &peers,
         texts: texts.len(),
@@ -464,6 +534,7 @@ pub(crate) fn decode_body(body: &[u8], version: u8) -> Result<Update> {
         content: content.to_owned(),
         marks: ops.marks,
         commits,
+        map_sets: ops.map_sets,
     })
 }
 
@@ -514,6 +585,9 @@ struct RunReader<'a> {
     os: Reader<'a>,
     runs: Vec<UpdateRun>,
     marks: Vec<MarkSet>,
+    map_sets: Vec<MapWrite>,
+    /// The map names of a version 3 update (else empty).
+    map_names: &'a [Box<str>],
     peers: &'a [PeerId],
     /// Number of texts the update names.
     texts: usize,
@@ -544,6 +618,9 @@ impl RunReader<'_> {
         } else {
             self.os.u32("op length")?
         };
+        if kind == KIND_MARK_START && packed_len == 0 && run_len == 0 {
+            return self.read_extended();
+        }
         if kind & FLAG_TEXT != 0 {
             self.text = self.os.u32("text index")?;
         }
@@ -573,6 +650,36 @@ impl RunReader<'_> {
             len: run_len,
             text: self.text,
             kind,
+        })
+    }
+
+    /// An op of a kind after the first four (see [`SUBKIND_MAP_SET`]):
+    /// a map op. Leaves the cursor where it was.
+    #[cold]
+    fn read_extended(&mut self) -> Result<UpdateRun> {
+        let os = &mut self.os;
+        if os.u8()? != SUBKIND_MAP_SET {
+            return Err(os.malformed("op kind"));
+        }
+        let map = usize::try_from(os.varint()?)
+            .ok()
+            .and_then(|i| self.map_names.get(i))
+            .ok_or_else(|| os.malformed("map index"))?
+            .clone();
+        let key = read_string(os)?.into();
+        let value = match os.u8()? {
+            0 => None,
+            1 => Some(read_value(os, 0)?),
+            _ => return Err(os.malformed("map value")),
+        };
+        self.map_sets.push(MapWrite { map, key, value });
+        self.prev_insert = None;
+        Ok(UpdateRun {
+            len: 1,
+            text: 0,
+            kind: UpdateKind::MapSet {
+                set: (self.map_sets.len() - 1) as u32,
+            },
         })
     }
 

@@ -16,8 +16,10 @@ mod subscribe;
 use std::collections::BTreeMap;
 
 use crate::error::{Result, Unit};
-use crate::id::TextIdx;
-use crate::style::Delta;
+use crate::id::{MapIdx, TextIdx};
+use crate::map::KeyChange;
+use crate::oplog::MapNames;
+use crate::style::{Delta, Value};
 
 pub(crate) use compose::{
     apply_change, attribute_changes, compose, diff_texts, normalize, transform, transform_position,
@@ -108,6 +110,51 @@ pub struct DocEvent {
     pub unit: Unit,
     /// Each text that changed, in the order the texts were created.
     pub texts: Vec<TextDiff>,
+    /// Each map that changed (see [`crate::Map`]), in the order the
+    /// document first saw the maps.
+    pub maps: Vec<MapDiff>,
+}
+
+/// What an event changed in one map: each key whose value changed, with
+/// its new value (`None`: deleted). A key written and changed back within
+/// one event is left out.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use weft::{Doc, Value};
+///
+/// let mut doc = Doc::new();
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let s = Arc::clone(&seen);
+/// let _sub = doc.subscribe(move |event| s.lock().unwrap().extend(event.maps.clone()));
+/// doc.map("m").set("k", 1)?;
+/// doc.commit();
+/// doc.map("m").delete("k")?;
+/// doc.commit();
+/// let seen = seen.lock().unwrap();
+/// assert_eq!(seen[0].changes.get("k"), Some(&Some(Value::I64(1))));
+/// assert_eq!(seen[1].changes.get("k"), Some(&None));
+/// # Ok::<(), weft::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MapDiff {
+    /// The map's name.
+    pub name: String,
+    /// Key -> its new value, or `None` when it was deleted.
+    pub changes: BTreeMap<String, Option<Value>>,
+}
+
+/// What takes a document back to before a draft's local edits, for an
+/// undo manager.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Inverse {
+    /// Per text, the change (in chars).
+    pub texts: Vec<TextDiff>,
+    /// Per map, the value each changed key had.
+    pub maps: Vec<MapDiff>,
 }
 
 /// A set of units (bit [`Unit::index`]).
@@ -144,6 +191,9 @@ pub(crate) struct Draft {
     /// For an undo manager: per text, the change (in chars) that takes the
     /// text back to before the draft's local edits.
     inverse: Option<BTreeMap<TextIdx, Vec<Delta>>>,
+    /// Per map and key, its value before the draft and now (the same in
+    /// every unit; also the inverse).
+    maps: BTreeMap<MapIdx, BTreeMap<Box<str>, KeyChange>>,
 }
 
 impl Draft {
@@ -154,6 +204,7 @@ impl Draft {
             units,
             texts: BTreeMap::new(),
             inverse: inverse.then(BTreeMap::new),
+            maps: BTreeMap::new(),
         }
     }
 
@@ -172,14 +223,53 @@ impl Draft {
     }
 
     /// The inverses, named.
-    pub fn inverse_diffs(&self, name: impl Fn(TextIdx) -> String) -> Vec<TextDiff> {
-        self.inverse
+    pub fn inverse(&self, name: impl Fn(TextIdx) -> String, maps: &MapNames) -> Inverse {
+        let texts = self
+            .inverse
             .iter()
             .flatten()
             .filter(|(_, d)| !d.is_empty())
             .map(|(&t, d)| TextDiff {
                 name: name(t),
                 delta: d.clone(),
+            })
+            .collect();
+        Inverse {
+            texts,
+            maps: self.map_diffs(maps, |c| c.old.clone()),
+        }
+    }
+
+    /// Records that `key` of map `map` changed (after everything recorded
+    /// so far).
+    pub fn add_map(&mut self, map: MapIdx, key: &str, change: KeyChange) {
+        let keys = self.maps.entry(map).or_default();
+        match keys.get_mut(key) {
+            Some(c) => c.new = change.new,
+            None => {
+                keys.insert(key.into(), change);
+            }
+        }
+    }
+
+    /// Per map, each key whose value changed, with `pick` of its change.
+    fn map_diffs(
+        &self,
+        names: &MapNames,
+        pick: impl Fn(&KeyChange) -> Option<Value>,
+    ) -> Vec<MapDiff> {
+        self.maps
+            .iter()
+            .filter_map(|(&m, keys)| {
+                let changes: BTreeMap<String, Option<Value>> = keys
+                    .iter()
+                    .filter(|(_, c)| c.old != c.new)
+                    .map(|(k, c)| (k.to_string(), pick(c)))
+                    .collect();
+                (!changes.is_empty()).then(|| MapDiff {
+                    name: names.name(m).to_owned(),
+                    changes,
+                })
             })
             .collect()
     }
@@ -214,6 +304,7 @@ impl Draft {
         if let Some(inverse) = &mut self.inverse {
             inverse.values_mut().for_each(Vec::clear);
         }
+        self.maps.clear();
     }
 
     /// The event for subscribers of `unit`, its deltas moved out of the
@@ -226,6 +317,7 @@ impl Draft {
         origin: Option<&str>,
         unit: Unit,
         name: impl Fn(TextIdx) -> String,
+        maps: &MapNames,
     ) -> (DocEvent, Vec<TextIdx>) {
         let mut taken = Vec::new();
         let texts = self
@@ -250,6 +342,7 @@ impl Draft {
             origin: origin.map(str::to_owned),
             unit,
             texts,
+            maps: self.map_diffs(maps, |c| c.new.clone()),
         };
         (event, taken)
     }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::error::Unit;
 
-use super::{DocEvent, TextDiff, Units};
+use super::{DocEvent, Inverse, Units};
 
 /// A callback of [`crate::Doc::subscribe`].
 pub(crate) type EventCallback = Arc<dyn Fn(&DocEvent) + Send + Sync>;
@@ -16,7 +16,7 @@ pub(crate) type EventCallback = Arc<dyn Fn(&DocEvent) + Send + Sync>;
 pub(crate) type UpdateCallback = Arc<dyn Fn(&[u8]) + Send + Sync>;
 /// An undo manager's callback: each event in chars, with the inverse of
 /// the local edits it reports (empty for imports).
-pub(crate) type InverseCallback = Arc<dyn Fn(&DocEvent, &[TextDiff]) + Send + Sync>;
+pub(crate) type InverseCallback = Arc<dyn Fn(&DocEvent, &Inverse) + Send + Sync>;
 
 enum Callback {
     Event(Unit, EventCallback),

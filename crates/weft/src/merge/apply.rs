@@ -16,6 +16,7 @@ use crate::style::ExpandType;
 use crate::text::{char_len, utf16_len, Item, TextTable};
 
 use crate::event::Draft;
+use crate::map::MapTable;
 
 use super::events;
 use super::linear::Linear;
@@ -38,6 +39,7 @@ pub(super) fn broken(what: &'static str) -> Error {
 pub(crate) fn apply(
     log: &mut OpLog,
     texts: &mut TextTable,
+    maps: &mut MapTable,
     update: &Update,
     plan: Plan,
     draft: Option<&mut Draft>,
@@ -64,7 +66,10 @@ pub(crate) fn apply(
     for op in &plan.ops {
         match op {
             PlannedOp::Insert { .. } => inserts += 1,
-            PlannedOp::MarkStart { .. } | PlannedOp::MarkEnd { .. } => marks += 1,
+            // Map ops too: the fast path takes inserts and deletes only.
+            PlannedOp::MarkStart { .. } | PlannedOp::MarkEnd { .. } | PlannedOp::MapSet { .. } => {
+                marks += 1
+            }
             PlannedOp::Delete { .. } => {}
         }
     }
@@ -79,6 +84,8 @@ pub(crate) fn apply(
     // One pass over the content instead of one per insert.
     let ascii = update.content.is_ascii();
     let mut applied = Vec::with_capacity(plan.changes.len());
+    // What map ops changed, for the draft.
+    let mut map_changes = Vec::new();
     for change in plan.changes {
         // The change's ops get seqs from here (as the plan numbered them).
         let first_seq = log.next_seq();
@@ -153,6 +160,21 @@ pub(crate) fn apply(
                         .ok_or_else(|| broken("delete pieces"))?;
                     delete(log, texts, &mut linear, *seq, *text, pieces, *reversed)?;
                 }
+                PlannedOp::MapSet { seq, set } => {
+                    let write = update
+                        .map_sets
+                        .get(*set as usize)
+                        .ok_or_else(|| broken("map write"))?;
+                    let map = log.intern_map(&write.map);
+                    let set = log.push_map_set(*seq, map, &write.key, write.value.clone());
+                    let (lamport, peer) = set.stamp();
+                    let change =
+                        maps.get_mut(map)
+                            .apply(&write.key, lamport, peer, set.value.as_ref());
+                    if let (Some(change), true) = (change, watch.is_some()) {
+                        map_changes.push((map, write.key.clone(), change));
+                    }
+                }
             }
         }
     }
@@ -162,6 +184,9 @@ pub(crate) fn apply(
     drop_focus(texts);
     if let (Some(draft), Some(watch)) = (draft, watch) {
         events::record(watch, log, texts, draft);
+        for (map, key, change) in map_changes {
+            draft.add_map(map, &key, change);
+        }
     }
     Ok(applied)
 }

@@ -348,6 +348,7 @@ mod tests {
                 .collect(),
             content: content.into(),
             marks: Vec::new(),
+            map_sets: Vec::new(),
             commits: Vec::new(),
         }
     }
@@ -356,7 +357,7 @@ mod tests {
         let Readiness::Ready(p) = plan(log, texts, u).unwrap() else {
             panic!("the update builds on nothing missing");
         };
-        apply(log, texts, u, p, None).unwrap();
+        apply(log, texts, &mut crate::map::MapTable::default(), u, p, None).unwrap();
     }
 
     /// The text "t" of a document: its content, its UTF-16 length, and
@@ -482,6 +483,7 @@ mod tests {
                 .collect(),
                 content: "abcXYZ".into(),
                 marks: Vec::new(),
+                map_sets: Vec::new(),
                 commits: Vec::new(),
             };
             let mut at_once = (OpLog::default(), TextTable::default());

@@ -20,4 +20,4 @@ mod update;
 pub(crate) use apply::apply;
 pub(crate) use pending::{missing_spans, unknown_part, Parked, Pending, Waiting, WHOLE};
 pub(crate) use plan::{missing_parts, plan, plan_parts, ready_changes, Readiness};
-pub(crate) use update::{MarkSet, Update, UpdateChange, UpdateKind, UpdateRun};
+pub(crate) use update::{MapWrite, MarkSet, Update, UpdateChange, UpdateKind, UpdateRun};

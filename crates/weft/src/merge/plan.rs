@@ -72,6 +72,8 @@ pub(super) enum PlannedOp {
         pieces: Range<u32>,
         reversed: bool,
     },
+    /// A map write: [`Update::map_sets`]`[set]`.
+    MapSet { seq: Seq, set: u32 },
 }
 
 /// The checked, resolved form of an update. See the module doc.
@@ -558,13 +560,18 @@ pub(crate) fn plan_parts(
             }
             let offset = counter.saturating_sub(op_counter);
             let n = run.len - offset;
-            let text = text_map
-                .get(run.text as usize)
-                .copied()
-                .ok_or(Error::Malformed {
-                    offset: 0,
-                    what: "text index",
-                })?;
+            let text = if matches!(run.kind, UpdateKind::MapSet { .. }) {
+                // A map op edits no text.
+                TextIdx::default()
+            } else {
+                text_map
+                    .get(run.text as usize)
+                    .copied()
+                    .ok_or(Error::Malformed {
+                        offset: 0,
+                        what: "text index",
+                    })?
+            };
             let piece = Piece {
                 first: OpId::new(change.peer, op_counter + offset),
                 offset,
@@ -735,6 +742,15 @@ impl Resolver<'_> {
                     pieces: self.chars(low, p.len, (text, seq), &mut out.pieces)?,
                     reversed: *reversed,
                 }
+            }
+            UpdateKind::MapSet { set } => {
+                if update.map_sets.get(*set as usize).is_none() || p.len != 1 {
+                    return Err(Error::Malformed {
+                        offset: 0,
+                        what: "map op",
+                    });
+                }
+                PlannedOp::MapSet { seq, set: *set }
             }
         };
         out.ops.push(op);

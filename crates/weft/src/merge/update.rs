@@ -28,6 +28,17 @@ pub(crate) struct Update {
     pub marks: Vec<MarkSet>,
     /// Messages and timestamps of the commits its ops belong to.
     pub commits: Vec<CommitInfo>,
+    /// What its map ops write, in op order (kept apart as marks are).
+    pub map_sets: Vec<MapWrite>,
+}
+
+/// What a map op of an [`Update`] writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MapWrite {
+    pub map: Box<str>,
+    pub key: Box<str>,
+    /// `None`: deletes the key.
+    pub value: Option<Value>,
 }
 
 /// What a mark started by an [`Update`] sets.
@@ -83,6 +94,10 @@ pub(crate) enum UpdateKind {
         right: Option<OpId>,
         start: OpId,
     },
+    /// A map write: [`Update::map_sets`]`[set]`. Always one op.
+    MapSet {
+        set: u32,
+    },
 }
 
 impl UpdateRun {
@@ -124,6 +139,7 @@ impl Update {
             runs: self.runs.clone(),
             content: self.content.clone(),
             marks: self.marks.clone(),
+            map_sets: self.map_sets.clone(),
             commits: self.commits.clone(),
         }
     }
@@ -167,6 +183,7 @@ impl Update {
             runs: Vec::new(),
             content: String::new(),
             marks: Vec::new(),
+            map_sets: Vec::new(),
             commits: crate::encoding::infos_for(log, pieces)
                 .into_iter()
                 .cloned()
@@ -197,7 +214,13 @@ impl Update {
                         t
                     }
                 };
-                match run_kind(log, run, &mut update.content, &mut update.marks) {
+                match run_kind(
+                    log,
+                    run,
+                    &mut update.content,
+                    &mut update.marks,
+                    &mut update.map_sets,
+                ) {
                     Some(kind) => update.runs.push(UpdateRun {
                         len: run.len,
                         text,
@@ -229,6 +252,7 @@ fn run_kind(
     run: &OpRun,
     content: &mut String,
     marks: &mut Vec<MarkSet>,
+    map_sets: &mut Vec<MapWrite>,
 ) -> Option<UpdateKind> {
     let id = |s: Seq| (s != NO_SEQ).then(|| log.seq_to_id(s));
     Some(match run.kind {
@@ -275,5 +299,16 @@ fn run_kind(
             right: id(origin_right),
             start: log.seq_to_id(log.mark(mark)?.start),
         },
+        OpKind::MapSet { set } => {
+            let m = log.map_set(set)?;
+            map_sets.push(MapWrite {
+                map: log.map_names().name(m.map).into(),
+                key: m.key.clone(),
+                value: m.value.clone(),
+            });
+            UpdateKind::MapSet {
+                set: (map_sets.len() - 1) as u32,
+            }
+        }
     })
 }

@@ -87,7 +87,7 @@ impl OpLog {
 /// consecutive counters).
 fn clip_run(log: &OpLog, run: &OpRun, range: Range<Seq>, out: &mut SmallVec<[OpRun; 4]>) {
     match run.kind {
-        OpKind::MarkStart { .. } | OpKind::MarkEnd { .. } => out.push(*run),
+        OpKind::MarkStart { .. } | OpKind::MarkEnd { .. } | OpKind::MapSet { .. } => out.push(*run),
         OpKind::Insert { byte_start, .. } => {
             let offset = range.start - run.seq;
             let (origin_left, origin_right) = origins_at(run, offset);

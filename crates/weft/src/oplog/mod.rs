@@ -14,6 +14,7 @@
 
 mod change;
 mod commits;
+mod map;
 mod mark;
 mod missing;
 mod op;
@@ -23,6 +24,7 @@ mod versions;
 
 pub(crate) use change::Change;
 pub(crate) use commits::CommitInfo;
+pub(crate) use map::{MapNames, MapSet};
 pub(crate) use mark::{KeyTable, Mark};
 pub(crate) use op::{origins_at, AnchorOp, OpKind, OpRun, NO_CONTENT};
 
@@ -32,7 +34,10 @@ use std::ops::Range;
 use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
-use crate::id::{Counter, IdSpan, Lamport, MarkIdx, OpId, PeerId, PeerIdx, Seq, TextIdx, NO_SEQ};
+use crate::id::{
+    Counter, IdSpan, Lamport, MapIdx, MapSetIdx, MarkIdx, OpId, PeerId, PeerIdx, Seq, TextIdx,
+    NO_SEQ,
+};
 use crate::style::{ExpandType, Value};
 use crate::version::{Frontiers, VersionVector};
 
@@ -94,6 +99,11 @@ pub(crate) struct OpLog {
     marks: Vec<Mark>,
     /// The style keys the marks use.
     keys: KeyTable,
+    /// Every map op, in arrival order (persistent: a copy of the log
+    /// shares them).
+    map_sets: im::Vector<MapSet>,
+    /// The names of the maps the map ops write.
+    map_names: MapNames,
     /// Version of the committed changes.
     version: VersionVector,
     /// Heads of the committed changes, as seqs, sorted.
@@ -221,6 +231,8 @@ impl OpLog {
             content: String::new(),
             marks: Vec::new(),
             keys: KeyTable::default(),
+            map_sets: im::Vector::new(),
+            map_names: MapNames::default(),
             version: self.version.clone(),
             heads: self.heads.clone(),
             next_seq: self.next_seq,
@@ -250,6 +262,8 @@ impl OpLog {
         self.ops.extend(local);
         self.marks = side.marks;
         self.keys = side.keys;
+        self.map_sets = side.map_sets;
+        self.map_names = side.map_names;
     }
 
     /// Makes room for `ops` more op runs and `bytes` more text.
@@ -282,6 +296,60 @@ impl OpLog {
             end: NO_SEQ,
         });
         mark
+    }
+
+    /// Records map op `seq` (reserved or in the log already, not yet
+    /// pushed as a run): `key` of map `map` (interned with
+    /// [`OpLog::intern_map`]) set to `value` (`None` deletes), stamped
+    /// with the op's Lamport timestamp and peer, and pushes its run.
+    /// Returns the op as recorded. The one constructor of map ops: local
+    /// writes, merged updates and loaded snapshots all call it.
+    pub fn push_map_set(
+        &mut self,
+        seq: Seq,
+        map: MapIdx,
+        key: &str,
+        value: Option<Value>,
+    ) -> &MapSet {
+        let set = MapSetIdx::new(self.map_sets.len() as u32);
+        self.map_sets.push_back(MapSet {
+            map,
+            key: key.into(),
+            value,
+            lamport: self.lamport_of(seq),
+            peer: self.seq_to_id(seq).peer,
+            seq,
+        });
+        self.push_op(OpRun {
+            seq,
+            len: 1,
+            text: TextIdx::default(),
+            kind: OpKind::MapSet { set },
+        });
+        &self.map_sets[set.as_usize()]
+    }
+
+    /// Every map op, by arrival.
+    #[inline]
+    pub fn map_sets(&self) -> &im::Vector<MapSet> {
+        &self.map_sets
+    }
+
+    /// Map op `set`, if there is one.
+    #[inline]
+    pub fn map_set(&self, set: MapSetIdx) -> Option<&MapSet> {
+        self.map_sets.get(set.as_usize())
+    }
+
+    /// The names of the maps map ops write.
+    #[inline]
+    pub fn map_names(&self) -> &MapNames {
+        &self.map_names
+    }
+
+    /// The index of map `name`, added to the name table if missing.
+    pub fn intern_map(&mut self, name: &str) -> MapIdx {
+        self.map_names.intern(name)
     }
 
     /// Records op `end` as the end of mark `mark`. Returns the mark, or

@@ -1,6 +1,6 @@
 //! [`OpRun`]: a run of consecutive ops of one kind, the unit the log stores.
 
-use crate::id::{MarkIdx, Seq, TextIdx, NO_SEQ};
+use crate::id::{MapSetIdx, MarkIdx, Seq, TextIdx, NO_SEQ};
 
 /// Marks an insert whose text this document never received (the exporter
 /// left it out because the same update also deleted it).
@@ -40,6 +40,9 @@ pub(crate) enum OpKind {
         origin_right: Seq,
         mark: MarkIdx,
     },
+    /// Sets (or deletes) a key of a map: [`super::OpLog::map_sets`]
+    /// `[set]` says which. Always one op; the run's `text` is unused.
+    MapSet { set: MapSetIdx },
 }
 
 /// The fields of a mark op (see [`OpKind::anchor`]).
@@ -215,7 +218,7 @@ pub(crate) fn origins_at(run: &OpRun, offset: u32) -> (Seq, Seq) {
             };
             (left, origin_right)
         }
-        OpKind::Delete { .. } => (NO_SEQ, NO_SEQ),
+        OpKind::Delete { .. } | OpKind::MapSet { .. } => (NO_SEQ, NO_SEQ),
     }
 }
 

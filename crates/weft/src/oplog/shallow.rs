@@ -274,6 +274,13 @@ impl OpLog {
             content: self.content.clone(),
             marks,
             keys: self.keys.clone(),
+            map_sets: self
+                .map_sets
+                .iter()
+                .filter(|m| m.seq < end)
+                .cloned()
+                .collect(),
+            map_names: self.map_names.clone(),
             version: t.version.clone(),
             heads: t.heads.iter().copied().collect(),
             next_seq: end,

@@ -15,17 +15,18 @@
 //! document the step's inverse produces, transformed alongside it, and
 //! handed back as fresh [`Cursor`]s after the undo or redo.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::cursor::{Cursor, Side};
 use crate::doc::Doc;
 use crate::error::{Result, Unit};
 use crate::event::{
-    compose, transform, transform_position, transform_with, DocEvent, EventTrigger, Subscription,
-    TextDiff,
+    compose, transform, transform_position, transform_with, DocEvent, EventTrigger, Inverse,
+    Subscription,
 };
 use crate::presence::system_now_ms;
-use crate::style::Delta;
+use crate::style::{Delta, Value};
 
 /// A position of the selection registered for a step.
 #[derive(Debug, Clone)]
@@ -40,19 +41,49 @@ struct Spot {
 #[derive(Debug, Clone, Default)]
 struct Step {
     texts: Vec<(String, Vec<Delta>)>,
+    /// Per map, the value (`None`: absent) each key the step changed
+    /// goes back to.
+    maps: BTreeMap<String, BTreeMap<String, Option<Value>>>,
     selection: Vec<Spot>,
     /// When it was pushed (ms), for merging.
     at: u64,
 }
 
 impl Step {
+    /// An empty step.
+    fn new(selection: Vec<Spot>, at: u64) -> Step {
+        Step {
+            texts: Vec::new(),
+            maps: BTreeMap::new(),
+            selection,
+            at,
+        }
+    }
+
     /// Adds `inverse` (of later edits) in front of the step's changes.
-    fn prepend(&mut self, inverse: &[TextDiff]) {
-        for diff in inverse {
+    fn prepend(&mut self, inverse: &Inverse) {
+        for diff in &inverse.texts {
             match self.texts.iter_mut().find(|(n, _)| *n == diff.name) {
                 Some((_, d)) => *d = compose(&diff.delta, d, Unit::Char),
                 None => self.texts.push((diff.name.clone(), diff.delta.clone())),
             }
+        }
+        // A key's earlier value wins: it is what the whole step goes
+        // back to.
+        for diff in &inverse.maps {
+            let keys = self.maps.entry(diff.name.clone()).or_default();
+            for (k, v) in &diff.changes {
+                keys.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+    }
+
+    /// A change of map `map` that is not this step's (a peer's write, an
+    /// excluded commit) takes the keys it wrote out of the step: undo
+    /// leaves other peers' work in place.
+    fn rebase_map(&mut self, map: &str, keys: &BTreeMap<String, Option<Value>>) {
+        if let Some(step_keys) = self.maps.get_mut(map) {
+            step_keys.retain(|k, _| !keys.contains_key(k));
         }
     }
 
@@ -97,26 +128,18 @@ impl State {
         origin.is_some_and(|o| self.exclude.iter().any(|p| o.starts_with(p.as_str())))
     }
 
-    fn on_event(&mut self, event: &DocEvent, inverse: &[TextDiff]) {
+    fn on_event(&mut self, event: &DocEvent, inverse: &Inverse) {
         match event.trigger {
             EventTrigger::Local if !self.excluded(event.origin.as_deref()) => {
                 self.push_local(inverse);
             }
             EventTrigger::Undo => {
-                let mut step = Step {
-                    texts: Vec::new(),
-                    selection: std::mem::take(&mut self.moving),
-                    at: (self.clock)(),
-                };
+                let mut step = Step::new(std::mem::take(&mut self.moving), (self.clock)());
                 step.prepend(inverse);
                 self.redo.push(step);
             }
             EventTrigger::Redo => {
-                let mut step = Step {
-                    texts: Vec::new(),
-                    selection: std::mem::take(&mut self.moving),
-                    at: (self.clock)(),
-                };
+                let mut step = Step::new(std::mem::take(&mut self.moving), (self.clock)());
                 step.prepend(inverse);
                 self.undo.push(step);
                 self.trim();
@@ -142,12 +165,17 @@ impl State {
                         }
                     }
                 }
+                for diff in &event.maps {
+                    for step in self.undo.iter_mut().chain(self.redo.iter_mut()) {
+                        step.rebase_map(&diff.name, &diff.changes);
+                    }
+                }
             }
         }
     }
 
-    fn push_local(&mut self, inverse: &[TextDiff]) {
-        if inverse.is_empty() {
+    fn push_local(&mut self, inverse: &Inverse) {
+        if inverse.texts.is_empty() && inverse.maps.is_empty() {
             return;
         }
         let now = (self.clock)();
@@ -167,11 +195,7 @@ impl State {
                 return;
             }
         }
-        let mut step = Step {
-            texts: Vec::new(),
-            selection: std::mem::take(&mut self.next_selection),
-            at: now,
-        };
+        let mut step = Step::new(std::mem::take(&mut self.next_selection), now);
         step.prepend(inverse);
         self.undo.push(step);
         self.trim();
@@ -391,6 +415,17 @@ impl UndoManager {
                 let stack = if undo { &mut s.undo } else { &mut s.redo };
                 stack.push(rest);
                 return Err(e);
+            }
+        }
+        for (name, keys) in &step.maps {
+            for (key, value) in keys {
+                let mut map = doc.map(name);
+                // Writes of a checked-out document fail before the first
+                // (nothing was done); no other error is possible here.
+                match value {
+                    Some(v) => map.set(key, v.clone())?,
+                    None => map.delete(key)?,
+                }
             }
         }
         doc.commit_as(trigger, None);

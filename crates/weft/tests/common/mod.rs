@@ -693,6 +693,8 @@ impl traces::Replica for Replica {
 pub struct Observed {
     /// Name, text and its delta (styles).
     texts: Vec<(String, String, String)>,
+    /// Name and entries of each map.
+    maps: Vec<(String, Vec<(String, Value)>)>,
     version: VersionVector,
     frontiers: Frontiers,
     pending: Vec<IdSpan>,
@@ -716,6 +718,7 @@ pub fn observe(doc: &Doc) -> Observed {
                 )
             })
             .collect(),
+        maps: map_contents(doc),
         version: doc.version(),
         frontiers: doc.frontiers(),
         pending: doc.pending_spans(),
@@ -726,6 +729,22 @@ pub fn observe(doc: &Doc) -> Observed {
             .unwrap(),
         snapshot: doc.export(ExportMode::Snapshot).unwrap(),
     }
+}
+
+/// Every map of `doc` with its entries, by name.
+pub fn map_contents(doc: &Doc) -> Vec<(String, Vec<(String, Value)>)> {
+    let mut out: Vec<_> = doc
+        .map_names()
+        .map(|n| {
+            let entries = doc.get_map(n).map_or_else(Vec::new, |m| {
+                m.iter().map(|(k, v)| (k.to_owned(), v.clone())).collect()
+            });
+            (n.to_owned(), entries)
+        })
+        .filter(|(_, e)| !e.is_empty())
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
 }
 
 /// `body` behind an update header with its checksum.

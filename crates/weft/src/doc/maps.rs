@@ -1,0 +1,47 @@
+//! The document's maps: [`Doc::map`], [`Doc::get_map`], [`Doc::map_names`].
+
+use crate::event::Draft;
+use crate::map::{Map, MapRef};
+
+use super::Doc;
+
+impl Doc {
+    /// The map called `name`, created empty if the document has none yet
+    /// (see [`Map`]). A lazily imported snapshot loads first (see
+    /// [`Doc::load`]); if it cannot, every write through the handle
+    /// returns the error.
+    pub fn map(&mut self, name: &str) -> Map<'_> {
+        let broken = self.load().err();
+        let map = self.log.intern_map(name);
+        let units = self.observers.event_units();
+        let draft = if units.is_empty() {
+            None
+        } else {
+            Some(&mut **self.draft.get_or_insert_with(|| {
+                Box::new(Draft::new(units, self.observers.wants_inverses()))
+            }))
+        };
+        Map::new(
+            &mut self.log,
+            self.maps.get_mut(map),
+            map,
+            self.peer,
+            draft,
+            broken,
+        )
+    }
+
+    /// A read-only view of the map called `name`, or `None` if no op
+    /// ever wrote it and [`Doc::map`] never named it.
+    pub fn get_map(&self, name: &str) -> Option<MapRef<'_>> {
+        let doc = self.loaded().ok()?;
+        let i = doc.log.map_names().find(name)?;
+        let name = doc.log.map_names().name(i);
+        Some(MapRef::new(name, doc.maps.get(i)))
+    }
+
+    /// The names of the document's maps, in the order it first saw them.
+    pub fn map_names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.log.map_names().iter()
+    }
+}

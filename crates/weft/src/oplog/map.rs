@@ -1,0 +1,69 @@
+//! [`MapSet`]: what a map op writes, kept beside the op log, and the table
+//! of map names.
+
+use std::collections::BTreeMap;
+
+use crate::id::{Lamport, MapIdx, PeerId, Seq};
+use crate::style::Value;
+
+/// One map op: `key` of map `map` set to `value`, or deleted (`None`).
+/// Ops on one key are ordered by `(lamport, peer)`: the greatest wins,
+/// deletes included, so a late, older write never brings a key back.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct MapSet {
+    pub map: MapIdx,
+    pub key: Box<str>,
+    pub value: Option<Value>,
+    pub lamport: Lamport,
+    pub peer: PeerId,
+    /// The op's seq.
+    pub seq: Seq,
+}
+
+impl MapSet {
+    /// The order of writes to one key: the greatest wins.
+    #[inline]
+    pub fn stamp(&self) -> (Lamport, PeerId) {
+        (self.lamport, self.peer)
+    }
+}
+
+/// Map names, interned.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct MapNames {
+    names: Vec<Box<str>>,
+    index: BTreeMap<Box<str>, MapIdx>,
+}
+
+impl MapNames {
+    /// The index of `name`, added to the table if missing.
+    pub fn intern(&mut self, name: &str) -> MapIdx {
+        if let Some(&i) = self.index.get(name) {
+            return i;
+        }
+        let i = MapIdx::new(self.names.len() as u32);
+        self.names.push(name.into());
+        self.index.insert(name.into(), i);
+        i
+    }
+
+    /// The index of `name`, if the table has it.
+    pub fn find(&self, name: &str) -> Option<MapIdx> {
+        self.index.get(name).copied()
+    }
+
+    /// The name of map `i` (empty for an index this table never gave).
+    pub fn name(&self, i: MapIdx) -> &str {
+        self.names.get(i.as_usize()).map_or("", |n| n)
+    }
+
+    /// Number of names.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The names, by index.
+    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+        self.names.iter().map(|n| &**n)
+    }
+}
