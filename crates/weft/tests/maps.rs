@@ -359,3 +359,53 @@ fn hostile_map_ops_are_refused() {
         }
     }
 }
+
+#[test]
+fn shallow_snapshots_keep_the_roots_winning_map_writes() {
+    let mut a = doc(1);
+    let mut b = doc(2);
+    a.text("t").insert(0, "abc").unwrap();
+    a.map("m").set("k", 1).unwrap();
+    a.map("m").set("gone", 1).unwrap();
+    b.map("m").set("k", 2).unwrap(); // concurrent: peer 2 wins
+    sync(&mut a, &b);
+    a.map("m").delete("gone").unwrap();
+    a.map("n").set("x", "y").unwrap();
+    a.text("t").delete(0, 1).unwrap();
+    let root = a.frontiers();
+    a.map("m").set("after", true).unwrap();
+    a.text("t").insert(0, "z").unwrap();
+    a.commit();
+    for at in [root.clone(), a.frontiers()] {
+        let bytes = a.export(ExportMode::ShallowSnapshot(&at)).unwrap();
+        let mut s = Doc::new();
+        s.import(&bytes).unwrap();
+        assert_eq!(map_contents(&s), map_contents(&a));
+        assert_eq!(s.text("t").to_string(), a.text("t").to_string());
+        // A view after the root shows the maps as they were.
+        let view = s.fork_at(&at).unwrap();
+        assert_eq!(map_contents(&view), map_contents(&a.fork_at(&at).unwrap()));
+        if at != root {
+            assert_eq!(s.fork_at(&root).unwrap_err(), Error::TrimmedHistory);
+        }
+        // Re-exported, and merging on: later writes still compare with
+        // the root's winners.
+        let again = s.export(ExportMode::Snapshot).unwrap();
+        let mut s2 = Doc::new();
+        s2.import(&again).unwrap();
+        assert_eq!(map_contents(&s2), map_contents(&a));
+        s.set_peer_id(3).unwrap();
+        s.map("m").set("k", "shallow").unwrap();
+        a.import(
+            &s.export(ExportMode::Updates { from: &a.version() })
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            a.get_map("m").unwrap().get("k"),
+            Some(&Value::from("shallow"))
+        );
+        sync(&mut s, &a);
+        assert_eq!(map_contents(&s), map_contents(&a));
+    }
+}

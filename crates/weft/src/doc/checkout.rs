@@ -265,11 +265,7 @@ impl Doc {
     /// Records in `draft` the change of every text and map from `before`
     /// (texts' deltas and maps' states, as [`Doc::all_deltas`] and
     /// [`Doc::all_maps`] gave them) to now.
-    fn draft_diff(
-        &self,
-        draft: &mut Draft,
-        (before, maps_before): &Before,
-    ) {
+    fn draft_diff(&self, draft: &mut Draft, (before, maps_before): &Before) {
         let no_map = MapState::default();
         for (i, name) in self.log.map_names().iter().enumerate() {
             let map = MapIdx::new(i as u32);

@@ -328,5 +328,8 @@ impl Doc {
                 }
             }
         }
+        for (map, key, change) in self.maps.as_changes() {
+            draft.add_map(map, key, change);
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! The document's maps: [`Doc::map`], [`Doc::get_map`], [`Doc::map_names`].
 
+use crate::error::Result;
 use crate::event::Draft;
 use crate::map::{Map, MapRef};
 
@@ -38,6 +39,22 @@ impl Doc {
         let i = doc.log.map_names().find(name)?;
         let name = doc.log.map_names().name(i);
         Some(MapRef::new(name, doc.maps.get(i)))
+    }
+
+    /// Loads a snapshot just imported lazily into this (empty) document
+    /// when it has maps: they are read from the history. On error the
+    /// document is empty again.
+    pub(super) fn load_maps_at_import(&mut self) -> Result<()> {
+        if let Err(e) = self.load() {
+            *self = Doc {
+                peer: self.peer,
+                style: self.style.clone(),
+                observers: std::mem::take(&mut self.observers),
+                ..Doc::new()
+            };
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// The names of the document's maps, in the order it first saw them.

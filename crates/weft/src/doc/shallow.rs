@@ -146,6 +146,7 @@ impl Doc {
             }
         }
         view.log = log;
+        view.maps = crate::map::MapTable::from_log(&view.log);
         let root = view.log.version();
         let rest = Update::from_log(&self.log, &self.texts, &root, Some(target))?;
         view.apply_to_view(rest, None)?;

@@ -20,7 +20,7 @@ use super::history::{self, ReadKind};
 use super::root::{decode_ranges, push_root};
 use super::snapshot::{
     bytes_of_chars, key, Segment, SegmentReader, Snapshot, KEY_CHANGES, KEY_DELETED,
-    KEY_DELETED_LATER, KEY_HISTORY, KEY_ROOT_MARKS, KEY_SEGMENTS,
+    KEY_DELETED_LATER, KEY_HISTORY, KEY_ROOT_MAP_SETS, KEY_ROOT_MARKS, KEY_SEGMENTS,
 };
 
 /// What [`Snapshot::load_head`] leaves: where each text's document-order
@@ -178,11 +178,19 @@ impl Snapshot {
                 Some(value) => decode_ranges(&self.unpack(value, "deleted later")?, self.trimmed)?,
                 None => Vec::new(),
             };
+            let sets = match self.store.get(KEY_ROOT_MAP_SETS) {
+                Some(value) => super::maps::read_root_sets(
+                    &self.unpack(value, "root map ops")?,
+                    self.trimmed,
+                    self.map_names.len(),
+                )?,
+                None => Vec::new(),
+            };
             push_root(
                 &mut side,
                 &mut cursor,
                 self.trimmed,
-                &marks,
+                (&marks, &sets),
                 &later,
                 doc_index,
             )?;

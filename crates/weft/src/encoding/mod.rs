@@ -186,6 +186,7 @@ mod commits;
 mod history;
 mod load;
 mod lz4hc;
+mod maps;
 mod root;
 mod snapshot;
 mod updates;

@@ -11,6 +11,7 @@ use crate::oplog::{OpKind, OpLog, OpRun};
 use super::bytes::{write_varint, Reader};
 use super::history;
 use super::load::{push_insert, run_at, SegmentCursor};
+use super::maps::RootSet;
 
 /// The chars below `trimmed` (a shallow snapshot's root) visible at the
 /// root and deleted now (see [`OpLog::visible_later`]).
@@ -65,13 +66,14 @@ pub(super) fn decode_ranges(value: &[u8], limit: Seq) -> Result<Vec<Range<Seq>>>
 /// below `trimmed`) into `log` (which holds no run yet), from the
 /// segments the cursor walks: inserts without origins (see
 /// `oplog/shallow.rs`), the anchors of the root's `marks` with their
-/// glue, and for the seqs no segment holds (deletes) delete runs without
-/// targets. Checks the marks' anchors and glue as the history's.
+/// glue, its map ops that still win (`sets`) as themselves, and for the
+/// seqs no segment holds (deletes, map ops that lost) delete runs
+/// without targets. Checks the marks' anchors and glue as the history's.
 pub(super) fn push_root(
     log: &mut OpLog,
     cursor: &mut SegmentCursor<'_>,
     trimmed: Seq,
-    marks: &[history::RootMark],
+    (marks, sets): (&[history::RootMark], &[RootSet]),
     later: &[Range<Seq>],
     doc_index: &[TextIdx],
 ) -> Result<()> {
@@ -94,18 +96,35 @@ pub(super) fn push_root(
     let mut ids: Vec<Option<crate::id::MarkIdx>> = vec![None; marks.len()];
     let mut next_anchor = 0usize;
     let stand_in_text = doc_index.first().copied().unwrap_or(TextIdx::new(0));
-    let gap = |log: &mut OpLog, from: Seq, to: Seq| {
-        if to > from {
-            log.push_op_unmerged(OpRun {
-                seq: from,
-                len: to - from,
-                text: stand_in_text,
-                kind: OpKind::Delete {
-                    target: 0,
-                    reversed: false,
-                },
-            });
+    let mut sets = sets.iter().peekable();
+    let mut gap = |log: &mut OpLog, from: Seq, to: Seq| {
+        let mut at = from;
+        while at < to {
+            // The root's winning map ops in the gap are themselves.
+            let set = sets.next_if(|s| s.seq < to);
+            let upto = set.map_or(to, |s| s.seq);
+            if upto > at {
+                log.push_op_unmerged(OpRun {
+                    seq: at,
+                    len: upto - at,
+                    text: stand_in_text,
+                    kind: OpKind::Delete {
+                        target: 0,
+                        reversed: false,
+                    },
+                });
+            }
+            match set {
+                // One inside a segment, or out of order.
+                Some(s) if s.seq < at => return Err(bad("root map op")),
+                Some(s) => {
+                    log.push_map_set(s.seq, s.map, &s.key, s.value.clone());
+                    at = s.seq + 1;
+                }
+                None => at = upto,
+            }
         }
+        Ok(())
     };
     let mut at: Seq = 0;
     let segs = cursor.segs;
@@ -115,7 +134,7 @@ pub(super) fn push_root(
         if seg.seq < at {
             return Err(bad("root segment"));
         }
-        gap(log, at, seg.seq);
+        gap(log, at, seg.seq)?;
         let text = *doc_index.get(ti as usize).ok_or(bad("text index"))?;
         let mut s = seg.seq;
         while s < end {
@@ -187,7 +206,11 @@ pub(super) fn push_root(
         }
         at = end;
     }
-    gap(log, at, trimmed);
+    gap(log, at, trimmed)?;
+    // Every root map op fell in a gap (none inside a segment).
+    if sets.next().is_some() {
+        return Err(bad("root map op"));
+    }
     if next_anchor != anchors.len() {
         return Err(bad("root mark anchor"));
     }

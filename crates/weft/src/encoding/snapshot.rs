@@ -25,6 +25,8 @@ use super::history;
 use super::root::{deleted_later, encode_ranges};
 
 pub(super) const KEY_CHANGES: &[u8] = b"c";
+/// A shallow snapshot's root map ops (see `maps.rs`).
+pub(super) const KEY_ROOT_MAP_SETS: &[u8] = b"K";
 pub(super) const KEY_DELETED: &[u8] = b"d";
 /// Shallow snapshots: the root's chars that ops after it deleted.
 pub(super) const KEY_DELETED_LATER: &[u8] = b"e";
@@ -239,6 +241,11 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]], trimmed:
     let mut peers: Vec<PeerId> = version.iter().map(|(p, _)| p).collect();
     peers.sort_unstable();
     let peer_index = |p: PeerId| peers.binary_search(&p).unwrap_or(0) as u64;
+    if trimmed > 0 {
+        if let Some(value) = super::maps::write_root_sets(log, trimmed) {
+            add(&mut w, KEY_ROOT_MAP_SETS, &stored(&value));
+        }
+    }
     add(
         &mut w,
         KEY_CHANGES,
@@ -289,16 +296,19 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]], trimmed:
         add(&mut w, KEY_COMMITS, &stored(&value));
     }
     if trimmed > 0 {
-        add(&mut w, KEY_ROOT_MARKS, &stored(&root_marks(log, trimmed)));
+        add(
+            &mut w,
+            KEY_ROOT_MARKS,
+            &stored(&history::write_root_marks(log, trimmed)),
+        );
     }
     add(&mut w, KEY_META, &encode_meta(log, &peers, &metas));
     if log.map_names().len() > 0 {
-        let mut value = Vec::new();
-        write_varint(&mut value, log.map_names().len() as u64);
-        for name in log.map_names().iter() {
-            write_bytes(&mut value, name.as_bytes());
-        }
-        add(&mut w, KEY_MAP_NAMES, &stored(&value));
+        add(
+            &mut w,
+            KEY_MAP_NAMES,
+            &stored(&super::maps::write_names(log)),
+        );
     }
     if !pending.is_empty() {
         // Sorted and deduplicated: the same pending set gives the same
@@ -325,12 +335,6 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]], trimmed:
         add(&mut w, &key(KEY_TEXT, i as u32), text);
     }
     w.finish()
-}
-
-/// The root marks value of a shallow snapshot (see
-/// [`history::write_root_marks`]).
-fn root_marks(log: &OpLog, trimmed: Seq) -> Vec<u8> {
-    history::write_root_marks(log, trimmed)
 }
 
 /// The text of every deleted char (anchors aside) of every text, in seq
@@ -536,7 +540,8 @@ impl Snapshot {
             }
             (None, false)
                 if store.get(KEY_ROOT_MARKS).is_none()
-                    && store.get(KEY_DELETED_LATER).is_none() =>
+                    && store.get(KEY_DELETED_LATER).is_none()
+                    && store.get(KEY_ROOT_MAP_SETS).is_none() =>
             {
                 0
             }
@@ -577,17 +582,7 @@ impl Snapshot {
         };
         let map_names = match store.get(KEY_MAP_NAMES) {
             Some(value) if version >= 3 => {
-                let value = decompress(value, "map names")?;
-                let mut r = Reader::new(&value, 0);
-                let n = r.count("map count")?;
-                let mut names = Vec::with_capacity(n);
-                for _ in 0..n {
-                    names.push(Box::<str>::from(super::value::read_string(&mut r)?));
-                }
-                if !r.is_empty() {
-                    return Err(r.malformed("trailing map names"));
-                }
-                names
+                super::maps::read_names(&decompress(value, "map names")?)?
             }
             None if version < 3 => Vec::new(),
             _ => {
