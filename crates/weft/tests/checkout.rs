@@ -37,6 +37,7 @@ fn check_shows(doc: &Doc, r: &Recorded, ctx: &str) {
     assert_eq!(doc.text_len("t", Unit::Utf16), r.utf16_len, "{ctx}: UTF-16");
     assert_eq!(doc.version(), r.version, "{ctx}: version");
     assert_eq!(doc.frontiers(), r.frontiers, "{ctx}: frontiers");
+    assert_eq!(common::map_contents(doc), r.maps, "{ctx}: maps");
 }
 
 fn run(seed: u64) {

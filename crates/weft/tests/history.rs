@@ -8,7 +8,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use common::history::{apply, commit_infos, random_history};
-use common::Rng;
+use common::{map_contents, Rng};
 use weft::{Delta, Doc, Error, ExportMode, Frontiers, IdSpan, OpId, Unit, VersionVector};
 
 fn run(seed: u64, steps: usize) {
@@ -38,6 +38,7 @@ fn run(seed: u64, steps: usize) {
         assert_eq!(fork.version(), r.version, "{ctx}: fork_at's version");
         let delta = fork.get_text("t").map(|t| t.to_delta()).unwrap_or_default();
         assert_eq!(delta, r.delta, "{ctx}: fork_at's text");
+        assert_eq!(map_contents(&fork), r.maps, "{ctx}: fork_at's maps");
         assert_eq!(fork.text_len("t", Unit::Utf16), r.utf16_len, "{ctx}");
     }
     for _ in 0..20 {
@@ -56,6 +57,27 @@ fn run(seed: u64, steps: usize) {
             apply(&diff, &mut mirror, unit);
             assert_eq!(mirror, b.delta, "seed {seed}: diff in {unit:?}");
         }
+        // The map diff takes a's maps to b's.
+        let mut maps: BTreeMap<String, BTreeMap<String, weft::Value>> = a
+            .maps
+            .iter()
+            .map(|(n, e)| (n.clone(), e.iter().cloned().collect()))
+            .collect();
+        for d in doc.diff_maps(&a.frontiers, &b.frontiers).unwrap() {
+            let m = maps.entry(d.name.clone()).or_default();
+            for (k, v) in d.changes {
+                match v {
+                    Some(v) => m.insert(k, v),
+                    None => m.remove(&k),
+                };
+            }
+        }
+        let maps: Vec<_> = maps
+            .into_iter()
+            .map(|(n, e)| (n, e.into_iter().collect::<Vec<_>>()))
+            .filter(|(_, e)| !e.is_empty())
+            .collect();
+        assert_eq!(maps, b.maps, "seed {seed}: diff_maps");
     }
     // Every change on its own, in a random order (pending until what it
     // builds on arrives), some twice and some in overlapping spans, gives
@@ -108,6 +130,7 @@ fn run(seed: u64, steps: usize) {
             old.get_text("t").map(|t| t.to_delta()).unwrap_or_default(),
             r.delta
         );
+        assert_eq!(map_contents(&old), r.maps, "seed {seed}: SnapshotAt maps");
     }
 
     // Revert a fork of the final doc to a random version, concurrently with
@@ -122,6 +145,7 @@ fn run(seed: u64, steps: usize) {
         .map(|t| t.to_delta())
         .unwrap_or_default();
     assert_eq!(now, target.delta, "seed {seed}: revert_to");
+    assert_eq!(map_contents(&reverter), target.maps, "seed {seed}: revert_to maps");
     let mut other = docs[1].fork();
     other.set_peer_id(11).unwrap();
     other.text("t").insert(0, "~").unwrap();

@@ -409,3 +409,150 @@ fn shallow_snapshots_keep_the_roots_winning_map_writes() {
         assert_eq!(map_contents(&s), map_contents(&a));
     }
 }
+
+/// Three peers write a few keys of two maps (and type a little) while a
+/// network delivers their exports late, out of order, twice, as whole
+/// histories, as stale exports, as snapshots into live documents and as
+/// range exports. Once everything is delivered, every replica holds the
+/// same maps, text and history, the reference model's maps, and what its
+/// events said.
+fn random_deliveries(seed: u64, steps: usize) {
+    let mut rng = common::Rng::new(seed ^ 0x3a95);
+    let mut docs: Vec<Doc> = (1..=3).map(doc).collect();
+    let mut models: Vec<common::RefDoc> = (1..=3).map(common::RefDoc::new).collect();
+    let mut old_versions: Vec<Vec<VersionVector>> = vec![vec![VersionVector::new()]; 3];
+    let mut network: Vec<(usize, Vec<u8>)> = Vec::new();
+    type Mirror = BTreeMap<String, BTreeMap<String, Value>>;
+    let mirror: Arc<Mutex<Mirror>> = Arc::default();
+    let m = Arc::clone(&mirror);
+    let _sub = docs[0].subscribe(move |e| {
+        let mut m = m.lock().unwrap();
+        for d in &e.maps {
+            let map = m.entry(d.name.clone()).or_default();
+            for (k, v) in &d.changes {
+                match v {
+                    Some(v) => map.insert(k.clone(), v.clone()),
+                    None => map.remove(k),
+                };
+            }
+        }
+    });
+    for _ in 0..steps {
+        let i = rng.below(3);
+        match rng.below(12) {
+            0..=5 => {
+                let map = ["m", "m", "n"][rng.below(3)];
+                let key = ["a", "b", "c"][rng.below(3)];
+                let value = (!rng.chance(25)).then(|| Value::from(rng.below(5) as i64));
+                let mut h = docs[i].map(map);
+                match &value {
+                    Some(v) => h.set(key, v.clone()).unwrap(),
+                    None => h.delete(key).unwrap(),
+                }
+                models[i].map_set(map, key, value);
+            }
+            6 => {
+                let len = docs[i].text("t").len();
+                let pos = rng.below(len + 1);
+                docs[i].text("t").insert(pos, "x").unwrap();
+                models[i].insert(pos, "x");
+            }
+            7 => {
+                docs[i].commit();
+                old_versions[i].push(docs[i].version());
+            }
+            _ => {
+                let to = (i + 1 + rng.below(2)) % 3;
+                let from = match rng.below(5) {
+                    0 => VersionVector::new(),
+                    1 => old_versions[to][rng.below(old_versions[to].len())].clone(),
+                    _ => docs[to].version(),
+                };
+                let bytes = match rng.below(6) {
+                    0 => docs[i].export(ExportMode::Snapshot).unwrap(),
+                    1 => {
+                        let v = docs[i].version();
+                        let spans: Vec<weft::IdSpan> = v
+                            .iter()
+                            .map(|(p, end)| {
+                                let start = rng.below(end as usize + 1) as u32;
+                                weft::IdSpan::new(p, start..end)
+                            })
+                            .collect();
+                        docs[i].export(ExportMode::UpdatesInRange(&spans)).unwrap()
+                    }
+                    _ => docs[i].export(ExportMode::Updates { from: &from }).unwrap(),
+                };
+                if rng.chance(20) {
+                    network.push((to, bytes.clone()));
+                }
+                network.push((to, bytes));
+            }
+        }
+        // Deliver some of what is in flight, in random order; the
+        // receiver's model takes what the receiver now holds.
+        while !network.is_empty() && rng.chance(40) {
+            let (to, bytes) = network.swap_remove(rng.below(network.len()));
+            deliver(&mut docs, &mut models, to, &bytes);
+        }
+    }
+    for (to, bytes) in std::mem::take(&mut network) {
+        deliver(&mut docs, &mut models, to, &bytes);
+    }
+    for _ in 0..2 {
+        for i in 0..3 {
+            for j in 0..3 {
+                if i != j {
+                    let bytes = docs[j]
+                        .export(ExportMode::Updates {
+                            from: &docs[i].version(),
+                        })
+                        .unwrap();
+                    docs[i].import(&bytes).unwrap();
+                }
+            }
+        }
+    }
+    let mut model = models[0].clone();
+    model.merge_from(&models[1]);
+    model.merge_from(&models[2]);
+    for d in &docs {
+        assert!(d.pending_spans().is_empty(), "seed {seed}");
+        assert_eq!(map_contents(d), model.map_contents(), "seed {seed}: model");
+        assert_eq!(d.get_text("t").map_or(0, |t| t.len()), model.len(), "seed {seed}");
+        assert_same(d, &docs[0]);
+    }
+    let mirrored: Vec<(String, Vec<(String, Value)>)> = mirror
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(n, e)| (n.clone(), e.clone().into_iter().collect::<Vec<_>>()))
+        .filter(|(_, e)| !e.is_empty())
+        .collect();
+    assert_eq!(mirrored, map_contents(&docs[0]), "seed {seed}: events");
+}
+
+/// Imports `bytes` into `docs[to]` and brings its model to what it then
+/// holds.
+fn deliver(docs: &mut [Doc], models: &mut [common::RefDoc], to: usize, bytes: &[u8]) {
+    docs[to].import(bytes).unwrap();
+    let version = docs[to].version();
+    for k in 0..models.len() {
+        if k != to {
+            let src = models[k].clone();
+            models[to].merge_upto(&src, &version);
+        }
+    }
+    assert_eq!(map_contents(&docs[to]), models[to].map_contents());
+}
+
+#[test]
+fn random_map_writes_converge_under_every_delivery() {
+    let extra: u64 = std::env::var("WEFT_STRESS_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    for seed in 0..30 + extra {
+        random_deliveries(seed, 200);
+    }
+}

@@ -15,6 +15,7 @@ pub struct Recorded {
     pub version: VersionVector,
     pub delta: Vec<Delta>,
     pub utf16_len: usize,
+    pub maps: Vec<(String, Vec<(String, Value)>)>,
 }
 
 pub fn record(doc: &mut Doc) -> Recorded {
@@ -24,6 +25,7 @@ pub fn record(doc: &mut Doc) -> Recorded {
         version: doc.version(),
         delta: doc.get_text("t").map(|t| t.to_delta()).unwrap_or_default(),
         utf16_len: doc.text_len("t", Unit::Utf16),
+        maps: super::map_contents(doc),
     }
 }
 
@@ -40,6 +42,23 @@ pub fn sync(to: &mut Doc, to_ref: &mut RefDoc, from: &Doc, from_ref: &RefDoc, st
 
 pub fn random_edit(rng: &mut Rng, doc: &mut Doc, model: &mut RefDoc) {
     let len = doc.text("t").len();
+    if rng.chance(15) {
+        // A map write: few keys, so that writes of a key race.
+        let map = ["m", "m", "m", "n"][rng.below(4)];
+        let key = ["a", "b"][rng.below(2)];
+        let value = if rng.chance(30) {
+            None
+        } else {
+            Some(Value::from(rng.below(4) as i64))
+        };
+        let mut m = doc.map(map);
+        match &value {
+            Some(v) => m.set(key, v.clone()).unwrap(),
+            None => m.delete(key).unwrap(),
+        }
+        model.map_set(map, key, value);
+        return;
+    }
     match rng.below(10) {
         0..=4 => {
             let pos = rng.below(len + 1);
@@ -117,6 +136,11 @@ pub fn random_history(seed: u64, steps: usize) -> (Vec<Doc>, Vec<Recorded>) {
                 r.delta,
                 models[i].to_delta(),
                 "seed {seed}: replica vs model"
+            );
+            assert_eq!(
+                super::map_contents(&docs[i]),
+                models[i].map_contents(),
+                "seed {seed}: maps, replica vs model"
             );
             recorded.push(r);
         }

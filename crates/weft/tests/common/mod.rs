@@ -3,7 +3,7 @@
 //! forks and updates).
 #![allow(dead_code, reason = "each test file uses a different subset")]
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use traces::Trace;
 use weft::{
@@ -109,15 +109,29 @@ enum RefOp {
         /// Set on start anchors.
         mark: Option<RefMark>,
     },
+    /// A map write (`None` deletes the key).
+    MapSet {
+        id: Id,
+        map: String,
+        key: String,
+        value: Option<Value>,
+    },
 }
 
 impl RefOp {
     fn id(&self) -> Id {
         match self {
-            RefOp::Insert { id, .. } | RefOp::Delete { id, .. } | RefOp::Anchor { id, .. } => *id,
+            RefOp::Insert { id, .. }
+            | RefOp::Delete { id, .. }
+            | RefOp::Anchor { id, .. }
+            | RefOp::MapSet { id, .. } => *id,
         }
     }
 }
+
+/// A map of the reference model: key -> (Lamport, peer, value) of the
+/// greatest write.
+type RefMap = BTreeMap<String, (u32, u64, Option<Value>)>;
 
 /// The expand rules the randomized tests configure: Weft's defaults plus
 /// `before`, `both`, `none`, `after`.
@@ -143,6 +157,7 @@ pub struct RefDoc {
     marks: HashMap<Id, RefMark>,
     /// Largest Lamport timestamp known, plus one.
     next_lamport: u32,
+    maps: BTreeMap<String, RefMap>,
 }
 
 impl RefDoc {
@@ -572,8 +587,59 @@ impl RefDoc {
                 let i = self.index_of(*target);
                 self.items[i].deleted = true;
             }
+            RefOp::MapSet {
+                id,
+                map,
+                key,
+                value,
+            } => {
+                let entry = self
+                    .maps
+                    .entry(map.clone())
+                    .or_default()
+                    .entry(key.clone())
+                    .or_insert((0, 0, None));
+                if (lamport, id.0) > (entry.0, entry.1) {
+                    *entry = (lamport, id.0, value.clone());
+                }
+            }
         }
         self.log.push((op, lamport));
+    }
+
+    /// Writes `key` of map `map` (`None` deletes it), unless it has that
+    /// value already (as Weft, which then makes no op).
+    pub fn map_set(&mut self, map: &str, key: &str, value: Option<Value>) {
+        let now = self
+            .maps
+            .get(map)
+            .and_then(|m| m.get(key))
+            .and_then(|e| e.2.clone());
+        if now == value {
+            return;
+        }
+        let id = self.next_id();
+        self.apply(RefOp::MapSet {
+            id,
+            map: map.to_owned(),
+            key: key.to_owned(),
+            value,
+        });
+    }
+
+    /// Every map with entries, as [`map_contents`] lists a document's.
+    pub fn map_contents(&self) -> Vec<(String, Vec<(String, Value)>)> {
+        self.maps
+            .iter()
+            .map(|(name, m)| {
+                let entries = m
+                    .iter()
+                    .filter_map(|(k, e)| e.2.clone().map(|v| (k.clone(), v)))
+                    .collect::<Vec<_>>();
+                (name.clone(), entries)
+            })
+            .filter(|(_, e)| !e.is_empty())
+            .collect()
     }
 
     /// YjsMod / FugueMax integration, straight from the reference algorithm,
@@ -629,6 +695,18 @@ impl RefDoc {
             at -= 1;
         }
         self.items.insert(at, item);
+    }
+
+    /// Applies the ops `other` has, `self` lacks and `version` (a
+    /// causally closed version) holds, in `other`'s order: what a
+    /// replica that now holds `version` received of `other`'s.
+    pub fn merge_upto(&mut self, other: &RefDoc, version: &weft::VersionVector) {
+        for (op, lamport) in &other.log {
+            let id = op.id();
+            if id.1 < version.get(id.0) && !self.knows(id) {
+                self.apply_with(op.clone(), *lamport);
+            }
+        }
     }
 
     /// Applies every op `other` has and `self` lacks, in `other`'s order.
