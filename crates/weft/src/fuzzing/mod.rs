@@ -184,7 +184,20 @@ pub enum Action {
         /// A snapshot instead of an update.
         snapshot: bool,
     },
+    /// Peer `peer` writes key `MAP_KEYS[key]` of map "m": a value picked
+    /// by `value`, or a delete.
+    MapSet {
+        /// Which peer.
+        peer: u8,
+        /// Index into [`MAP_KEYS`].
+        key: u8,
+        /// 0: delete; else the value `value % 4`.
+        value: u8,
+    },
 }
+
+/// The keys map writes use (few, so that writes race).
+pub const MAP_KEYS: [&str; 3] = ["a", "b", "c"];
 
 /// What an [`Action::Send`] exports, as real sync layers do.
 #[derive(Debug, Clone, Copy, Arbitrary)]
@@ -258,6 +271,16 @@ fn delete_in(text: &mut crate::Text<'_>, unit: PosUnit, pos: usize, n: usize) ->
 
 /// Applies an edit action to `doc` (other actions are ignored).
 fn edit(doc: &mut Doc, action: &Action) {
+    if let Action::MapSet { key, value, .. } = *action {
+        let mut map = doc.map("m");
+        let key = MAP_KEYS[key as usize % MAP_KEYS.len()];
+        allowed(if value == 0 {
+            map.delete(key)
+        } else {
+            map.set(key, i64::from(value % 4))
+        });
+        return;
+    }
     let mut text = doc.text("t");
     match *action {
         Action::Insert {
@@ -312,6 +335,13 @@ fn edit(doc: &mut Doc, action: &Action) {
         }
         _ => {}
     }
+}
+
+/// Map "m" of `doc` as (key, value) pairs.
+fn map_entries(doc: &Doc) -> Vec<(String, crate::Value)> {
+    doc.get_map("m").map_or_else(Vec::new, |m| {
+        m.iter().map(|(k, v)| (k.to_owned(), v.clone())).collect()
+    })
 }
 
 fn len_in(text: &crate::Text<'_>, unit: Unit) -> usize {
@@ -561,7 +591,8 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
             Action::Insert { peer, .. }
             | Action::Delete { peer, .. }
             | Action::Mark { peer, .. }
-            | Action::Unmark { peer, .. } => edit(&mut docs[peer as usize % n], action),
+            | Action::Unmark { peer, .. }
+            | Action::MapSet { peer, .. } => edit(&mut docs[peer as usize % n], action),
             Action::Commit { peer } => {
                 docs[peer as usize % n].commit();
                 settled = Some(peer as usize % n);
@@ -637,6 +668,7 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
     let text = first.text("t").to_string();
     let version = first.version();
     let frontiers: Frontiers = first.frontiers();
+    let maps = map_entries(first);
     let history = first.history_runs().expect("a peer's history loads");
     for d in rest {
         d.assert_invariants();
@@ -646,6 +678,7 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
         assert_eq!(view, delta, "a view reads differently");
         assert_eq!(d.version(), version, "version diverged");
         assert_eq!(d.frontiers(), frontiers, "frontiers diverged");
+        assert_eq!(map_entries(d), maps, "maps diverged");
         // Updates may stay pending when the ops they wait for are gone
         // with a replaced peer, but none that could apply: a snapshot
         // carries the pending set, and its import refuses a ready one.
