@@ -145,7 +145,11 @@ fn run(seed: u64, steps: usize) {
         .map(|t| t.to_delta())
         .unwrap_or_default();
     assert_eq!(now, target.delta, "seed {seed}: revert_to");
-    assert_eq!(map_contents(&reverter), target.maps, "seed {seed}: revert_to maps");
+    assert_eq!(
+        map_contents(&reverter),
+        target.maps,
+        "seed {seed}: revert_to maps"
+    );
     let mut other = docs[1].fork();
     other.set_peer_id(11).unwrap();
     other.text("t").insert(0, "~").unwrap();

@@ -519,7 +519,11 @@ fn random_deliveries(seed: u64, steps: usize) {
     for d in &docs {
         assert!(d.pending_spans().is_empty(), "seed {seed}");
         assert_eq!(map_contents(d), model.map_contents(), "seed {seed}: model");
-        assert_eq!(d.get_text("t").map_or(0, |t| t.len()), model.len(), "seed {seed}");
+        assert_eq!(
+            d.get_text("t").map_or(0, |t| t.len()),
+            model.len(),
+            "seed {seed}"
+        );
         assert_same(d, &docs[0]);
     }
     let mirrored: Vec<(String, Vec<(String, Value)>)> = mirror
