@@ -76,6 +76,11 @@ pub fn apply_to_rope(rope: &mut jumprope::JumpRope, delta: &[Delta]) {
                 );
                 rope.remove(pos..pos + delete);
             }
+            // An embed is U+FFFC in the text.
+            _ => {
+                rope.insert(pos, "\u{FFFC}");
+                pos += 1;
+            }
         }
     }
 }

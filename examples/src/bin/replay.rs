@@ -265,6 +265,11 @@ fn apply_to_rope(rope: &mut jumprope::JumpRope, delta: &[Delta]) -> Result<(), S
                 }
                 rope.remove(pos..pos + delete);
             }
+            // An embed is U+FFFC in the text.
+            _ => {
+                rope.insert(pos, "\u{FFFC}");
+                pos += 1;
+            }
         }
     }
     Ok(())

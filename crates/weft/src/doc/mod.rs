@@ -901,7 +901,7 @@ impl Doc {
             .filter(|&(_, end)| end > 0)
             .map(|(peer, end)| IdSpan::new(peer, 0..end))
             .collect();
-        let has_maps = !snapshot.map_names.is_empty();
+        let has_maps = !snapshot.map_names.is_empty() || snapshot.has_embeds();
         self.lazy = Some(Box::new(LazyDoc::new(snapshot, doc_index.clone())));
         if has_maps {
             self.load_maps_at_import()?;

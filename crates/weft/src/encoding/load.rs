@@ -219,6 +219,9 @@ impl Snapshot {
             }
             seq = end;
         }
+        if let Some(value) = self.store.get(super::maps::KEY_EMBEDS) {
+            super::maps::read_embeds(&self.unpack(value, "embeds")?, ops, &mut side)?;
+        }
         if cursor.handed_out != total || cursor.deleted_at != deleted.len() {
             return Err(bad("snapshot history"));
         }

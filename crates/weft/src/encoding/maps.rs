@@ -1,7 +1,9 @@
-//! Map entries of a snapshot (format version 3): the map names ("n") and
-//! a shallow snapshot's root map ops ("K").
+//! Map entries and embeds of a snapshot (format version 3): the map names
+//! ("n"), a shallow snapshot's root map ops ("K") and the embeds ("o").
 //!
 //! ```text
+//! "o"  (when some insert is an embed) varint n, then per embed by seq:
+//!      varint seq - the previous one's (the first: its seq), the value
 //! "n"  varint n, then n x (varint length, UTF-8 name), in the order of
 //!      the history's map indexes
 //! "K"  (mode 3, when the root has map ops) the root's map ops that
@@ -22,11 +24,43 @@ use crate::id::{MapIdx, Seq};
 use crate::oplog::{MapSet, OpLog};
 use crate::style::Value;
 
+use weft_kv::MemKvStore;
+
 use super::bytes::{write_bytes, write_varint, Reader};
 use super::value::{read_string, read_value, write_value};
 
+/// The map names.
+const KEY_MAP_NAMES: &[u8] = b"n";
+/// The embeds.
+pub(super) const KEY_EMBEDS: &[u8] = b"o";
+
+/// Passes the "n" and "o" entries of `log`'s snapshot (those it has) to
+/// `add`, in key order.
+pub(super) fn write_entries(log: &OpLog, mut add: impl FnMut(&[u8], Vec<u8>)) {
+    if log.map_names().len() > 0 {
+        add(KEY_MAP_NAMES, write_names(log));
+    }
+    if let Some(value) = write_embeds(log) {
+        add(KEY_EMBEDS, value);
+    }
+}
+
+/// Checks a snapshot's "n" and "o" entries against its format `version`
+/// (3 has one or both, earlier ones neither) and reads the map names.
+pub(super) fn read_entries(store: &MemKvStore, version: u8) -> Result<Vec<Box<str>>> {
+    let bad = |what| Error::Malformed { offset: 0, what };
+    let (names, embeds) = (store.get(KEY_MAP_NAMES), store.get(KEY_EMBEDS));
+    if (version >= 3) != (names.is_some() || embeds.is_some()) {
+        return Err(bad("map names or embeds against the format version"));
+    }
+    match names {
+        Some(value) => read_names(&super::snapshot::decompress(value, "map names")?),
+        None => Ok(Vec::new()),
+    }
+}
+
 /// The "n" value.
-pub(super) fn write_names(log: &OpLog) -> Vec<u8> {
+fn write_names(log: &OpLog) -> Vec<u8> {
     let mut out = Vec::new();
     write_varint(&mut out, log.map_names().len() as u64);
     for name in log.map_names().iter() {
@@ -36,7 +70,7 @@ pub(super) fn write_names(log: &OpLog) -> Vec<u8> {
 }
 
 /// Reads the "n" value.
-pub(super) fn read_names(value: &[u8]) -> Result<Vec<Box<str>>> {
+fn read_names(value: &[u8]) -> Result<Vec<Box<str>>> {
     let mut r = Reader::new(value, 0);
     let n = r.count("map count")?;
     let mut names = Vec::with_capacity(n);
@@ -135,4 +169,41 @@ pub(super) fn read_root_sets(value: &[u8], trimmed: Seq, maps: usize) -> Result<
         });
     }
     Ok(out)
+}
+
+/// The "o" value, or `None` without embeds.
+fn write_embeds(log: &OpLog) -> Option<Vec<u8>> {
+    if log.embeds().is_empty() {
+        return None;
+    }
+    let mut out = Vec::new();
+    write_varint(&mut out, log.embeds().len() as u64);
+    let mut at = 0;
+    for (&seq, value) in log.embeds() {
+        write_varint(&mut out, u64::from(seq - at));
+        at = seq;
+        write_value(&mut out, value);
+    }
+    Some(out)
+}
+
+/// Reads the "o" value into `log`: embeds by increasing seq below
+/// `limit`.
+pub(super) fn read_embeds(value: &[u8], limit: Seq, log: &mut OpLog) -> Result<()> {
+    let mut r = Reader::new(value, 0);
+    let n = r.count("embed count")?;
+    let mut at: Seq = 0;
+    for i in 0..n {
+        let gap = r.u32("embed")?;
+        let seq = at
+            .checked_add(gap)
+            .filter(|&s| s < limit && (gap > 0 || i == 0))
+            .ok_or_else(|| r.malformed("embed"))?;
+        at = seq;
+        log.add_embed(seq, read_value(&mut r, 0)?);
+    }
+    if !r.is_empty() {
+        return Err(r.malformed("trailing embeds"));
+    }
+    Ok(())
 }

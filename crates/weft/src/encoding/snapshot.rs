@@ -35,8 +35,6 @@ const KEY_COMMITS: &[u8] = b"i";
 /// Shallow snapshots: the marks started in the trimmed root.
 pub(super) const KEY_ROOT_MARKS: &[u8] = b"k";
 const KEY_META: &[u8] = b"m";
-/// The map names (format version 3, and then always).
-const KEY_MAP_NAMES: &[u8] = b"n";
 const KEY_PENDING: &[u8] = b"p";
 /// Shallow snapshots: the number of trimmed ops.
 const KEY_ROOT: &[u8] = b"r";
@@ -303,13 +301,7 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]], trimmed:
         );
     }
     add(&mut w, KEY_META, &encode_meta(log, &peers, &metas));
-    if log.map_names().len() > 0 {
-        add(
-            &mut w,
-            KEY_MAP_NAMES,
-            &stored(&super::maps::write_names(log)),
-        );
-    }
+    super::maps::write_entries(log, |k, v| add(&mut w, k, &stored(&v)));
     if !pending.is_empty() {
         // Sorted and deduplicated: the same pending set gives the same
         // bytes whatever order it arrived in.
@@ -515,6 +507,12 @@ fn encode_meta(log: &OpLog, peers: &[PeerId], metas: &[TextMeta]) -> Vec<u8> {
 }
 
 impl Snapshot {
+    /// Whether it holds embeds (they are read from its history: a
+    /// document opened from it loads at once).
+    pub fn has_embeds(&self) -> bool {
+        self.store.get(super::maps::KEY_EMBEDS).is_some()
+    }
+
     /// Reads the table of a snapshot body (whose checksum the caller
     /// verified) and its meta entry; `shallow` for mode 3 (a shallow
     /// snapshot).
@@ -580,18 +578,7 @@ impl Snapshot {
             }
             None => Vec::new(),
         };
-        let map_names = match store.get(KEY_MAP_NAMES) {
-            Some(value) if version >= 3 => {
-                super::maps::read_names(&decompress(value, "map names")?)?
-            }
-            None if version < 3 => Vec::new(),
-            _ => {
-                return Err(Error::Malformed {
-                    offset: 0,
-                    what: "map names",
-                })
-            }
-        };
+        let map_names = super::maps::read_entries(&store, version)?;
         Ok(Snapshot {
             store,
             meta,

@@ -111,6 +111,8 @@ pub(crate) fn encode_body(
         t: Tables::default(),
         ops: Vec::new(),
         content: Vec::new(),
+        embeds: Vec::new(),
+        embed_count: 0,
         prev_insert: None,
         cur_text: 0,
         last_ref: None,
@@ -135,7 +137,12 @@ pub(crate) fn encode_body(
     }
 
     let RunWriter {
-        t, ops, content, ..
+        t,
+        ops,
+        content,
+        embeds,
+        embed_count,
+        ..
     } = w;
     let mut body = Vec::with_capacity(changes.len() + ops.len() + content.len() + 64);
     let mut peers = Vec::with_capacity(t.peers.len() * 8 + 4);
@@ -156,7 +163,7 @@ pub(crate) fn encode_body(
     write_bytes(&mut body, &changes);
     write_bytes(&mut body, &ops);
     write_bytes(&mut body, &content);
-    let version = if !t.maps.is_empty() {
+    let version = if !t.maps.is_empty() || embed_count > 0 {
         3
     } else if !infos.is_empty() {
         2
@@ -175,6 +182,10 @@ pub(crate) fn encode_body(
             write_bytes(&mut maps, log.map_names().name(m).as_bytes());
         }
         write_bytes(&mut body, &maps);
+        let mut section = Vec::with_capacity(embeds.len() + 4);
+        write_varint(&mut section, embed_count);
+        section.extend_from_slice(&embeds);
+        write_bytes(&mut body, &section);
     }
     (body, version)
 }
@@ -229,6 +240,9 @@ struct RunWriter<'a> {
     t: Tables,
     ops: Vec<u8>,
     content: Vec<u8>,
+    /// The embeds section (without its count) and the count.
+    embeds: Vec<u8>,
+    embed_count: u64,
     /// The last insert written: (end seq, origin_right, text).
     prev_insert: Option<(Seq, Seq, TextIdx)>,
     /// The text index (in the update's table) of the previous run.
@@ -334,6 +348,16 @@ impl RunWriter<'_> {
             );
         }
         self.prev_insert = Some((piece.end(), origin_right, piece.text));
+        if !log.embeds().is_empty() {
+            for (&seq, value) in log.embeds().range(piece.seq..piece.end()) {
+                let id = log.seq_to_id(seq);
+                let p = self.t.peer(id.peer);
+                write_varint(&mut self.embeds, p);
+                write_varint(&mut self.embeds, u64::from(id.counter));
+                write_value(&mut self.embeds, value);
+                self.embed_count += 1;
+            }
+        }
     }
 
     /// The origins of an insert or anchor whose first op is `own`: the
@@ -461,6 +485,7 @@ pub(crate) fn decode_body(body: &[u8], version: u8) -> Result<Update> {
         Vec::new()
     };
     let mut map_names = Vec::new();
+    let mut embeds = Vec::new();
     if version >= 3 {
         let mut s = r.section()?;
         let n = s.count("map count")?;
@@ -469,6 +494,17 @@ pub(crate) fn decode_body(body: &[u8], version: u8) -> Result<Update> {
         }
         if !s.is_empty() {
             return Err(s.malformed("trailing map names"));
+        }
+        let mut s = r.section()?;
+        let n = s.count("embed count")?;
+        for _ in 0..n {
+            let p = s.varint()?;
+            let peer = peer_at(&s, &peers, p)?;
+            let counter = s.u32("embed counter")?;
+            embeds.push((OpId::new(peer, counter), read_value(&mut s, 0)?));
+        }
+        if !s.is_empty() {
+            return Err(s.malformed("trailing embeds"));
         }
     }
     if !r.is_empty() {
@@ -535,6 +571,7 @@ pub(crate) fn decode_body(body: &[u8], version: u8) -> Result<Update> {
         marks: ops.marks,
         commits,
         map_sets: ops.map_sets,
+        embeds,
     })
 }
 

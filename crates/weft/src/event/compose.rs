@@ -36,9 +36,56 @@ fn byte_offset(s: &str, n: usize, unit: Unit) -> usize {
     }
 }
 
+/// Length of an embed in `unit`: that of U+FFFC.
+pub(crate) fn embed_units(unit: Unit) -> usize {
+    match unit {
+        Unit::Utf8 => 3,
+        Unit::Char | Unit::Utf16 => 1,
+    }
+}
+
+/// What an insert piece inserts: text, or one embed.
+#[derive(Clone, Copy)]
+enum Ins<'a> {
+    Text(&'a str),
+    Embed(&'a Value),
+}
+
+impl Ins<'_> {
+    fn units(self, unit: Unit) -> usize {
+        match self {
+            Ins::Text(s) => units(s, unit),
+            Ins::Embed(_) => embed_units(unit),
+        }
+    }
+
+    fn to_delta(self, attributes: Attributes) -> Delta {
+        match self {
+            Ins::Text(s) => Delta::Insert {
+                insert: s.to_owned(),
+                attributes,
+            },
+            Ins::Embed(v) => Delta::Embed {
+                insert: v.clone(),
+                attributes,
+            },
+        }
+    }
+}
+
+/// The length of op `d` in `unit`.
+fn op_len(d: &Delta, unit: Unit) -> usize {
+    match d {
+        Delta::Insert { insert, .. } => units(insert, unit),
+        Delta::Embed { .. } => embed_units(unit),
+        Delta::Retain { retain, .. } => *retain,
+        Delta::Delete { delete } => *delete,
+    }
+}
+
 /// One step of a delta being read piece by piece.
 enum Piece<'a> {
-    Insert(&'a str, &'a Attributes),
+    Insert(Ins<'a>, &'a Attributes),
     Retain(usize, &'a Attributes),
     Delete(usize),
 }
@@ -74,11 +121,7 @@ impl<'a> Reader<'a> {
     }
 
     fn len_of(&self, i: usize) -> usize {
-        match &self.ops[i] {
-            Delta::Insert { insert, .. } => units(insert, self.unit),
-            Delta::Retain { retain, .. } => *retain,
-            Delta::Delete { delete } => *delete,
-        }
+        op_len(&self.ops[i], self.unit)
     }
 
     fn done(&self) -> bool {
@@ -95,7 +138,10 @@ impl<'a> Reader<'a> {
     }
 
     fn peek_is_insert(&self) -> bool {
-        matches!(self.ops.get(self.at), Some(Delta::Insert { .. }))
+        matches!(
+            self.ops.get(self.at),
+            Some(Delta::Insert { .. } | Delta::Embed { .. })
+        )
     }
 
     fn peek_is_delete(&self) -> bool {
@@ -114,8 +160,9 @@ impl<'a> Reader<'a> {
                 let from = byte_offset(insert, self.taken, self.unit);
                 let rest = &insert[from..];
                 let to = from + byte_offset(rest, n, self.unit);
-                Piece::Insert(&insert[from..to], attributes)
+                Piece::Insert(Ins::Text(&insert[from..to]), attributes)
             }
+            Delta::Embed { insert, attributes } => Piece::Insert(Ins::Embed(insert), attributes),
             Delta::Retain { attributes, .. } => Piece::Retain(n, attributes),
             Delta::Delete { .. } => Piece::Delete(n),
         };
@@ -158,7 +205,7 @@ fn push(out: &mut Vec<Delta>, op: Delta) {
                 attributes: b,
             },
         ) if *a == b => insert.push_str(&s),
-        (Some(Delta::Delete { .. }), op @ Delta::Insert { .. }) => {
+        (Some(Delta::Delete { .. }), op @ (Delta::Insert { .. } | Delta::Embed { .. })) => {
             let del = out.pop();
             push(out, op);
             out.extend(del);
@@ -173,13 +220,17 @@ fn is_empty_op(op: &Delta) -> bool {
         Delta::Retain { retain, .. } => *retain == 0,
         Delta::Delete { delete } => *delete == 0,
         Delta::Insert { insert, .. } => insert.is_empty(),
+        Delta::Embed { .. } => false,
     }
 }
 
 /// Whether `push` would merge or reorder `b` after `a`.
 fn joins(a: &Delta, b: &Delta) -> bool {
     match (a, b) {
-        (Delta::Delete { .. }, Delta::Delete { .. } | Delta::Insert { .. }) => true,
+        (
+            Delta::Delete { .. },
+            Delta::Delete { .. } | Delta::Insert { .. } | Delta::Embed { .. },
+        ) => true,
         (Delta::Retain { attributes: x, .. }, Delta::Retain { attributes: y, .. })
         | (Delta::Insert { attributes: x, .. }, Delta::Insert { attributes: y, .. }) => x == y,
         _ => false,
@@ -231,16 +282,10 @@ pub(crate) fn compose(a: &[Delta], b: &[Delta], unit: Unit) -> Vec<Delta> {
     let (mut ra, mut rb) = (Reader::new(a, unit), Reader::new(b, unit));
     while !ra.done() || !rb.done() {
         if rb.peek_is_insert() {
-            if let Piece::Insert(s, attrs) = rb.take(usize::MAX) {
+            if let Piece::Insert(ins, attrs) = rb.take(usize::MAX) {
                 let attrs = attrs.iter().filter(|(_, v)| !v.is_null());
                 let attributes = attrs.map(|(k, v)| (k.clone(), v.clone())).collect();
-                push(
-                    &mut out,
-                    Delta::Insert {
-                        insert: s.to_owned(),
-                        attributes,
-                    },
-                );
+                push(&mut out, ins.to_delta(attributes));
             }
             continue;
         }
@@ -266,13 +311,9 @@ pub(crate) fn compose(a: &[Delta], b: &[Delta], unit: Unit) -> Vec<Delta> {
                     attributes: merge_attributes(x, y, true),
                 },
             ),
-            (Piece::Insert(s, x), Piece::Retain(_, y)) => push(
-                &mut out,
-                Delta::Insert {
-                    insert: s.to_owned(),
-                    attributes: merge_attributes(x, y, false),
-                },
-            ),
+            (Piece::Insert(ins, x), Piece::Retain(_, y)) => {
+                push(&mut out, ins.to_delta(merge_attributes(x, y, false)));
+            }
             (Piece::Retain(n, _), Piece::Delete(_)) => push(&mut out, Delta::Delete { delete: n }),
             // Inserted by `a`, deleted by `b`: nothing.
             (Piece::Insert(..), Piece::Delete(_)) => {}
@@ -285,10 +326,7 @@ pub(crate) fn compose(a: &[Delta], b: &[Delta], unit: Unit) -> Vec<Delta> {
 
 fn owned(p: Piece<'_>) -> Delta {
     match p {
-        Piece::Insert(s, a) => Delta::Insert {
-            insert: s.to_owned(),
-            attributes: a.clone(),
-        },
+        Piece::Insert(ins, a) => ins.to_delta(a.clone()),
         Piece::Retain(n, a) => Delta::Retain {
             retain: n,
             attributes: a.clone(),
@@ -308,7 +346,7 @@ pub(crate) fn apply_change(doc: &[Delta], change: &[Delta], unit: Unit) -> Resul
     let mut len = 0usize;
     for d in doc {
         match d {
-            Delta::Insert { insert, .. } => len += units(insert, unit),
+            Delta::Insert { .. } | Delta::Embed { .. } => len += op_len(d, unit),
             _ => {
                 return Err(Error::InvalidDelta {
                     what: "a text's delta holds only inserts",
@@ -334,8 +372,8 @@ pub(crate) fn apply_change(doc: &[Delta], change: &[Delta], unit: Unit) -> Resul
                     len -= n;
                 }
             }
-            Delta::Insert { insert, .. } => {
-                let n = units(insert, unit);
+            Delta::Insert { .. } | Delta::Embed { .. } => {
+                let n = op_len(d, unit);
                 pos += n;
                 len += n;
             }
@@ -391,38 +429,58 @@ pub(crate) fn attribute_changes(from: &[Delta], to: &[Delta], unit: Unit) -> Vec
     chop(out)
 }
 
+/// One position of a text delta: a char, or an embed (equal only to an
+/// equal embed).
+#[derive(PartialEq)]
+enum Atom<'a> {
+    Char(char),
+    Embed(&'a Value),
+}
+
+impl Atom<'_> {
+    fn units(&self, unit: Unit) -> usize {
+        match (self, unit) {
+            (Atom::Char(_), Unit::Char) => 1,
+            (Atom::Char(c), Unit::Utf8) => c.len_utf8(),
+            (Atom::Char(c), Unit::Utf16) => c.len_utf16(),
+            (Atom::Embed(_), _) => embed_units(unit),
+        }
+    }
+}
+
+/// The positions of a text delta (inserts and embeds; others skipped).
+fn atoms(d: &[Delta]) -> Vec<Atom<'_>> {
+    let mut out = Vec::new();
+    for op in d {
+        match op {
+            Delta::Insert { insert, .. } => out.extend(insert.chars().map(Atom::Char)),
+            Delta::Embed { insert, .. } => out.push(Atom::Embed(insert)),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// A change that turns `from` into `to`, two text deltas (inserts only),
 /// counted in `unit`: the common prefix and suffix of their text are
 /// retained (restyled where attributes differ), the rest is deleted and
 /// inserted. O(|from| + |to|).
 pub(crate) fn diff_texts(from: &[Delta], to: &[Delta], unit: Unit) -> Vec<Delta> {
-    let text = |d: &[Delta]| -> String {
-        d.iter()
-            .filter_map(|op| match op {
-                Delta::Insert { insert, .. } => Some(insert.as_str()),
-                _ => None,
-            })
-            .collect()
-    };
-    let (a, b) = (text(from), text(to));
-    let pre: usize = a
-        .chars()
-        .zip(b.chars())
-        .take_while(|(x, y)| x == y)
-        .map(|(x, _)| x.len_utf8())
-        .sum();
+    let (a, b) = (atoms(from), atoms(to));
+    let pre = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
     let room = a.len().min(b.len()) - pre;
-    let mut suf = 0usize;
-    for (x, y) in a.chars().rev().zip(b.chars().rev()) {
-        if x != y || suf + x.len_utf8() > room {
-            break;
-        }
-        suf += x.len_utf8();
-    }
+    let suf = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take(room)
+        .take_while(|(x, y)| x == y)
+        .count();
+    let length = |xs: &[Atom<'_>]| -> usize { xs.iter().map(|x| x.units(unit)).sum() };
     let mut out = Vec::new();
     let (mut ra, mut rb) = (Reader::new(from, unit), Reader::new(to, unit));
-    restyle(&mut out, &mut ra, &mut rb, units(&a[..pre], unit));
-    let gone = units(&a[pre..a.len() - suf], unit);
+    restyle(&mut out, &mut ra, &mut rb, length(&a[..pre]));
+    let gone = length(&a[pre..a.len() - suf]);
     let mut skip = gone;
     while skip > 0 && !ra.done() {
         let k = ra.peek_len().min(skip);
@@ -430,7 +488,7 @@ pub(crate) fn diff_texts(from: &[Delta], to: &[Delta], unit: Unit) -> Vec<Delta>
         skip -= k;
     }
     push(&mut out, Delta::Delete { delete: gone });
-    let mut add = units(&b[pre..b.len() - suf], unit);
+    let mut add = length(&b[pre..b.len() - suf]);
     while add > 0 && !rb.done() {
         let k = rb.peek_len().min(add);
         let piece = rb.take(k);
@@ -468,11 +526,11 @@ pub(crate) fn transform_with(
                 }
                 _ => None,
             };
-            if let Piece::Insert(s, _) = ra.take(usize::MAX) {
+            if let Piece::Insert(ins, _) = ra.take(usize::MAX) {
                 push(
                     &mut out,
                     Delta::Retain {
-                        retain: units(s, unit),
+                        retain: ins.units(unit),
                         attributes: inside.unwrap_or_default(),
                     },
                 );
@@ -523,9 +581,9 @@ pub(crate) fn transform_position(a: &[Delta], pos: usize, a_first: bool, unit: U
     let (mut old, mut new) = (0usize, 0usize);
     for d in a {
         match d {
-            Delta::Insert { insert, .. } => {
+            Delta::Insert { .. } | Delta::Embed { .. } => {
                 if old < pos || (old == pos && a_first) {
-                    new += units(insert, unit);
+                    new += op_len(d, unit);
                 } else {
                     break;
                 }

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::id::{IdSpan, OpId, Seq, TextIdx};
 use crate::oplog::{OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::style::ExpandType;
-use crate::text::{char_len, utf16_len, Item, TextTable};
+use crate::text::{char_len, utf16_len, Item, TextTable, EMBED_CHAR};
 
 use crate::event::Draft;
 use crate::map::MapTable;
@@ -86,6 +86,7 @@ pub(crate) fn apply(
     let mut applied = Vec::with_capacity(plan.changes.len());
     // What map ops changed, for the draft.
     let mut map_changes = Vec::new();
+    let first_new = log.next_seq();
     for change in plan.changes {
         // The change's ops get seqs from here (as the plan numbered them).
         let first_seq = log.next_seq();
@@ -175,6 +176,15 @@ pub(crate) fn apply(
                         map_changes.push((map, write.key.clone(), change));
                     }
                 }
+            }
+        }
+    }
+    // Embeds: each names an insert of one U+FFFC char this update added
+    // (others are ignored: an embed never changes).
+    for (id, value) in &update.embeds {
+        if let Some(seq) = log.id_to_seq(*id).filter(|&s| s >= first_new) {
+            if log.char_at(seq) == Some(EMBED_CHAR) {
+                log.add_embed(seq, value.clone());
             }
         }
     }

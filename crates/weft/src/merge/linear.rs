@@ -349,6 +349,7 @@ mod tests {
             content: content.into(),
             marks: Vec::new(),
             map_sets: Vec::new(),
+            embeds: Vec::new(),
             commits: Vec::new(),
         }
     }
@@ -484,6 +485,7 @@ mod tests {
                 content: "abcXYZ".into(),
                 marks: Vec::new(),
                 map_sets: Vec::new(),
+                embeds: Vec::new(),
                 commits: Vec::new(),
             };
             let mut at_once = (OpLog::default(), TextTable::default());

@@ -30,6 +30,8 @@ pub(crate) struct Update {
     pub commits: Vec<CommitInfo>,
     /// What its map ops write, in op order (kept apart as marks are).
     pub map_sets: Vec<MapWrite>,
+    /// Its embeds: inserts (of one U+FFFC char) holding a value, by id.
+    pub embeds: Vec<(OpId, Value)>,
 }
 
 /// What a map op of an [`Update`] writes.
@@ -140,6 +142,7 @@ impl Update {
             content: self.content.clone(),
             marks: self.marks.clone(),
             map_sets: self.map_sets.clone(),
+            embeds: self.embeds.clone(),
             commits: self.commits.clone(),
         }
     }
@@ -184,6 +187,7 @@ impl Update {
             content: String::new(),
             marks: Vec::new(),
             map_sets: Vec::new(),
+            embeds: Vec::new(),
             commits: crate::encoding::infos_for(log, pieces)
                 .into_iter()
                 .cloned()
@@ -204,7 +208,14 @@ impl Update {
             let first_run = update.runs.len();
             let mut failed = None;
             log.for_each_clipped_run(range, |run| {
+                if matches!(run.kind, OpKind::Insert { .. }) && !log.embeds().is_empty() {
+                    for (&seq, value) in log.embeds().range(run.seq..run.end()) {
+                        update.embeds.push((log.seq_to_id(seq), value.clone()));
+                    }
+                }
                 let text = match text_index.get(&run.text) {
+                    // A map op edits no text.
+                    _ if matches!(run.kind, OpKind::MapSet { .. }) => 0,
                     Some(&t) => t,
                     None => {
                         let name = texts.get(run.text).map_or("", TextState::name);

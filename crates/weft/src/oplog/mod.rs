@@ -104,6 +104,9 @@ pub(crate) struct OpLog {
     map_sets: im::Vector<MapSet>,
     /// The names of the maps the map ops write.
     map_names: MapNames,
+    /// The embeds: inserts of one U+FFFC char that hold a value, by the
+    /// insert's seq.
+    embeds: im::OrdMap<Seq, Value>,
     /// Version of the committed changes.
     version: VersionVector,
     /// Heads of the committed changes, as seqs, sorted.
@@ -233,6 +236,7 @@ impl OpLog {
             keys: KeyTable::default(),
             map_sets: im::Vector::new(),
             map_names: MapNames::default(),
+            embeds: im::OrdMap::new(),
             version: self.version.clone(),
             heads: self.heads.clone(),
             next_seq: self.next_seq,
@@ -264,6 +268,7 @@ impl OpLog {
         self.keys = side.keys;
         self.map_sets = side.map_sets;
         self.map_names = side.map_names;
+        self.embeds = side.embeds;
     }
 
     /// Makes room for `ops` more op runs and `bytes` more text.
@@ -327,6 +332,28 @@ impl OpLog {
             kind: OpKind::MapSet { set },
         });
         &self.map_sets[set.as_usize()]
+    }
+
+    /// Makes insert `seq` (of one U+FFFC char) an embed of `value`; the
+    /// first value given stays (an embed never changes).
+    pub fn add_embed(&mut self, seq: Seq, value: Value) {
+        self.embeds.entry(seq).or_insert(value);
+    }
+
+    /// The char inserted by op `seq`, if it is an insert with content.
+    pub fn char_at(&self, seq: Seq) -> Option<char> {
+        let run = self
+            .ops
+            .get(self.op_index(seq))
+            .filter(|r| r.seq <= seq && seq < r.end())?;
+        let text = run.content(&self.content)?;
+        text.chars().nth((seq - run.seq) as usize)
+    }
+
+    /// The embeds, by the seq of their insert.
+    #[inline]
+    pub fn embeds(&self) -> &im::OrdMap<Seq, Value> {
+        &self.embeds
     }
 
     /// Every map op, by arrival.

@@ -184,8 +184,9 @@ impl StyleConfig {
 
 /// One step of a Quill-style delta over a text, in chars.
 ///
-/// [`crate::Text::to_delta`] returns only [`Delta::Insert`]s: the text as
-/// runs of equal attributes. [`crate::Text::apply_delta`] reads all three
+/// [`crate::Text::to_delta`] returns only [`Delta::Insert`]s and
+/// [`Delta::Embed`]s: the text as runs of equal attributes, each embed on
+/// its own. [`crate::Text::apply_delta`] reads all three
 /// kinds. With the `serde` feature a delta serializes as Quill's JSON
 /// (`{"insert": "Hi", "attributes": {"bold": true}}`, `{"retain": 3}`,
 /// `{"delete": 2}`), omitting empty attributes.
@@ -195,6 +196,7 @@ impl StyleConfig {
     derive(serde::Serialize, serde::Deserialize),
     serde(untagged)
 )]
+#[non_exhaustive]
 pub enum Delta {
     /// Text with exactly these attributes (inherited styles not listed are
     /// removed from it).
@@ -224,6 +226,21 @@ pub enum Delta {
     Delete {
         /// Number of chars.
         delete: usize,
+    },
+    /// An embed (an image, a mention: see [`crate::Text::insert_embed`])
+    /// with these attributes. It takes one position: one char, one UTF-16
+    /// unit, and the 3 UTF-8 bytes of U+FFFC, the char
+    /// [`crate::Text::to_string`] shows it as. As JSON, Quill's embed:
+    /// `{"insert": {"image": "cat.png"}}`.
+    Embed {
+        /// What is embedded.
+        insert: Value,
+        /// Its styles; `Null` values are ignored.
+        #[cfg_attr(
+            feature = "serde",
+            serde(default, skip_serializing_if = "BTreeMap::is_empty")
+        )]
+        attributes: Attributes,
     },
 }
 
@@ -269,6 +286,14 @@ impl Delta {
     /// A delete of `n` chars.
     pub fn delete(n: usize) -> Delta {
         Delta::Delete { delete: n }
+    }
+
+    /// An embed of `value` with no attributes.
+    pub fn embed(value: impl Into<Value>) -> Delta {
+        Delta::Embed {
+            insert: value.into(),
+            attributes: Attributes::new(),
+        }
     }
 }
 

@@ -12,6 +12,7 @@ use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{Attributes, Delta, StyleConfig, Value};
 
 use super::item::{char_len, utf16_len, Item};
+use super::style::EMBED_CHAR;
 use super::view::check_range;
 use super::{Need, TextRef, TextSource, TextState};
 
@@ -221,10 +222,59 @@ impl<'a> Text<'a> {
     fn insert_slow(&mut self, pos: usize, s: &str) -> Result<()> {
         self.ensure_loaded(Need::Typing)?;
         if self.insert_loaded(pos, s)? && self.recording() {
-            self.record_insert(pos, s);
+            self.record_inserted(pos, s, None);
         }
         if self.state.has_resurrected() {
             self.unmark_resurrected(pos, char_len(s) as usize)?;
+        }
+        Ok(())
+    }
+
+    /// Inserts an embed of `value` (an image, a mention: any [`Value`]) at
+    /// char position `pos`: one position of the text, like a char, that
+    /// holds the value. [`Text::to_delta`] shows it as a
+    /// [`Delta::Embed`] (Quill's `{"insert": {"image": ...}}`),
+    /// [`Text::to_string`] as U+FFFC; it counts as one char, one UTF-16
+    /// unit and 3 UTF-8 bytes (U+FFFC's). Marks style it and cursors name
+    /// it as they do chars; deleting it is deleting that position.
+    ///
+    /// # Errors
+    ///
+    /// As [`Text::insert`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use weft::{Delta, Doc, Value};
+    ///
+    /// let mut doc = Doc::new();
+    /// let mut text = doc.text("t");
+    /// text.insert(0, "ab")?;
+    /// let image = Value::Map(BTreeMap::from([("image".into(), "cat.png".into())]));
+    /// text.insert_embed(1, image.clone())?;
+    /// assert_eq!(text.to_string(), "a\u{FFFC}b");
+    /// assert_eq!(text.len(), 3);
+    /// assert_eq!(
+    ///     text.to_delta(),
+    ///     vec![Delta::insert("a"), Delta::embed(image), Delta::insert("b")]
+    /// );
+    /// # Ok::<(), weft::Error>(())
+    /// ```
+    pub fn insert_embed(&mut self, pos: usize, value: impl Into<Value>) -> Result<()> {
+        self.ensure_loaded(Need::Everything)?;
+        let value = value.into();
+        let seq = self.log.next_seq();
+        let mut buf = [0u8; 4];
+        let s: &str = EMBED_CHAR.encode_utf8(&mut buf);
+        if self.insert_loaded(pos, s)? {
+            self.log.add_embed(seq, value.clone());
+            if self.recording() {
+                self.record_inserted(pos, s, Some(&value));
+            }
+        }
+        if self.state.has_resurrected() {
+            self.unmark_resurrected(pos, 1)?;
         }
         Ok(())
     }
@@ -407,7 +457,7 @@ impl<'a> Text<'a> {
     /// the insert: the new text's styles are known).
     #[cold]
     #[inline(never)]
-    fn record_insert(&mut self, pos: usize, s: &str) {
+    fn record_inserted(&mut self, pos: usize, s: &str, embed: Option<&Value>) {
         let attributes = if self.state.anchors.is_empty() {
             Attributes::new()
         } else {
@@ -418,9 +468,15 @@ impl<'a> Text<'a> {
         self.record(|unit| {
             vec![
                 Delta::retain(at[unit.index()].start),
-                Delta::Insert {
-                    insert: s.to_owned(),
-                    attributes: attributes.clone(),
+                match embed {
+                    Some(v) => Delta::Embed {
+                        insert: v.clone(),
+                        attributes: attributes.clone(),
+                    },
+                    None => Delta::Insert {
+                        insert: s.to_owned(),
+                        attributes: attributes.clone(),
+                    },
                 },
             ]
         });
@@ -452,10 +508,13 @@ impl<'a> Text<'a> {
             // The old value of `key` along the range, run by run.
             let mut inverse = vec![Delta::retain(range.start)];
             for run in this.view().slice_delta(range.clone()).unwrap_or_default() {
-                if let Delta::Insert { insert, attributes } = run {
-                    let old = attributes.get(key).cloned().unwrap_or(Value::Null);
-                    inverse.push(Delta::retain_with(char_len(&insert) as usize, [(key, old)]));
-                }
+                let (n, attributes) = match &run {
+                    Delta::Insert { insert, attributes } => (char_len(insert) as usize, attributes),
+                    Delta::Embed { attributes, .. } => (1, attributes),
+                    _ => continue,
+                };
+                let old = attributes.get(key).cloned().unwrap_or(Value::Null);
+                inverse.push(Delta::retain_with(n, [(key, old)]));
             }
             inverse
         });
@@ -877,9 +936,9 @@ impl Text<'_> {
             + delta
                 .iter()
                 .map(|d| match d {
-                    Delta::Insert { attributes, .. } | Delta::Retain { attributes, .. } => {
-                        attributes.len() as u64
-                    }
+                    Delta::Insert { attributes, .. }
+                    | Delta::Embed { attributes, .. }
+                    | Delta::Retain { attributes, .. } => attributes.len() as u64,
                     Delta::Delete { .. } => 0,
                 })
                 .sum::<u64>();
@@ -892,6 +951,10 @@ impl Text<'_> {
                 Delta::Insert { insert, .. } => {
                     ops += u64::from(char_len(insert)) + 4 * keys;
                     bytes += insert.len() as u64;
+                }
+                Delta::Embed { .. } => {
+                    ops += 1 + 4 * keys;
+                    bytes += EMBED_CHAR.len_utf8() as u64;
                 }
             }
             match d {
@@ -909,6 +972,10 @@ impl Text<'_> {
                     pos += n;
                     len += n;
                 }
+                Delta::Embed { .. } => {
+                    pos += 1;
+                    len += 1;
+                }
             }
         }
         self.log.check_room(self.peer, ops, bytes)?;
@@ -925,12 +992,22 @@ impl Text<'_> {
                     pos = range.end;
                 }
                 Delta::Delete { delete } => self.delete(pos, *delete)?,
-                Delta::Insert { insert, attributes } => {
-                    let n = char_len(insert) as usize;
-                    if n == 0 {
-                        continue;
-                    }
-                    self.insert(pos, insert)?;
+                Delta::Insert { .. } | Delta::Embed { .. } => {
+                    let (n, attributes) = match d {
+                        Delta::Insert { insert, attributes } => {
+                            let n = char_len(insert) as usize;
+                            if n == 0 {
+                                continue;
+                            }
+                            self.insert(pos, insert)?;
+                            (n, attributes)
+                        }
+                        Delta::Embed { insert, attributes } => {
+                            self.insert_embed(pos, insert.clone())?;
+                            (1, attributes)
+                        }
+                        _ => continue,
+                    };
                     let range = pos..pos + n;
                     let inherited = self.attributes_at(pos)?;
                     for key in inherited.keys() {

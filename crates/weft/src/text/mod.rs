@@ -52,6 +52,7 @@ pub(crate) use changes::render;
 pub(crate) use chunk::{Cache, TreeBuilder};
 pub use handle::Text;
 pub(crate) use item::{char_len, prefix_units, utf16_len, Item, ANCHOR_END, STICKS_LEFT};
+pub(crate) use style::EMBED_CHAR;
 pub(crate) use table::TextTable;
 pub use view::TextRef;
 

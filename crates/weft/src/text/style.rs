@@ -117,13 +117,49 @@ struct DeltaBuilder<'a> {
     attrs: Option<Attributes>,
     marks: &'a [Mark],
     keys: &'a KeyTable,
+    /// The document's embeds, by seq.
+    embeds: &'a Embeds,
 }
+
+/// The embeds of a document, by the seq of their insert.
+pub(crate) type Embeds = im::OrdMap<Seq, Value>;
+
+/// The char an embed is in the text: U+FFFC, the object replacement
+/// character.
+pub(crate) const EMBED_CHAR: char = '\u{FFFC}';
 
 impl DeltaBuilder<'_> {
     fn anchor(&mut self, item: &Item) {
         self.active
             .step(item.mark(), item.anchor & ANCHOR_END != 0, self.marks);
         self.attrs = None;
+    }
+
+    /// Chars `s`, the first of them inserted by op `seq`: text, but
+    /// each embed on its own.
+    fn chars(&mut self, s: &str, seq: Seq) {
+        if self.embeds.is_empty() || !s.contains(EMBED_CHAR) {
+            return self.text(s);
+        }
+        let mut from = 0;
+        for (k, (i, c)) in s.char_indices().enumerate() {
+            if c != EMBED_CHAR {
+                continue;
+            }
+            if let Some(value) = self.embeds.get(&(seq + k as u32)) {
+                self.text(&s[from..i]);
+                let attributes = self
+                    .attrs
+                    .get_or_insert_with(|| self.active.attributes(self.marks, self.keys))
+                    .clone();
+                self.out.push(Delta::Embed {
+                    insert: value.clone(),
+                    attributes,
+                });
+                from = i + c.len_utf8();
+            }
+        }
+        self.text(&s[from..]);
     }
 
     fn text(&mut self, s: &str) {
@@ -452,13 +488,20 @@ impl TextState {
     }
 
     /// The whole text as runs of equal styles.
-    pub fn to_delta(&self, content: &str, marks: &[Mark], keys: &KeyTable) -> Vec<Delta> {
+    pub fn to_delta(
+        &self,
+        content: &str,
+        marks: &[Mark],
+        keys: &KeyTable,
+        embeds: &Embeds,
+    ) -> Vec<Delta> {
         let mut b = DeltaBuilder {
             out: Vec::new(),
             active: ActiveMarks::default(),
             attrs: None,
             marks,
             keys,
+            embeds,
         };
         for chunk in self.tree.iter() {
             for item in &chunk.items {
@@ -466,7 +509,7 @@ impl TextState {
                     b.anchor(item);
                 } else if !item.deleted {
                     let s = item.byte_start as usize;
-                    b.text(&content[s..s + item.bytes as usize]);
+                    b.chars(&content[s..s + item.bytes as usize], item.seq);
                 }
             }
         }
@@ -525,8 +568,7 @@ impl TextState {
         &self,
         range: Range<u32>,
         content: &str,
-        marks: &[Mark],
-        keys: &KeyTable,
+        (marks, keys, embeds): (&[Mark], &KeyTable, &Embeds),
     ) -> Vec<Delta> {
         let mut b = DeltaBuilder {
             out: Vec::new(),
@@ -534,6 +576,7 @@ impl TextState {
             attrs: None,
             marks,
             keys,
+            embeds,
         };
         if range.is_empty() {
             return b.out;
@@ -545,7 +588,10 @@ impl TextState {
             }
             let s = item.byte_start as usize;
             let text = &content[s..s + item.bytes as usize];
-            b.text(&text[item.byte_offset(text, skip)..item.byte_offset(text, skip + take)]);
+            b.chars(
+                &text[item.byte_offset(text, skip)..item.byte_offset(text, skip + take)],
+                item.seq + skip,
+            );
         });
         b.out
     }

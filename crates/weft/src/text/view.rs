@@ -166,7 +166,7 @@ impl<'a> TextRef<'a> {
         }
         let run = self.slice_delta(pos..pos + 1)?;
         Ok(match run.into_iter().next() {
-            Some(Delta::Insert { attributes, .. }) => attributes,
+            Some(Delta::Insert { attributes, .. } | Delta::Embed { attributes, .. }) => attributes,
             _ => Attributes::new(),
         })
     }
@@ -183,8 +183,12 @@ impl<'a> TextRef<'a> {
                 vec![Delta::insert(text)]
             };
         }
-        self.state
-            .to_delta(self.log.content(), self.log.marks(), self.log.keys())
+        self.state.to_delta(
+            self.log.content(),
+            self.log.marks(),
+            self.log.keys(),
+            self.log.embeds(),
+        )
     }
 
     /// Chars `range` as Quill-style runs (see [`TextRef::to_delta`]).
@@ -207,8 +211,7 @@ impl<'a> TextRef<'a> {
         Ok(self.state.slice_delta(
             range.start as u32..range.end as u32,
             self.log.content(),
-            self.log.marks(),
-            self.log.keys(),
+            (self.log.marks(), self.log.keys(), self.log.embeds()),
         ))
     }
 
@@ -247,7 +250,7 @@ impl<'a> TextRef<'a> {
         let mut out = Vec::with_capacity(delta.len());
         for d in delta {
             match d {
-                Delta::Insert { .. } => out.push(d.clone()),
+                Delta::Insert { .. } | Delta::Embed { .. } => out.push(d.clone()),
                 Delta::Retain { retain: n, .. } | Delta::Delete { delete: n } => {
                     let end = at.saturating_add(*n);
                     check_range(&(at..end), len, unit)?;

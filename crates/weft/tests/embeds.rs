@@ -1,0 +1,302 @@
+//! Embeds: one position of a text holding a value, through edits, marks,
+//! deltas (Quill's JSON), events, undo, sync, snapshots and history.
+
+#![expect(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    reason = "tests fail loudly on a broken assumption"
+)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use common::{all, doc, sync, RefDoc, Rng};
+use weft::{Delta, Doc, ExportMode, Side, UndoManager, Unit, Value};
+
+fn image(name: &str) -> Value {
+    Value::Map(BTreeMap::from([("image".to_owned(), Value::from(name))]))
+}
+
+fn delta(d: &Doc) -> Vec<Delta> {
+    d.get_text("t").map(|t| t.to_delta()).unwrap_or_default()
+}
+
+#[test]
+fn an_embed_is_one_position_shown_as_u_fffc() {
+    let mut d = doc(1);
+    let mut t = d.text("t");
+    t.insert(0, "ab😀").unwrap();
+    t.insert_embed(1, image("a.png")).unwrap();
+    t.insert_embed(0, "@ann").unwrap();
+    assert_eq!(t.to_string(), "\u{FFFC}a\u{FFFC}b😀");
+    assert_eq!(t.len(), 5);
+    assert_eq!(t.len_utf16(), 6);
+    assert_eq!(t.len_utf8(), 3 + 1 + 3 + 1 + 4);
+    assert_eq!(
+        t.to_delta(),
+        vec![
+            Delta::embed("@ann"),
+            Delta::insert("a"),
+            Delta::embed(image("a.png")),
+            Delta::insert("b😀"),
+        ]
+    );
+    assert_eq!(
+        t.slice_delta(2..4).unwrap(),
+        vec![Delta::embed(image("a.png")), Delta::insert("b")]
+    );
+    // Marks style it, cursors name it.
+    t.mark(1..4, "bold", true).unwrap();
+    assert_eq!(
+        t.slice_delta(2..3).unwrap(),
+        vec![Delta::Embed {
+            insert: image("a.png"),
+            attributes: BTreeMap::from([("bold".to_owned(), Value::Bool(true))]),
+        }]
+    );
+    let c = t.cursor(2, Side::Before).unwrap();
+    t.insert(0, "xy").unwrap();
+    assert_eq!(d.cursor_pos(&c).unwrap(), 4);
+    // A typed U+FFFC is text.
+    let mut t = d.text("t");
+    t.insert(0, "\u{FFFC}").unwrap();
+    assert_eq!(t.to_delta()[0], Delta::insert("\u{FFFC}xy"));
+}
+
+#[test]
+fn embeds_sync_through_updates_snapshots_and_history() {
+    let mut a = doc(1);
+    a.text("t").insert(0, "hello").unwrap();
+    a.text("t").insert_embed(2, image("1")).unwrap();
+    let v1 = a.frontiers();
+    a.text("t").insert_embed(0, image("2")).unwrap();
+    a.text("t").delete(3, 1).unwrap(); // the first embed
+    a.commit();
+    let want = delta(&a);
+    assert_eq!(want, vec![Delta::embed(image("2")), Delta::insert("hello")]);
+
+    let mut b = doc(2);
+    b.text("t").insert(0, "B").unwrap();
+    b.import(&all(&mut a)).unwrap();
+    let mut b2 = doc(3);
+    sync(&mut b2, &b);
+    assert_eq!(delta(&b2), delta(&b));
+    assert!(delta(&b).contains(&Delta::embed(image("2"))));
+
+    let snap = a.export(ExportMode::Snapshot).unwrap();
+    assert_eq!(snap[4], 3, "format version 3");
+    let mut c = Doc::new();
+    c.import(&snap).unwrap();
+    assert_eq!(delta(&c), want);
+    assert_eq!(c.export(ExportMode::Snapshot).unwrap(), snap);
+
+    // Old versions show the embed that is deleted now.
+    let old = a.fork_at(&v1).unwrap();
+    assert_eq!(
+        delta(&old),
+        vec![
+            Delta::insert("he"),
+            Delta::embed(image("1")),
+            Delta::insert("llo")
+        ]
+    );
+    let mut at = Doc::new();
+    at.import(&a.export(ExportMode::SnapshotAt(&v1)).unwrap())
+        .unwrap();
+    assert_eq!(delta(&at), delta(&old));
+    let diff = a.diff(&v1, &a.frontiers()).unwrap();
+    let mut mirror = delta(&old);
+    diff[0].apply_to(&mut mirror, Unit::Char).unwrap();
+    assert_eq!(mirror, want);
+
+    for root in [v1.clone(), a.frontiers()] {
+        let mut s = Doc::new();
+        s.import(&a.export(ExportMode::ShallowSnapshot(&root)).unwrap())
+            .unwrap();
+        assert_eq!(delta(&s), want);
+        assert_eq!(
+            delta(&s.fork_at(&root).unwrap()),
+            delta(&a.fork_at(&root).unwrap())
+        );
+    }
+
+    a.checkout(&v1).unwrap();
+    assert_eq!(delta(&a), delta(&old));
+    a.checkout_to_latest().unwrap();
+    a.revert_to(&v1).unwrap();
+    assert_eq!(delta(&a), delta(&old));
+}
+
+#[test]
+fn events_and_undo_carry_embeds() {
+    let mut a = doc(1);
+    let mirror: Arc<Mutex<[Vec<Delta>; 3]>> = Arc::default();
+    let mut subs = Vec::new();
+    for (k, unit) in [Unit::Char, Unit::Utf16, Unit::Utf8]
+        .into_iter()
+        .enumerate()
+    {
+        let m = Arc::clone(&mirror);
+        subs.push(a.subscribe_in(unit, move |e| {
+            for d in &e.texts {
+                d.apply_to(&mut m.lock().unwrap()[k], unit).unwrap();
+            }
+        }));
+    }
+    let mut undo = UndoManager::new(&mut a);
+    a.text("t").insert(0, "xyz").unwrap();
+    a.commit();
+    undo.checkpoint();
+    a.text("t").insert_embed(1, image("e")).unwrap();
+    a.commit();
+    undo.checkpoint();
+    a.text("t").delete(0, 3).unwrap(); // x, the embed, y
+    a.commit();
+    let check = |a: &Doc| {
+        let m = mirror.lock().unwrap();
+        for (k, unit) in [Unit::Char, Unit::Utf16, Unit::Utf8]
+            .into_iter()
+            .enumerate()
+        {
+            assert_eq!(m[k], delta(a), "{unit:?}");
+        }
+    };
+    check(&a);
+    undo.undo(&mut a).unwrap().unwrap();
+    assert_eq!(
+        delta(&a),
+        vec![
+            Delta::insert("x"),
+            Delta::embed(image("e")),
+            Delta::insert("yz")
+        ]
+    );
+    check(&a);
+    undo.undo(&mut a).unwrap().unwrap();
+    assert_eq!(delta(&a), vec![Delta::insert("xyz")]);
+    undo.redo(&mut a).unwrap().unwrap();
+    assert!(delta(&a).contains(&Delta::embed(image("e"))));
+    check(&a);
+
+    // An import's event shows the embed too.
+    let mut b = doc(2);
+    b.text("t").insert_embed(0, "@b").unwrap();
+    a.import(&all(&mut b)).unwrap();
+    check(&a);
+}
+
+#[test]
+fn apply_delta_inserts_embeds_with_attributes() {
+    let mut d = doc(1);
+    let mut t = d.text("t");
+    t.insert(0, "ab").unwrap();
+    let change = vec![
+        Delta::retain(1),
+        Delta::Embed {
+            insert: image("x"),
+            attributes: BTreeMap::from([("link".to_owned(), Value::from("u"))]),
+        },
+    ];
+    t.apply_delta(&change).unwrap();
+    assert_eq!(
+        t.to_delta(),
+        vec![
+            Delta::insert("a"),
+            Delta::Embed {
+                insert: image("x"),
+                attributes: BTreeMap::from([("link".to_owned(), Value::from("u"))]),
+            },
+            Delta::insert("b")
+        ]
+    );
+}
+
+#[test]
+fn quill_json_with_embeds_round_trips() {
+    let json = r#"[{"insert":"Hi "},{"insert":{"image":"cat.png"},"attributes":{"width":"40"}},{"insert":{"mention":{"id":7}}},{"insert":"\n"}]"#;
+    let ops: Vec<Delta> = serde_json::from_str(json).unwrap();
+    assert!(matches!(ops[1], Delta::Embed { .. }));
+    let mut d = doc(1);
+    d.text("t").apply_delta(&ops).unwrap();
+    assert_eq!(d.text("t").to_string(), "Hi \u{FFFC}\u{FFFC}\n");
+    let back = serde_json::to_string(&d.text("t").to_delta()).unwrap();
+    assert_eq!(back, json);
+    // Bad input: an error, not a panic.
+    assert!(
+        serde_json::from_str::<Vec<Delta>>(r#"[{"insert":{"image":"x"},"attributes":3}]"#).is_err()
+    );
+    assert!(serde_json::from_str::<Vec<Delta>>(r#"[{"retain":-1}]"#).is_err());
+}
+
+/// Peers type and insert embeds at random, syncing now and then; each
+/// stays equal to the reference model (an embed is a U+FFFC char there)
+/// and, synced, all hold the same deltas, embeds included.
+#[test]
+fn random_embeds_converge_and_match_the_model() {
+    for seed in 0..30 {
+        let mut rng = Rng::new(seed ^ 0xe4be);
+        let mut docs: Vec<Doc> = (1..=3).map(doc).collect();
+        let mut models: Vec<RefDoc> = (1..=3).map(RefDoc::new).collect();
+        for _ in 0..150 {
+            let i = rng.below(3);
+            let len = models[i].len();
+            match rng.below(8) {
+                0..=2 => {
+                    let pos = rng.below(len + 1);
+                    let s = rng.text(3);
+                    docs[i].text("t").insert(pos, &s).unwrap();
+                    models[i].insert(pos, &s);
+                }
+                3 | 4 => {
+                    let pos = rng.below(len + 1);
+                    let v = Value::from(rng.below(1000) as i64);
+                    docs[i].text("t").insert_embed(pos, v).unwrap();
+                    models[i].insert(pos, "\u{FFFC}");
+                }
+                5 if len > 0 => {
+                    let pos = rng.below(len);
+                    let n = 1 + rng.below((len - pos).min(3));
+                    docs[i].text("t").delete(pos, n).unwrap();
+                    models[i].delete(pos, n);
+                }
+                _ => {
+                    let j = (i + 1 + rng.below(2)) % 3;
+                    let from = docs[i].clone();
+                    if rng.chance(30) {
+                        let bytes = from.export(ExportMode::Snapshot).unwrap();
+                        docs[j].import(&bytes).unwrap();
+                    } else {
+                        sync(&mut docs[j], &from);
+                    }
+                    let src = models[i].clone();
+                    models[j].merge_from(&src);
+                    assert_eq!(
+                        docs[j].text("t").to_string(),
+                        models[j].text(),
+                        "seed {seed}"
+                    );
+                }
+            }
+        }
+        for i in 0..3 {
+            for j in 0..3 {
+                if i != j {
+                    let from = docs[j].clone();
+                    sync(&mut docs[i], &from);
+                }
+            }
+        }
+        let d0 = delta(&docs[0]);
+        let embeds = d0
+            .iter()
+            .filter(|d| matches!(d, Delta::Embed { .. }))
+            .count();
+        let shown = docs[0].text("t").to_string().matches('\u{FFFC}').count();
+        assert_eq!(embeds, shown, "seed {seed}: every U+FFFC is an embed");
+        for d in &docs {
+            assert_eq!(delta(d), d0, "seed {seed}");
+        }
+    }
+}
