@@ -194,6 +194,15 @@ pub enum Action {
         /// 0: delete; else the value `value % 4`.
         value: u8,
     },
+    /// Peer `peer` inserts an embed of the value `value` at char `pos`.
+    Embed {
+        /// Which peer.
+        peer: u8,
+        /// Position (modulo length + 1).
+        pos: u16,
+        /// The embedded value.
+        value: u8,
+    },
 }
 
 /// The keys map writes use (few, so that writes race).
@@ -282,6 +291,11 @@ fn edit(doc: &mut Doc, action: &Action) {
         return;
     }
     let mut text = doc.text("t");
+    if let Action::Embed { pos, value, .. } = *action {
+        let pos = pos as usize % (text.len() + 1);
+        allowed(text.insert_embed(pos, i64::from(value)));
+        return;
+    }
     match *action {
         Action::Insert {
             pos, unit, text: t, ..
@@ -592,7 +606,8 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
             | Action::Delete { peer, .. }
             | Action::Mark { peer, .. }
             | Action::Unmark { peer, .. }
-            | Action::MapSet { peer, .. } => edit(&mut docs[peer as usize % n], action),
+            | Action::MapSet { peer, .. }
+            | Action::Embed { peer, .. } => edit(&mut docs[peer as usize % n], action),
             Action::Commit { peer } => {
                 docs[peer as usize % n].commit();
                 settled = Some(peer as usize % n);
@@ -823,6 +838,13 @@ pub fn run_text_vs_string(actions: &[Action]) {
                         "expected NotCharBoundary, got {r:?}"
                     ),
                 }
+            }
+            Action::Embed { pos, value, .. } => {
+                let pos = pos as usize % (text.len() + 1);
+                text.insert_embed(pos, i64::from(value))
+                    .expect("an embed at a char position");
+                let b = model_pos(&model, Unit::Char, pos).expect("a char position");
+                model.insert(b, '\u{FFFC}');
             }
             _ => continue,
         }
