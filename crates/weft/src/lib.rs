@@ -27,11 +27,18 @@
 //!   [`Delta`]s. How a mark grows when text is typed at its edges is its
 //!   key's [`ExpandType`] (see [`style`] and [`Doc::config_text_style`]).
 //!
+//! - **Maps and embeds**: [`Doc::map`] gives a [`Map`] (string keys to
+//!   [`Value`]s; concurrent writes of a key converge on the greatest
+//!   (Lamport, peer), deletes included) for what is not text;
+//!   [`Text::insert_embed`] puts an image or a mention at one position of
+//!   a text, a [`Delta::Embed`] (Quill's embed) in deltas.
+//!
 //! - **Change events**: [`Doc::subscribe`] hears, after each local commit
 //!   and each import that applied something, a [`DocEvent`] naming its
 //!   [`EventTrigger`], the origin given with the commit or import, and a
 //!   Quill change delta per changed text ([`TextDiff::apply_to`] keeps an
-//!   editor's copy equal to the document), in chars or UTF-16 units.
+//!   editor's copy equal to the document), in chars or UTF-16 units, and
+//!   the keys each map changed ([`MapDiff`]).
 //!   [`Doc::subscribe_local_update`] hands over each local commit's
 //!   update bytes, to broadcast.
 //! - **Stable cursors**: [`Text::cursor`] gives a [`Cursor`] that names a

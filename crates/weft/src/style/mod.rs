@@ -230,7 +230,7 @@ pub enum Delta {
     /// An embed (an image, a mention: see [`crate::Text::insert_embed`])
     /// with these attributes. It takes one position: one char, one UTF-16
     /// unit, and the 3 UTF-8 bytes of U+FFFC, the char
-    /// [`crate::Text::to_string`] shows it as. As JSON, Quill's embed:
+    /// `Text::to_string` shows it as. As JSON, Quill's embed:
     /// `{"insert": {"image": "cat.png"}}`.
     Embed {
         /// What is embedded.

@@ -234,7 +234,7 @@ impl<'a> Text<'a> {
     /// char position `pos`: one position of the text, like a char, that
     /// holds the value. [`Text::to_delta`] shows it as a
     /// [`Delta::Embed`] (Quill's `{"insert": {"image": ...}}`),
-    /// [`Text::to_string`] as U+FFFC; it counts as one char, one UTF-16
+    /// `to_string` as U+FFFC; it counts as one char, one UTF-16
     /// unit and 3 UTF-8 bytes (U+FFFC's). Marks style it and cursors name
     /// it as they do chars; deleting it is deleting that position.
     ///
