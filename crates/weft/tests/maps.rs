@@ -560,3 +560,28 @@ fn random_map_writes_converge_under_every_delivery() {
         random_deliveries(seed, 200);
     }
 }
+
+#[test]
+fn a_lazily_opened_document_reads_maps_that_arrive_later() {
+    let mut a = doc(1);
+    a.text("t").insert(0, "text only").unwrap();
+    let snap = a.export(ExportMode::Snapshot).unwrap();
+    let mut b = Doc::new();
+    b.import(&snap).unwrap();
+    assert!(b.is_lazy());
+    assert!(b.get_map("m").is_none());
+    assert!(b.is_lazy(), "reading no map loads nothing");
+    a.map("m").set("k", 1).unwrap();
+    b.import(
+        &a.export(ExportMode::Updates { from: &b.version() })
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(b.get_map("m").unwrap().get("k"), Some(&Value::I64(1)));
+    // And a lazy document written to through a handle.
+    let mut c = Doc::new();
+    c.import(&snap).unwrap();
+    c.map("m").set("x", true).unwrap();
+    assert_eq!(c.get_map("m").unwrap().len(), 1);
+    assert_eq!(c.text("t").to_string(), "text only");
+}

@@ -35,10 +35,11 @@ impl Doc {
     /// A read-only view of the map called `name`, or `None` if no op
     /// ever wrote it and [`Doc::map`] never named it.
     pub fn get_map(&self, name: &str) -> Option<MapRef<'_>> {
-        let doc = self.loaded().ok()?;
-        let i = doc.log.map_names().find(name)?;
-        let name = doc.log.map_names().name(i);
-        Some(MapRef::new(name, doc.maps.get(i)))
+        // A snapshot with maps loads at import, so a document that is
+        // still lazy has none: nothing to load here.
+        let i = self.log.map_names().find(name)?;
+        let name = self.log.map_names().name(i);
+        Some(MapRef::new(name, self.maps.get(i)))
     }
 
     /// Loads a snapshot just imported lazily into this (empty) document
