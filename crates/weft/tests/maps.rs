@@ -526,6 +526,36 @@ fn random_deliveries(seed: u64, steps: usize) {
         );
         assert_same(d, &docs[0]);
     }
+    // Shallow copies, trimmed at the latest version and at an older one,
+    // show the same maps and go on merging.
+    let old = old_versions[0][rng.below(old_versions[0].len())].clone();
+    for root in [docs[0].frontiers(), docs[0].vv_to_frontiers(&old).unwrap()] {
+        let bytes = docs[0].export(ExportMode::ShallowSnapshot(&root)).unwrap();
+        let mut s = Doc::new();
+        s.import(&bytes).unwrap();
+        assert_eq!(
+            map_contents(&s),
+            map_contents(&docs[0]),
+            "seed {seed}: shallow"
+        );
+        assert_eq!(
+            map_contents(&s.fork_at(&root).unwrap()),
+            map_contents(&docs[0].fork_at(&root).unwrap()),
+            "seed {seed}: shallow view"
+        );
+        s.set_peer_id(9).unwrap();
+        s.map("m").set("a", "shallow").unwrap();
+        let mut d = docs[1].fork();
+        d.import(
+            &s.export(ExportMode::Updates { from: &d.version() })
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            d.get_map("m").unwrap().get("a"),
+            Some(&Value::from("shallow"))
+        );
+    }
     let mirrored: Vec<(String, Vec<(String, Value)>)> = mirror
         .lock()
         .unwrap()
