@@ -156,6 +156,18 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
             d.export(ExportMode::ShallowSnapshot(&root))
                 .expect("exports do not fail")
         }),
+        ("seed-maps-embeds-history", all(&mut maps_embeds(false))),
+        (
+            "seed-maps-embeds-snapshot",
+            snapshot(&mut maps_embeds(false)),
+        ),
+        ("seed-maps-embeds-shallow", {
+            let mut d = maps_embeds(true);
+            let root = d.frontiers();
+            d.map("m").set("after", 2).expect("writable");
+            d.export(ExportMode::ShallowSnapshot(&root))
+                .expect("exports do not fail")
+        }),
         (
             "seed-marked-shallow",
             marked
@@ -163,6 +175,31 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
                 .expect("exports do not fail"),
         ),
     ]
+}
+
+/// A document with map writes (sets, a delete, a concurrent write) and
+/// embeds (one deleted), written by two peers; `more`: a second map.
+fn maps_embeds(more: bool) -> Doc {
+    let mut a = Doc::new();
+    a.set_peer_id(12).expect("valid id");
+    a.text("t").insert(0, "hi there").expect("in bounds");
+    a.text("t").insert_embed(2, "img").expect("in bounds");
+    a.text("t").insert_embed(0, 7).expect("in bounds");
+    a.map("m").set("title", "T").expect("writable");
+    a.map("m").set("n", 1).expect("writable");
+    let mut b = a.fork();
+    b.set_peer_id(13).expect("valid id");
+    b.map("m").set("n", 2).expect("writable");
+    a.map("m").delete("title").expect("writable");
+    a.text("t").delete(0, 1).expect("in bounds");
+    let bytes = b
+        .export(ExportMode::Updates { from: &a.version() })
+        .expect("exports do not fail");
+    a.import(&bytes).expect("a valid update");
+    if more {
+        a.map("other").set("x", true).expect("writable");
+    }
+    a
 }
 
 /// (Not with the test-only `small-nodes` feature: its smaller snapshot
