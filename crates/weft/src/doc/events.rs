@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::error::{Result, Unit};
-use crate::event::{DocEvent, Draft, EventTrigger, InverseCallback, Subscription};
+use crate::event::{DocEvent, Draft, EventTrigger, InverseCallback, Observers, Subscription};
 use crate::id::TextIdx;
 use crate::oplog::CommitInfo;
 use crate::version::VersionVector;
@@ -77,6 +77,22 @@ impl CommitOptions {
         let seconds = crate::presence::system_now_ms() / 1000;
         self.timestamp(i64::try_from(seconds).unwrap_or(i64::MAX))
     }
+}
+
+/// The open change's event draft (made if missing) while someone
+/// subscribes, for a handle's edits to record into; `None` otherwise.
+#[inline]
+pub(super) fn open_draft<'a>(
+    draft: &'a mut Option<Box<Draft>>,
+    observers: &Observers,
+) -> Option<&'a mut Draft> {
+    let units = observers.event_units();
+    if units.is_empty() {
+        return None;
+    }
+    Some(
+        &mut **draft.get_or_insert_with(|| Box::new(Draft::new(units, observers.wants_inverses()))),
+    )
 }
 
 impl Doc {

@@ -1,7 +1,6 @@
 //! The document's maps: [`Doc::map`], [`Doc::get_map`], [`Doc::map_names`].
 
 use crate::error::Result;
-use crate::event::Draft;
 use crate::map::{Map, MapRef};
 
 use super::Doc;
@@ -14,14 +13,7 @@ impl Doc {
     pub fn map(&mut self, name: &str) -> Map<'_> {
         let broken = self.load().err();
         let map = self.log.intern_map(name);
-        let units = self.observers.event_units();
-        let draft = if units.is_empty() {
-            None
-        } else {
-            Some(&mut **self.draft.get_or_insert_with(|| {
-                Box::new(Draft::new(units, self.observers.wants_inverses()))
-            }))
-        };
+        let draft = super::events::open_draft(&mut self.draft, &self.observers);
         Map::new(
             &mut self.log,
             self.maps.get_mut(map),

@@ -432,14 +432,7 @@ impl Doc {
             self.texts.find_or_create(name)
         };
         let lazy = self.lazy.as_deref_mut().map(|l| l as &mut dyn TextSource);
-        let units = self.observers.event_units();
-        let draft = if units.is_empty() {
-            None
-        } else {
-            Some(&mut **self.draft.get_or_insert_with(|| {
-                Box::new(Draft::new(units, self.observers.wants_inverses()))
-            }))
-        };
+        let draft = events::open_draft(&mut self.draft, &self.observers);
         Text::new(
             &mut self.log,
             self.texts.get_mut(index).expect("just found or created"),

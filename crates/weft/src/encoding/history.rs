@@ -40,7 +40,7 @@ use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{ExpandType, Value};
 
 use super::bytes::{peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader};
-use super::value::{read_string, read_value, write_value};
+use super::value::{read_map_value, read_string, read_value, write_map_value, write_value};
 
 /// Encoded bytes after which a history block ends (blocks end between
 /// runs: their size follows the runs written, never the ops a run names).
@@ -315,13 +315,7 @@ impl BlockWriter {
             let m = log.map_set(set);
             write_varint(&mut self.out, m.map_or(0, |m| u64::from(u32::from(m.map))));
             write_bytes(&mut self.out, m.map_or(&b""[..], |m| m.key.as_bytes()));
-            match m.and_then(|m| m.value.as_ref()) {
-                None => self.out.push(0),
-                Some(v) => {
-                    self.out.push(1);
-                    write_value(&mut self.out, v);
-                }
-            }
+            write_map_value(&mut self.out, m.and_then(|m| m.value.as_ref()));
             self.runs += 1;
             return;
         }
@@ -466,11 +460,7 @@ pub(crate) fn decode_block(
                 return Err(r.malformed("map index"));
             }
             let key = read_string(&mut r)?;
-            let value = match r.u8()? {
-                0 => None,
-                1 => Some(read_value(&mut r, 0)?),
-                _ => return Err(r.malformed("map value")),
-            };
+            let value = read_map_value(&mut r)?;
             f(seq, 1, text, ReadKind::MapSet { map, key, value })?;
             seq += 1;
             continue;

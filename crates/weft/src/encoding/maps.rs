@@ -27,7 +27,7 @@ use crate::style::Value;
 use weft_kv::MemKvStore;
 
 use super::bytes::{write_bytes, write_varint, Reader};
-use super::value::{read_string, read_value, write_value};
+use super::value::{read_map_value, read_string, read_value, write_map_value, write_value};
 
 /// The map names.
 const KEY_MAP_NAMES: &[u8] = b"n";
@@ -120,13 +120,7 @@ pub(super) fn write_root_sets(log: &OpLog, trimmed: Seq) -> Option<Vec<u8>> {
         at = s.seq;
         write_varint(&mut out, u64::from(u32::from(s.map)));
         write_bytes(&mut out, s.key.as_bytes());
-        match &s.value {
-            None => out.push(0),
-            Some(v) => {
-                out.push(1);
-                write_value(&mut out, v);
-            }
-        }
+        write_map_value(&mut out, s.value.as_ref());
     }
     Some(out)
 }
@@ -150,11 +144,7 @@ pub(super) fn read_root_sets(value: &[u8], trimmed: Seq, maps: usize) -> Result<
             return Err(r.malformed("map index"));
         }
         let key = read_string(&mut r)?;
-        let value = match r.u8()? {
-            0 => None,
-            1 => Some(read_value(&mut r, 0)?),
-            _ => return Err(r.malformed("map value")),
-        };
+        let value = read_map_value(&mut r)?;
         out.push(RootSet {
             seq,
             map: MapIdx::new(map),

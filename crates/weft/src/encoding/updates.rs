@@ -14,7 +14,7 @@ use crate::style::{ExpandType, Value};
 use crate::text::{char_len, TextTable};
 
 use super::bytes::{peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader};
-use super::value::{read_string, read_value, write_value};
+use super::value::{read_map_value, read_string, read_value, write_map_value, write_value};
 
 const KIND_INSERT: u8 = 0;
 const KIND_INSERT_CONTINUED: u8 = 1;
@@ -384,13 +384,7 @@ impl RunWriter<'_> {
         let map = self.t.map(m.map);
         write_varint(&mut self.ops, map);
         write_bytes(&mut self.ops, m.key.as_bytes());
-        match &m.value {
-            None => self.ops.push(0),
-            Some(v) => {
-                self.ops.push(1);
-                write_value(&mut self.ops, v);
-            }
-        }
+        write_map_value(&mut self.ops, m.value.as_ref());
         self.prev_insert = None;
     }
 
@@ -704,11 +698,7 @@ impl RunReader<'_> {
             .ok_or_else(|| os.malformed("map index"))?
             .clone();
         let key = read_string(os)?.into();
-        let value = match os.u8()? {
-            0 => None,
-            1 => Some(read_value(os, 0)?),
-            _ => return Err(os.malformed("map value")),
-        };
+        let value = read_map_value(os)?;
         self.map_sets.push(MapWrite { map, key, value });
         self.prev_insert = None;
         Ok(UpdateRun {

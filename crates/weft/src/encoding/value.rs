@@ -52,6 +52,26 @@ pub(crate) fn write_value(out: &mut Vec<u8>, value: &Value) {
 }
 
 /// Reads a value written by [`write_value`].
+/// Writes a map write's value: u8 0 for a delete, else 1 and the value.
+pub(crate) fn write_map_value(out: &mut Vec<u8>, value: Option<&Value>) {
+    match value {
+        None => out.push(0),
+        Some(v) => {
+            out.push(1);
+            write_value(out, v);
+        }
+    }
+}
+
+/// Reads what [`write_map_value`] wrote.
+pub(crate) fn read_map_value(r: &mut Reader<'_>) -> Result<Option<Value>> {
+    match r.u8()? {
+        0 => Ok(None),
+        1 => Ok(Some(read_value(r, 0)?)),
+        _ => Err(r.malformed("map value")),
+    }
+}
+
 pub(crate) fn read_value(r: &mut Reader<'_>, depth: u32) -> Result<Value> {
     if depth > MAX_DEPTH {
         return Err(r.malformed("value nesting"));
