@@ -339,3 +339,49 @@ fn utf16_events_count_surrogate_pairs_as_two() {
         vec![Delta::retain(3), Delta::delete(2)]
     );
 }
+
+/// Found by an outside attack: an import that deletes to the end of a
+/// text spanning several leaves (typed backwards) and marks it, with a
+/// UTF-8 subscriber: the deletes of two leaves of deleted chars came out
+/// of document order, and applying them cut a multi-byte char (a panic).
+#[test]
+fn regression_utf8_event_of_deletes_across_leaves_and_a_mark() {
+    let mut a = Doc::new();
+    a.set_peer_id(1).unwrap();
+    for i in 0..45 {
+        a.text("t").insert(0, ["a", "ß", "文"][i % 3]).unwrap();
+    }
+    a.text("t").mark(0..1, "bold", true).unwrap();
+    a.commit();
+    let before = a.frontiers();
+    let mut b = Doc::new();
+    b.set_peer_id(2).unwrap();
+    b.import(
+        &a.export(ExportMode::Updates { from: &b.version() })
+            .unwrap(),
+    )
+    .unwrap();
+    b.text("t").delete(2, 43).unwrap();
+    b.text("t").mark(0..1, "italic", true).unwrap();
+    b.commit();
+    let old = a.text("t").to_delta();
+    let mirror = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let m = std::sync::Arc::clone(&mirror);
+    let _sub = a.subscribe_in(Unit::Utf8, move |e| {
+        m.lock().unwrap().extend(e.texts.clone())
+    });
+    a.import(
+        &b.export(ExportMode::Updates { from: &a.version() })
+            .unwrap(),
+    )
+    .unwrap();
+    let mut text = old.clone();
+    for d in mirror.lock().unwrap().iter() {
+        d.apply_to(&mut text, Unit::Utf8).unwrap();
+    }
+    assert_eq!(text, a.text("t").to_delta());
+    let diff = a.diff_in(&before, &a.frontiers(), Unit::Utf8).unwrap();
+    let mut text = old;
+    diff[0].apply_to(&mut text, Unit::Utf8).unwrap();
+    assert_eq!(text, a.text("t").to_delta());
+}

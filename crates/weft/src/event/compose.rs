@@ -18,10 +18,18 @@ pub(crate) fn units(s: &str, unit: Unit) -> usize {
 
 /// The byte offset of `n` units into `s` (its end if `s` is shorter; a
 /// surrogate pair is never split: counts in one unit always fall on char
-/// boundaries of the text they count).
+/// boundaries of the text they count, and one inside a char, which only
+/// inconsistent deltas give, is moved to the char's end rather than
+/// panic).
 fn byte_offset(s: &str, n: usize, unit: Unit) -> usize {
     match unit {
-        Unit::Utf8 => n.min(s.len()),
+        Unit::Utf8 => {
+            let mut i = n.min(s.len());
+            while !s.is_char_boundary(i) {
+                i += 1;
+            }
+            i
+        }
         Unit::Char => s.char_indices().nth(n).map_or(s.len(), |(i, _)| i),
         Unit::Utf16 => {
             let mut seen = 0;

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use crate::error::Unit;
-use crate::event::{apply_change, attribute_changes, compose, Draft};
+use crate::event::{apply_change, attribute_changes, compose, normalize, Draft};
 use crate::id::{Seq, TextIdx};
 use crate::oplog::{OpKind, OpLog};
 use crate::style::Delta;
@@ -103,7 +103,10 @@ pub(super) fn record(watch: Watch, log: &OpLog, texts: &mut TextTable, draft: &m
         let view = TextRef::new(log, state, None);
         let now = w.old.as_ref().map(|_| view.to_delta());
         draft.add(w.text, |unit| {
-            let delta = render(&steps, unit);
+            let mut delta = render(&steps, unit);
+            // Deletes of neighbouring leaves may come out of document
+            // order; merged, their total is the same.
+            normalize(&mut delta);
             let (Some(old), Some(now)) = (&w.old, &now) else {
                 return delta;
             };
