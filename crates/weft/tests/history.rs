@@ -380,3 +380,20 @@ fn a_message_after_an_export_of_the_open_change_converges() {
     assert!(commit_infos(&a).contains_key(&(1, 7)));
     assert!(commit_infos(&a).contains_key(&(1, 8)));
 }
+
+/// Found by an outside attack: an empty or reversed span inside a change
+/// wrote a change of 0 ops, which every importer refused.
+#[test]
+fn regression_empty_and_reversed_spans_export_nothing() {
+    let mut a = Doc::new();
+    a.set_peer_id(1).unwrap();
+    a.text("t").insert(0, "ab").unwrap();
+    a.commit();
+    let reversed = std::ops::Range { start: 2, end: 1 };
+    for span in [IdSpan::new(1, 1..1), IdSpan::new(1, reversed)] {
+        let bytes = a.export(ExportMode::UpdatesInRange(&[span])).unwrap();
+        let mut b = Doc::new();
+        b.import(&bytes).unwrap();
+        assert_eq!(b.version(), VersionVector::new());
+    }
+}

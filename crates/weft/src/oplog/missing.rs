@@ -42,7 +42,8 @@ impl OpLog {
     /// its ops in any span, in seq order, overlaps merged.
     pub fn pieces_in_spans(&self, spans: &[IdSpan]) -> Vec<(usize, Range<Seq>)> {
         let mut out: Vec<(usize, Range<Seq>)> = Vec::new();
-        for span in spans {
+        // An empty or reversed span names no op.
+        for span in spans.iter().filter(|s| s.counters.start < s.counters.end) {
             let Some(list) = self.peers().find(span.peer).map(|p| self.changes_of(p)) else {
                 continue;
             };
