@@ -267,23 +267,21 @@ impl Doc {
     /// [`Doc::all_maps`] gave them) to now.
     fn draft_diff(&self, draft: &mut Draft, (before, maps_before): &Before) {
         let no_map = MapState::default();
+        let maps_before: std::collections::HashMap<&str, &MapState> =
+            maps_before.iter().map(|(n, m)| (n.as_str(), m)).collect();
         for (i, name) in self.log.map_names().iter().enumerate() {
             let map = MapIdx::new(i as u32);
-            let old = maps_before
-                .iter()
-                .find(|(n, _)| n == name)
-                .map_or(&no_map, |(_, m)| m);
+            let old = maps_before.get(name).copied().unwrap_or(&no_map);
             let new = self.maps.get(map).unwrap_or(&no_map);
             for (key, change) in old.changes_to(new) {
                 draft.add_map(map, &key, change);
             }
         }
         let empty = Vec::new();
+        let before: std::collections::HashMap<&str, &Vec<Delta>> =
+            before.iter().map(|(n, d)| (n.as_str(), d)).collect();
         for (i, state) in self.texts.iter().enumerate() {
-            let old = before
-                .iter()
-                .find(|(name, _)| name == state.name())
-                .map_or(&empty, |(_, d)| d);
+            let old = before.get(state.name()).copied().unwrap_or(&empty);
             let new = text_delta(self, state.name());
             if *old != new {
                 draft.add(TextIdx::new(i as u32), |unit: Unit| {

@@ -231,7 +231,9 @@ pub enum Delta {
     /// with these attributes. It takes one position: one char, one UTF-16
     /// unit, and the 3 UTF-8 bytes of U+FFFC, the char
     /// `Text::to_string` shows it as. As JSON, Quill's embed:
-    /// `{"insert": {"image": "cat.png"}}`.
+    /// `{"insert": {"image": "cat.png"}}`. Give embeds map values, as
+    /// Quill does: an embed of a string serializes as Quill's text JSON
+    /// (`{"insert": "@ann"}`) and reads back as text.
     Embed {
         /// What is embedded.
         insert: Value,
