@@ -142,6 +142,16 @@ pub enum Error {
         /// What does not fit.
         what: &'static str,
     },
+    /// No block marker at char position `pos` (see
+    /// [`crate::Text::update_block`]).
+    NotABlock {
+        /// The position.
+        pos: usize,
+    },
+    /// A style key that [`crate::Text::mark`] does not take: keys starting
+    /// with U+0001 are how block attributes are stored (set them with
+    /// [`crate::Text::update_block`]).
+    ReservedKey(String),
     /// A local edit while the document shows an old version (see
     /// [`crate::Doc::checkout`]): return with
     /// [`crate::Doc::checkout_to_latest`] first, or edit a
@@ -220,6 +230,8 @@ impl fmt::Display for Error {
             Error::InvalidVersion { what } => write!(f, "invalid version: {what}"),
             Error::UnknownText(name) => write!(f, "the document has no text named {name:?}"),
             Error::InvalidDelta { what } => write!(f, "invalid delta: {what}"),
+            Error::NotABlock { pos } => write!(f, "no block marker at position {pos}"),
+            Error::ReservedKey(key) => write!(f, "style key {key:?} is reserved for block attributes"),
             Error::Detached => write!(
                 f,
                 "the document shows an old version (checked out): it cannot be edited"

@@ -149,7 +149,7 @@ pub use id::{Counter, IdSpan, Lamport, OpId, PeerId};
 pub use map::{Map, MapRef};
 pub use presence::{EphemeralEventTrigger, EphemeralStore, EphemeralStoreEvent};
 pub use style::{Attributes, Delta, ExpandType, StyleConfig, Value};
-pub use text::{Text, TextRef};
+pub use text::{Block, Text, TextRef};
 pub use undo::UndoManager;
 pub use version::{Frontiers, VersionVector};
 /// The key-value table snapshots are stored in (its error type appears in

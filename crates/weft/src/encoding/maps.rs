@@ -27,7 +27,7 @@ use crate::style::Value;
 use weft_kv::MemKvStore;
 
 use super::bytes::{write_bytes, write_varint, Reader};
-use super::value::{read_map_value, read_string, read_value, write_map_value, write_value};
+use super::value::{read_map_value, read_object, read_string, write_map_value, write_object};
 
 /// The map names.
 const KEY_MAP_NAMES: &[u8] = b"n";
@@ -163,16 +163,16 @@ pub(super) fn read_root_sets(value: &[u8], trimmed: Seq, maps: usize) -> Result<
 
 /// The "o" value, or `None` without embeds.
 fn write_embeds(log: &OpLog) -> Option<Vec<u8>> {
-    if log.embeds().is_empty() {
+    if log.objects().is_empty() {
         return None;
     }
     let mut out = Vec::new();
-    write_varint(&mut out, log.embeds().len() as u64);
+    write_varint(&mut out, log.objects().len() as u64);
     let mut at = 0;
-    for (&seq, value) in log.embeds() {
+    for (&seq, object) in log.objects() {
         write_varint(&mut out, u64::from(seq - at));
         at = seq;
-        write_value(&mut out, value);
+        write_object(&mut out, object);
     }
     Some(out)
 }
@@ -190,7 +190,9 @@ pub(super) fn read_embeds(value: &[u8], limit: Seq, log: &mut OpLog) -> Result<(
             .filter(|&s| s < limit && (gap > 0 || i == 0))
             .ok_or_else(|| r.malformed("embed"))?;
         at = seq;
-        log.add_embed(seq, read_value(&mut r, 0)?);
+        // Its char is not known yet (texts load apart): rendering only
+        // looks objects up for U+FFFC chars.
+        log.set_object(seq, read_object(&mut r)?);
     }
     if !r.is_empty() {
         return Err(r.malformed("trailing embeds"));

@@ -272,7 +272,7 @@ pub(crate) fn encode_shallow(
     pending: &[&[u8]],
     trimmed: Seq,
 ) -> Vec<u8> {
-    let version = if log.map_names().len() > 0 || !log.embeds().is_empty() {
+    let version = if log.map_names().len() > 0 || !log.objects().is_empty() {
         3
     } else if log.has_commit_infos() {
         2

@@ -14,7 +14,10 @@ use crate::style::{ExpandType, Value};
 use crate::text::{char_len, TextTable};
 
 use super::bytes::{peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader};
-use super::value::{read_map_value, read_string, read_value, write_map_value, write_value};
+use super::value::{
+    read_map_value, read_object, read_string, read_value, write_map_value, write_object,
+    write_value,
+};
 
 const KIND_INSERT: u8 = 0;
 const KIND_INSERT_CONTINUED: u8 = 1;
@@ -348,13 +351,13 @@ impl RunWriter<'_> {
             );
         }
         self.prev_insert = Some((piece.end(), origin_right, piece.text));
-        if !log.embeds().is_empty() {
-            for (&seq, value) in log.embeds().range(piece.seq..piece.end()) {
+        if !log.objects().is_empty() {
+            for (&seq, object) in log.objects().range(piece.seq..piece.end()) {
                 let id = log.seq_to_id(seq);
                 let p = self.t.peer(id.peer);
                 write_varint(&mut self.embeds, p);
                 write_varint(&mut self.embeds, u64::from(id.counter));
-                write_value(&mut self.embeds, value);
+                write_object(&mut self.embeds, object);
                 self.embed_count += 1;
             }
         }
@@ -495,7 +498,7 @@ pub(crate) fn decode_body(body: &[u8], version: u8) -> Result<Update> {
             let p = s.varint()?;
             let peer = peer_at(&s, &peers, p)?;
             let counter = s.u32("embed counter")?;
-            embeds.push((OpId::new(peer, counter), read_value(&mut s, 0)?));
+            embeds.push((OpId::new(peer, counter), read_object(&mut s)?));
         }
         if !s.is_empty() {
             return Err(s.malformed("trailing embeds"));

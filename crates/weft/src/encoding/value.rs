@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use crate::error::Result;
 use crate::style::Value;
+use crate::text::Object;
 
 use super::bytes::{unzigzag, write_bytes, write_varint, zigzag, Reader};
 
@@ -73,10 +74,50 @@ pub(crate) fn read_map_value(r: &mut Reader<'_>) -> Result<Option<Value>> {
 }
 
 pub(crate) fn read_value(r: &mut Reader<'_>, depth: u32) -> Result<Value> {
+    let tag = r.u8()?;
+    read_tagged(r, tag, depth)
+}
+
+/// Tag of an object that is a block marker (followed by its attributes as
+/// a map's count and pairs); any value tag is an embed of that value.
+const BLOCK_TAG: u8 = 8;
+
+/// Appends object `object`: an embed as its value, a block marker as
+/// [`BLOCK_TAG`] and its attributes as a map's body.
+pub(crate) fn write_object(out: &mut Vec<u8>, object: &Object) {
+    match object {
+        Object::Embed(value) => write_value(out, value),
+        Object::Block(attributes) => {
+            out.push(BLOCK_TAG);
+            write_varint(out, attributes.len() as u64);
+            for (k, v) in attributes {
+                write_bytes(out, k.as_bytes());
+                write_value(out, v);
+            }
+        }
+    }
+}
+
+/// Reads what [`write_object`] wrote (a block's `Null` attributes are
+/// dropped).
+pub(crate) fn read_object(r: &mut Reader<'_>) -> Result<Object> {
+    let tag = r.u8()?;
+    if tag != BLOCK_TAG {
+        return Ok(Object::Embed(read_tagged(r, tag, 0)?));
+    }
+    let Value::Map(mut attributes) = read_tagged(r, 7, 0)? else {
+        return Err(r.malformed("block attributes"));
+    };
+    attributes.retain(|_, v| !v.is_null());
+    Ok(Object::Block(attributes))
+}
+
+/// Reads a value whose tag byte `tag` was read.
+fn read_tagged(r: &mut Reader<'_>, tag: u8, depth: u32) -> Result<Value> {
     if depth > MAX_DEPTH {
         return Err(r.malformed("value nesting"));
     }
-    Ok(match r.u8()? {
+    Ok(match tag {
         0 => Value::Null,
         1 => Value::Bool(false),
         2 => Value::Bool(true),

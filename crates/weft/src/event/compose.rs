@@ -52,18 +52,19 @@ pub(crate) fn embed_units(unit: Unit) -> usize {
     }
 }
 
-/// What an insert piece inserts: text, or one embed.
+/// What an insert piece inserts: text, one embed or one block marker.
 #[derive(Clone, Copy)]
 enum Ins<'a> {
     Text(&'a str),
     Embed(&'a Value),
+    Block,
 }
 
 impl Ins<'_> {
     fn units(self, unit: Unit) -> usize {
         match self {
             Ins::Text(s) => units(s, unit),
-            Ins::Embed(_) => embed_units(unit),
+            Ins::Embed(_) | Ins::Block => embed_units(unit),
         }
     }
 
@@ -77,6 +78,7 @@ impl Ins<'_> {
                 insert: v.clone(),
                 attributes,
             },
+            Ins::Block => Delta::Block { attributes },
         }
     }
 }
@@ -85,7 +87,7 @@ impl Ins<'_> {
 fn op_len(d: &Delta, unit: Unit) -> usize {
     match d {
         Delta::Insert { insert, .. } => units(insert, unit),
-        Delta::Embed { .. } => embed_units(unit),
+        Delta::Embed { .. } | Delta::Block { .. } => embed_units(unit),
         Delta::Retain { retain, .. } => *retain,
         Delta::Delete { delete } => *delete,
     }
@@ -148,7 +150,7 @@ impl<'a> Reader<'a> {
     fn peek_is_insert(&self) -> bool {
         matches!(
             self.ops.get(self.at),
-            Some(Delta::Insert { .. } | Delta::Embed { .. })
+            Some(Delta::Insert { .. } | Delta::Embed { .. } | Delta::Block { .. })
         )
     }
 
@@ -171,6 +173,7 @@ impl<'a> Reader<'a> {
                 Piece::Insert(Ins::Text(&insert[from..to]), attributes)
             }
             Delta::Embed { insert, attributes } => Piece::Insert(Ins::Embed(insert), attributes),
+            Delta::Block { attributes } => Piece::Insert(Ins::Block, attributes),
             Delta::Retain { attributes, .. } => Piece::Retain(n, attributes),
             Delta::Delete { .. } => Piece::Delete(n),
         };
@@ -213,7 +216,10 @@ fn push(out: &mut Vec<Delta>, op: Delta) {
                 attributes: b,
             },
         ) if *a == b => insert.push_str(&s),
-        (Some(Delta::Delete { .. }), op @ (Delta::Insert { .. } | Delta::Embed { .. })) => {
+        (
+            Some(Delta::Delete { .. }),
+            op @ (Delta::Insert { .. } | Delta::Embed { .. } | Delta::Block { .. }),
+        ) => {
             let del = out.pop();
             push(out, op);
             out.extend(del);
@@ -228,7 +234,7 @@ fn is_empty_op(op: &Delta) -> bool {
         Delta::Retain { retain, .. } => *retain == 0,
         Delta::Delete { delete } => *delete == 0,
         Delta::Insert { insert, .. } => insert.is_empty(),
-        Delta::Embed { .. } => false,
+        Delta::Embed { .. } | Delta::Block { .. } => false,
     }
 }
 
@@ -237,7 +243,7 @@ fn joins(a: &Delta, b: &Delta) -> bool {
     match (a, b) {
         (
             Delta::Delete { .. },
-            Delta::Delete { .. } | Delta::Insert { .. } | Delta::Embed { .. },
+            Delta::Delete { .. } | Delta::Insert { .. } | Delta::Embed { .. } | Delta::Block { .. },
         ) => true,
         (Delta::Retain { attributes: x, .. }, Delta::Retain { attributes: y, .. })
         | (Delta::Insert { attributes: x, .. }, Delta::Insert { attributes: y, .. }) => x == y,
@@ -354,7 +360,9 @@ pub(crate) fn apply_change(doc: &[Delta], change: &[Delta], unit: Unit) -> Resul
     let mut len = 0usize;
     for d in doc {
         match d {
-            Delta::Insert { .. } | Delta::Embed { .. } => len += op_len(d, unit),
+            Delta::Insert { .. } | Delta::Embed { .. } | Delta::Block { .. } => {
+                len += op_len(d, unit)
+            }
             _ => {
                 return Err(Error::InvalidDelta {
                     what: "a text's delta holds only inserts",
@@ -380,7 +388,7 @@ pub(crate) fn apply_change(doc: &[Delta], change: &[Delta], unit: Unit) -> Resul
                     len -= n;
                 }
             }
-            Delta::Insert { .. } | Delta::Embed { .. } => {
+            Delta::Insert { .. } | Delta::Embed { .. } | Delta::Block { .. } => {
                 let n = op_len(d, unit);
                 pos += n;
                 len += n;
@@ -437,12 +445,13 @@ pub(crate) fn attribute_changes(from: &[Delta], to: &[Delta], unit: Unit) -> Vec
     chop(out)
 }
 
-/// One position of a text delta: a char, or an embed (equal only to an
-/// equal embed).
+/// One position of a text delta: a char, an embed (equal only to an
+/// equal embed) or a block marker (its attributes are styles).
 #[derive(PartialEq)]
 enum Atom<'a> {
     Char(char),
     Embed(&'a Value),
+    Block,
 }
 
 impl Atom<'_> {
@@ -451,7 +460,7 @@ impl Atom<'_> {
             (Atom::Char(_), Unit::Char) => 1,
             (Atom::Char(c), Unit::Utf8) => c.len_utf8(),
             (Atom::Char(c), Unit::Utf16) => c.len_utf16(),
-            (Atom::Embed(_), _) => embed_units(unit),
+            (Atom::Embed(_) | Atom::Block, _) => embed_units(unit),
         }
     }
 }
@@ -463,6 +472,7 @@ fn atoms(d: &[Delta]) -> Vec<Atom<'_>> {
         match op {
             Delta::Insert { insert, .. } => out.extend(insert.chars().map(Atom::Char)),
             Delta::Embed { insert, .. } => out.push(Atom::Embed(insert)),
+            Delta::Block { .. } => out.push(Atom::Block),
             _ => {}
         }
     }
@@ -589,7 +599,7 @@ pub(crate) fn transform_position(a: &[Delta], pos: usize, a_first: bool, unit: U
     let (mut old, mut new) = (0usize, 0usize);
     for d in a {
         match d {
-            Delta::Insert { .. } | Delta::Embed { .. } => {
+            Delta::Insert { .. } | Delta::Embed { .. } | Delta::Block { .. } => {
                 if old < pos || (old == pos && a_first) {
                     new += op_len(d, unit);
                 } else {

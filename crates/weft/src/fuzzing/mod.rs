@@ -708,7 +708,7 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
             .iter()
             .map(|r| match r {
                 Delta::Insert { insert, .. } => insert.as_str(),
-                Delta::Embed { .. } => "\u{FFFC}",
+                Delta::Embed { .. } | Delta::Block { .. } => "\u{FFFC}",
                 _ => "",
             })
             .collect::<String>(),

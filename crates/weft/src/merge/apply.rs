@@ -7,13 +7,14 @@
 //! skipped, since a skipped op is one replica quietly holding other data
 //! than the rest.
 
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 use crate::error::{Error, Result};
-use crate::id::{IdSpan, OpId, Seq, TextIdx};
+use crate::id::{Counter, IdSpan, OpId, PeerId, Seq, TextIdx};
 use crate::oplog::{OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::style::ExpandType;
-use crate::text::{char_len, utf16_len, Item, TextTable, EMBED_CHAR};
+use crate::text::{char_len, utf16_len, Item, Object, TextTable, EMBED_CHAR};
 
 use crate::event::Draft;
 use crate::map::MapTable;
@@ -86,7 +87,13 @@ pub(crate) fn apply(
     let mut applied = Vec::with_capacity(plan.changes.len());
     // What map ops changed, for the draft.
     let mut map_changes = Vec::new();
-    let first_new = log.next_seq();
+    // The update's embeds and block markers, registered as their inserts
+    // arrive (integration orders a block marker after concurrent text).
+    let objects: BTreeMap<(PeerId, Counter), &Object> = update
+        .embeds
+        .iter()
+        .map(|(id, o)| ((id.peer, id.counter), o))
+        .collect();
     for change in plan.changes {
         // The change's ops get seqs from here (as the plan numbered them).
         let first_seq = log.next_seq();
@@ -119,6 +126,16 @@ pub(crate) fn apply(
                         None => None,
                     };
                     let id = OpId::new(change.peer, change.counter + (seq - first_seq));
+                    if let (false, Some(content)) = (objects.is_empty(), content) {
+                        let ids = (id.peer, id.counter)..(id.peer, id.counter.saturating_add(*len));
+                        for (&(_, counter), &object) in objects.range(ids) {
+                            // Only an insert of one U+FFFC char is an object.
+                            let k = (counter - id.counter) as usize;
+                            if content.chars().nth(k) == Some(EMBED_CHAR) {
+                                log.set_object(seq + (counter - id.counter), object.clone());
+                            }
+                        }
+                    }
                     let item = new_item(log, *seq, *len, (*left, *right), content, ascii);
                     insert(log, texts, &mut linear, id, *text, item)?;
                 }
@@ -176,15 +193,6 @@ pub(crate) fn apply(
                         map_changes.push((map, write.key.clone(), change));
                     }
                 }
-            }
-        }
-    }
-    // Embeds: each names an insert of one U+FFFC char this update added
-    // (others are ignored: an embed never changes).
-    for (id, value) in &update.embeds {
-        if let Some(seq) = log.id_to_seq(*id).filter(|&s| s >= first_new) {
-            if log.char_at(seq) == Some(EMBED_CHAR) {
-                log.add_embed(seq, value.clone());
             }
         }
     }

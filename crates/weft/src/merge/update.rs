@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::id::{Counter, OpId, PeerId, Seq, TextIdx, NO_SEQ};
 use crate::oplog::{CommitInfo, OpKind, OpLog, OpRun};
 use crate::style::{ExpandType, Value};
-use crate::text::{TextState, TextTable};
+use crate::text::{Object, TextState, TextTable};
 use crate::version::VersionVector;
 
 /// A decoded update, validated for structure but not yet against a
@@ -31,7 +31,7 @@ pub(crate) struct Update {
     /// What its map ops write, in op order (kept apart as marks are).
     pub map_sets: Vec<MapWrite>,
     /// Its embeds: inserts (of one U+FFFC char) holding a value, by id.
-    pub embeds: Vec<(OpId, Value)>,
+    pub embeds: Vec<(OpId, Object)>,
 }
 
 /// What a map op of an [`Update`] writes.
@@ -208,8 +208,8 @@ impl Update {
             let first_run = update.runs.len();
             let mut failed = None;
             log.for_each_clipped_run(range, |run| {
-                if matches!(run.kind, OpKind::Insert { .. }) && !log.embeds().is_empty() {
-                    for (&seq, value) in log.embeds().range(run.seq..run.end()) {
+                if matches!(run.kind, OpKind::Insert { .. }) && !log.objects().is_empty() {
+                    for (&seq, value) in log.objects().range(run.seq..run.end()) {
                         update.embeds.push((log.seq_to_id(seq), value.clone()));
                     }
                 }

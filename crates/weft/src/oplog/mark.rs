@@ -49,6 +49,13 @@ impl KeyTable {
         i
     }
 
+    /// Whether `key` sets a block attribute (see
+    /// [`crate::text::block_key`]).
+    #[inline]
+    pub fn is_block(&self, key: KeyIdx) -> bool {
+        self.name(key).starts_with(crate::text::BLOCK_KEY_PREFIX)
+    }
+
     /// Number of keys interned.
     pub fn len(&self) -> usize {
         self.names.len()

@@ -39,6 +39,7 @@ use crate::id::{
     NO_SEQ,
 };
 use crate::style::{ExpandType, Value};
+use crate::text::{Object, Objects};
 use crate::version::{Frontiers, VersionVector};
 
 /// Peer ids in order of first appearance, with a reverse index.
@@ -104,9 +105,9 @@ pub(crate) struct OpLog {
     map_sets: im::Vector<MapSet>,
     /// The names of the maps the map ops write.
     map_names: MapNames,
-    /// The embeds: inserts of one U+FFFC char that hold a value, by the
-    /// insert's seq.
-    embeds: im::OrdMap<Seq, Value>,
+    /// The objects: inserts of one U+FFFC char that are an embed or a
+    /// block marker, by the insert's seq.
+    objects: Objects,
     /// Version of the committed changes.
     version: VersionVector,
     /// Heads of the committed changes, as seqs, sorted.
@@ -236,7 +237,7 @@ impl OpLog {
             keys: KeyTable::default(),
             map_sets: im::Vector::new(),
             map_names: MapNames::default(),
-            embeds: im::OrdMap::new(),
+            objects: Objects::new(),
             version: self.version.clone(),
             heads: self.heads.clone(),
             next_seq: self.next_seq,
@@ -268,7 +269,7 @@ impl OpLog {
         self.keys = side.keys;
         self.map_sets = side.map_sets;
         self.map_names = side.map_names;
-        self.embeds = side.embeds;
+        self.objects = side.objects;
     }
 
     /// Makes room for `ops` more op runs and `bytes` more text.
@@ -334,26 +335,23 @@ impl OpLog {
         &self.map_sets[set.as_usize()]
     }
 
-    /// Makes insert `seq` (of one U+FFFC char) an embed of `value`; the
-    /// first value given stays (an embed never changes).
-    pub fn add_embed(&mut self, seq: Seq, value: Value) {
-        self.embeds.entry(seq).or_insert(value);
+    /// Makes insert `seq` (of one U+FFFC char: the caller checks) an
+    /// embed or a block marker; the first object given stays (an object
+    /// never changes).
+    pub fn set_object(&mut self, seq: Seq, object: Object) {
+        self.objects.entry(seq).or_insert(object);
     }
 
-    /// The char inserted by op `seq`, if it is an insert with content.
-    pub fn char_at(&self, seq: Seq) -> Option<char> {
-        let run = self
-            .ops
-            .get(self.op_index(seq))
-            .filter(|r| r.seq <= seq && seq < r.end())?;
-        let text = run.content(&self.content)?;
-        text.chars().nth((seq - run.seq) as usize)
-    }
-
-    /// The embeds, by the seq of their insert.
+    /// Whether insert `seq` is a block marker.
     #[inline]
-    pub fn embeds(&self) -> &im::OrdMap<Seq, Value> {
-        &self.embeds
+    pub fn is_block(&self, seq: Seq) -> bool {
+        !self.objects.is_empty() && matches!(self.objects.get(&seq), Some(Object::Block(_)))
+    }
+
+    /// The embeds and block markers, by the seq of their insert.
+    #[inline]
+    pub fn objects(&self) -> &Objects {
+        &self.objects
     }
 
     /// Every map op, by arrival.

@@ -281,7 +281,7 @@ impl OpLog {
                 .cloned()
                 .collect(),
             map_names: self.map_names.clone(),
-            embeds: self.embeds.clone().split(&end).0,
+            objects: self.objects.clone().split(&end).0,
             version: t.version.clone(),
             heads: t.heads.iter().copied().collect(),
             next_seq: end,

@@ -184,17 +184,22 @@ impl StyleConfig {
 
 /// One step of a Quill-style delta over a text, in chars.
 ///
-/// [`crate::Text::to_delta`] returns only [`Delta::Insert`]s and
-/// [`Delta::Embed`]s: the text as runs of equal attributes, each embed on
-/// its own. [`crate::Text::apply_delta`] reads all three
-/// kinds. With the `serde` feature a delta serializes as Quill's JSON
-/// (`{"insert": "Hi", "attributes": {"bold": true}}`, `{"retain": 3}`,
-/// `{"delete": 2}`), omitting empty attributes.
+/// [`crate::Text::to_delta`] returns only [`Delta::Insert`]s,
+/// [`Delta::Embed`]s and [`Delta::Block`]s: the text as runs of equal
+/// attributes, each embed and block marker on its own.
+/// [`crate::Text::apply_delta`] reads every kind. With the `serde` feature
+/// a delta serializes as Quill's JSON (`{"insert": "Hi", "attributes":
+/// {"bold": true}}`, `{"retain": 3}`, `{"delete": 2}`, `{"insert":
+/// {"image": "cat.png"}}`), omitting empty attributes; a block marker is
+/// Quill's line end, `{"insert": "\n", "attributes": {"header": 1}}`,
+/// always with `attributes` (so `{"insert": "\n", "attributes": {}}` is
+/// a marker without attributes, and a lone `"\n"` with attributes reads
+/// as a block marker, as Quill means it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(
     feature = "serde",
     derive(serde::Serialize, serde::Deserialize),
-    serde(untagged)
+    serde(from = "repr::DeltaRepr", into = "repr::DeltaRepr")
 )]
 #[non_exhaustive]
 pub enum Delta {
@@ -204,10 +209,6 @@ pub enum Delta {
         /// The text.
         insert: String,
         /// Its styles; `Null` values are ignored.
-        #[cfg_attr(
-            feature = "serde",
-            serde(default, skip_serializing_if = "BTreeMap::is_empty")
-        )]
         attributes: Attributes,
     },
     /// Skips `retain` chars, setting the given attributes on them (`Null`
@@ -216,10 +217,6 @@ pub enum Delta {
         /// Number of chars.
         retain: usize,
         /// Styles to set (`Null`: remove).
-        #[cfg_attr(
-            feature = "serde",
-            serde(default, skip_serializing_if = "BTreeMap::is_empty")
-        )]
         attributes: Attributes,
     },
     /// Deletes `delete` chars.
@@ -238,10 +235,16 @@ pub enum Delta {
         /// What is embedded.
         insert: Value,
         /// Its styles; `Null` values are ignored.
-        #[cfg_attr(
-            feature = "serde",
-            serde(default, skip_serializing_if = "BTreeMap::is_empty")
-        )]
+        attributes: Attributes,
+    },
+    /// A block marker (see [`crate::Text::split_block`]): the end of a
+    /// block (a paragraph, a heading, a list item), carrying the block's
+    /// attributes, as Quill's `"\n"` carries its line's format. It takes
+    /// one position, like an embed (one char, one UTF-16 unit, 3 UTF-8
+    /// bytes: `Text::to_string` shows it as U+FFFC). In a change delta a
+    /// retain with attributes over a marker changes its block attributes.
+    Block {
+        /// The block's attributes (`Null` values are ignored).
         attributes: Attributes,
     },
 }
@@ -295,6 +298,106 @@ impl Delta {
         Delta::Embed {
             insert: value.into(),
             attributes: Attributes::new(),
+        }
+    }
+
+    /// A block marker with `attributes`.
+    pub fn block<K: Into<String>, V: Into<Value>>(
+        attributes: impl IntoIterator<Item = (K, V)>,
+    ) -> Delta {
+        Delta::Block {
+            attributes: attrs(attributes),
+        }
+    }
+}
+
+/// The JSON form of a delta: Quill's, through a plain untagged enum.
+#[cfg(feature = "serde")]
+mod repr {
+    use super::{Attributes, Delta, Value};
+
+    fn is_empty(a: &Option<Attributes>) -> bool {
+        a.as_ref().is_none_or(Attributes::is_empty)
+    }
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[serde(untagged)]
+    pub(super) enum DeltaRepr {
+        Text {
+            insert: String,
+            #[serde(default, skip_serializing_if = "is_empty")]
+            attributes: Option<Attributes>,
+        },
+        Retain {
+            retain: usize,
+            #[serde(default, skip_serializing_if = "is_empty")]
+            attributes: Option<Attributes>,
+        },
+        Delete {
+            delete: usize,
+        },
+        Embed {
+            insert: Value,
+            #[serde(default, skip_serializing_if = "is_empty")]
+            attributes: Option<Attributes>,
+        },
+        /// A block marker: `attributes` is written even when empty.
+        Line {
+            insert: String,
+            attributes: Attributes,
+        },
+    }
+
+    impl From<DeltaRepr> for Delta {
+        fn from(r: DeltaRepr) -> Delta {
+            match r {
+                DeltaRepr::Text {
+                    insert,
+                    attributes: Some(attributes),
+                } if insert == "\n" => Delta::Block { attributes },
+                DeltaRepr::Text { insert, attributes } => Delta::Insert {
+                    insert,
+                    attributes: attributes.unwrap_or_default(),
+                },
+                DeltaRepr::Line { insert, attributes } if insert == "\n" => {
+                    Delta::Block { attributes }
+                }
+                DeltaRepr::Line { insert, attributes } => Delta::Insert { insert, attributes },
+                DeltaRepr::Retain { retain, attributes } => Delta::Retain {
+                    retain,
+                    attributes: attributes.unwrap_or_default(),
+                },
+                DeltaRepr::Delete { delete } => Delta::Delete { delete },
+                DeltaRepr::Embed { insert, attributes } => Delta::Embed {
+                    insert,
+                    attributes: attributes.unwrap_or_default(),
+                },
+            }
+        }
+    }
+
+    impl From<Delta> for DeltaRepr {
+        fn from(d: Delta) -> DeltaRepr {
+            let some = |a: Attributes| (!a.is_empty()).then_some(a);
+            match d {
+                Delta::Insert { insert, attributes } => DeltaRepr::Text {
+                    insert,
+                    attributes: some(attributes),
+                },
+                Delta::Retain { retain, attributes } => DeltaRepr::Retain {
+                    retain,
+                    attributes: some(attributes),
+                },
+                Delta::Delete { delete } => DeltaRepr::Delete { delete },
+                Delta::Embed { insert, attributes } => DeltaRepr::Embed {
+                    insert,
+                    attributes: some(attributes),
+                },
+                Delta::Block { attributes } => DeltaRepr::Line {
+                    insert: "\n".to_owned(),
+                    attributes,
+                },
+            }
         }
     }
 }

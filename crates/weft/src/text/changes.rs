@@ -129,7 +129,7 @@ impl TextState {
         }
         keyed.sort_unstable_by_key(|&(chars, visible, anchors, _)| (chars, visible, anchors));
 
-        let rich = !self.anchors.is_empty() || !log.embeds().is_empty();
+        let rich = !self.anchors.is_empty() || !log.objects().is_empty();
         let mut steps = Vec::new();
         let mut now = Cache::default();
         let retain = |steps: &mut Vec<Step>, c: Cache| {
@@ -181,7 +181,7 @@ impl TextState {
                         self.slice_delta(
                             from as u32..from as u32 + new,
                             content,
-                            (log.marks(), log.keys(), log.embeds()),
+                            (log.marks(), log.keys(), log.objects()),
                         )
                     } else {
                         let (b0, _) = prefix_units(text.as_bytes(), old);

@@ -9,12 +9,14 @@ use crate::error::{Error, Result, Unit};
 use crate::event::Draft;
 use crate::id::{PeerId, Seq, TextIdx};
 use crate::oplog::{OpKind, OpLog, OpRun};
-use crate::style::{Attributes, Delta, StyleConfig, Value};
+use crate::style::{Attributes, Delta, ExpandType, StyleConfig, Value};
 
 use super::item::{char_len, utf16_len, Item};
-use super::style::EMBED_CHAR;
+use super::object::{Object, BLOCK_KEY_PREFIX, EMBED_CHAR};
 use super::view::check_range;
 use super::{Need, TextRef, TextSource, TextState};
+
+mod blocks;
 
 /// A named text of a [`crate::Doc`], borrowed for reading and editing.
 ///
@@ -262,15 +264,21 @@ impl<'a> Text<'a> {
     /// # Ok::<(), weft::Error>(())
     /// ```
     pub fn insert_embed(&mut self, pos: usize, value: impl Into<Value>) -> Result<()> {
+        self.insert_object(pos, Object::Embed(value.into()))
+    }
+
+    /// Inserts `object` (an embed or a block marker) at char `pos`.
+    fn insert_object(&mut self, pos: usize, object: Object) -> Result<()> {
         self.ensure_loaded(Need::Everything)?;
-        let value = value.into();
         let seq = self.log.next_seq();
         let mut buf = [0u8; 4];
         let s: &str = EMBED_CHAR.encode_utf8(&mut buf);
         if self.insert_loaded(pos, s)? {
-            self.log.add_embed(seq, value.clone());
-            if self.recording() {
-                self.record_inserted(pos, s, Some(&value));
+            let recording = self.recording();
+            let kept = recording.then(|| object.clone());
+            self.log.set_object(seq, object);
+            if let Some(object) = kept {
+                self.record_inserted(pos, s, Some(&object));
             }
         }
         if self.state.has_resurrected() {
@@ -457,7 +465,7 @@ impl<'a> Text<'a> {
     /// the insert: the new text's styles are known).
     #[cold]
     #[inline(never)]
-    fn record_inserted(&mut self, pos: usize, s: &str, embed: Option<&Value>) {
+    fn record_inserted(&mut self, pos: usize, s: &str, object: Option<&Object>) {
         let attributes = if self.state.anchors.is_empty() {
             Attributes::new()
         } else {
@@ -468,10 +476,14 @@ impl<'a> Text<'a> {
         self.record(|unit| {
             vec![
                 Delta::retain(at[unit.index()].start),
-                match embed {
-                    Some(v) => Delta::Embed {
+                match object {
+                    Some(Object::Embed(v)) => Delta::Embed {
                         insert: v.clone(),
                         attributes: attributes.clone(),
+                    },
+                    // A new marker has no block marks yet.
+                    Some(Object::Block(base)) => Delta::Block {
+                        attributes: base.clone(),
                     },
                     None => Delta::Insert {
                         insert: s.to_owned(),
@@ -510,7 +522,9 @@ impl<'a> Text<'a> {
             for run in this.view().slice_delta(range.clone()).unwrap_or_default() {
                 let (n, attributes) = match &run {
                     Delta::Insert { insert, attributes } => (char_len(insert) as usize, attributes),
-                    Delta::Embed { attributes, .. } => (1, attributes),
+                    Delta::Embed { attributes, .. } | Delta::Block { attributes } => {
+                        (1, attributes)
+                    }
                     _ => continue,
                 };
                 let old = attributes.get(key).cloned().unwrap_or(Value::Null);
@@ -770,6 +784,9 @@ impl Text<'_> {
             });
         }
         check_range(&range, len, Unit::Char)?;
+        if key.starts_with(BLOCK_KEY_PREFIX) {
+            return Err(Error::ReservedKey(key.to_owned()));
+        }
         // Redundant: every char already has exactly this (or, for an
         // unmark, none has the key).
         if self.state.has_everywhere(
@@ -783,9 +800,21 @@ impl Text<'_> {
             return Ok(());
         }
         let expand = self.config.get(key);
+        self.mark_op(range, (key, key), value, expand)
+    }
+
+    /// Marks chars `range` (checked) with `key` = `value` under `expand`;
+    /// events show the key as `shown`.
+    fn mark_op(
+        &mut self,
+        range: Range<usize>,
+        (key, shown): (&str, &str),
+        value: Value,
+        expand: ExpandType,
+    ) -> Result<()> {
         let seq = self.log.reserve_local(self.peer, 2)?;
         if self.recording() {
-            self.record_mark(range.clone(), key, &value);
+            self.record_mark(range.clone(), shown, &value);
         }
         let mark = self.log.start_mark(key, value, expand, seq);
         self.log.end_mark(mark, seq + 1);
@@ -890,141 +919,6 @@ impl Text<'_> {
     /// As [`TextRef::slice_delta_in`].
     pub fn slice_delta_utf16(&self, range: Range<usize>) -> Result<Vec<Delta>> {
         self.view().slice_delta_in(range, Unit::Utf16)
-    }
-
-    /// Applies a Quill-style delta (positions in chars): retains move on
-    /// (setting the attributes they carry, `Null` removing a key), inserts
-    /// add text with exactly their attributes (styles it would inherit and
-    /// does not list are removed from it), deletes remove chars.
-    ///
-    /// Atomic: the delta is checked against the text's length, and the
-    /// history for room for every op it may make (counting, for each
-    /// insert, an unmark of every style key), before anything changes;
-    /// on error nothing has.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::RangeOutOfBounds`] if a retain or delete goes past the end
-    /// of the text as the delta's earlier steps leave it; as
-    /// [`Text::insert`] when the document runs out of ids.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use weft::{Delta, Doc};
-    ///
-    /// let mut doc = Doc::new();
-    /// let mut text = doc.text("body");
-    /// text.apply_delta(&[Delta::insert_with("Hi", [("bold", true)]), Delta::insert(" you")])?;
-    /// text.apply_delta(&[Delta::retain(3), Delta::retain_with(3, [("italic", true)])])?;
-    /// assert_eq!(
-    ///     text.to_delta(),
-    ///     vec![
-    ///         Delta::insert_with("Hi", [("bold", true)]),
-    ///         Delta::insert(" "),
-    ///         Delta::insert_with("you", [("italic", true)]),
-    ///     ]
-    /// );
-    /// # Ok::<(), weft::Error>(())
-    /// ```
-    pub fn apply_delta(&mut self, delta: &[Delta]) -> Result<()> {
-        // Check that it fits before changing anything: positions, and room
-        // for every op it can make (a bound: inserts may unmark inherited
-        // keys, at most one mark per key).
-        self.ensure_loaded(Need::Everything)?;
-        let keys = self.log.keys().len() as u64
-            + delta
-                .iter()
-                .map(|d| match d {
-                    Delta::Insert { attributes, .. }
-                    | Delta::Embed { attributes, .. }
-                    | Delta::Retain { attributes, .. } => attributes.len() as u64,
-                    Delta::Delete { .. } => 0,
-                })
-                .sum::<u64>();
-        let (mut ops, mut bytes) = (0u64, 0u64);
-        let (mut pos, mut len) = (0usize, self.len());
-        for d in delta {
-            match d {
-                Delta::Retain { attributes, .. } => ops += 2 * attributes.len() as u64,
-                Delta::Delete { delete } => ops += *delete as u64,
-                Delta::Insert { insert, .. } => {
-                    ops += u64::from(char_len(insert)) + 4 * keys;
-                    bytes += insert.len() as u64;
-                }
-                Delta::Embed { .. } => {
-                    ops += 1 + 4 * keys;
-                    bytes += EMBED_CHAR.len_utf8() as u64;
-                }
-            }
-            match d {
-                Delta::Retain { retain: n, .. } | Delta::Delete { delete: n } => {
-                    let end = pos.saturating_add(*n);
-                    check_range(&(pos..end), len, Unit::Char)?;
-                    if matches!(d, Delta::Retain { .. }) {
-                        pos = end;
-                    } else {
-                        len -= n;
-                    }
-                }
-                Delta::Insert { insert, .. } => {
-                    let n = char_len(insert) as usize;
-                    pos += n;
-                    len += n;
-                }
-                Delta::Embed { .. } => {
-                    pos += 1;
-                    len += 1;
-                }
-            }
-        }
-        self.log.check_room(self.peer, ops, bytes)?;
-        let mut pos = 0usize;
-        for d in delta {
-            match d {
-                Delta::Retain { retain, attributes } => {
-                    let range = pos..pos + retain;
-                    if !range.is_empty() {
-                        for (key, value) in attributes {
-                            self.mark_value(range.clone(), key, value.clone())?;
-                        }
-                    }
-                    pos = range.end;
-                }
-                Delta::Delete { delete } => self.delete(pos, *delete)?,
-                Delta::Insert { .. } | Delta::Embed { .. } => {
-                    let (n, attributes) = match d {
-                        Delta::Insert { insert, attributes } => {
-                            let n = char_len(insert) as usize;
-                            if n == 0 {
-                                continue;
-                            }
-                            self.insert(pos, insert)?;
-                            (n, attributes)
-                        }
-                        Delta::Embed { insert, attributes } => {
-                            self.insert_embed(pos, insert.clone())?;
-                            (1, attributes)
-                        }
-                        _ => continue,
-                    };
-                    let range = pos..pos + n;
-                    let inherited = self.attributes_at(pos)?;
-                    for key in inherited.keys() {
-                        if attributes.get(key).is_none_or(Value::is_null) {
-                            self.mark_value(range.clone(), key, Value::Null)?;
-                        }
-                    }
-                    for (key, value) in attributes {
-                        if !value.is_null() && inherited.get(key) != Some(value) {
-                            self.mark_value(range.clone(), key, value.clone())?;
-                        }
-                    }
-                    pos = range.end;
-                }
-            }
-        }
-        Ok(())
     }
 }
 

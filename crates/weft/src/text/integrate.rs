@@ -7,8 +7,8 @@
 //!
 //! - if `O`'s left origin is before `L`, stop: `O` belongs to an outer run;
 //! - if it is after `L`, `O` is nested inside a sibling: keep going;
-//! - if it is `L` (a sibling): when both share `R`, the lower `(peer,
-//!   counter)` goes first; otherwise the run whose right origin is further
+//! - if it is `L` (a sibling): when both share `R`, chars go before block
+//!   markers, then the lower `(peer, counter)` goes first; otherwise the run whose right origin is further
 //!   left comes later ("scanning" until that is resolved).
 //!
 //! Style anchors take no part: they are glued to chars (see
@@ -207,8 +207,12 @@ impl TextState {
                 Ordering::Greater => {}
                 Ordering::Equal => {
                     if other.origin_right == item.origin_right {
+                        // Chars before block markers, then by id: text
+                        // typed where a block was split concurrently stays
+                        // in the block it was typed in.
                         let other_id = log.seq_to_id(other.seq);
-                        if (id.peer, id.counter) < (other_id.peer, other_id.counter) {
+                        let mine = (log.is_block(item.seq), id.peer, id.counter);
+                        if mine < (log.is_block(other.seq), other_id.peer, other_id.counter) {
                             break;
                         }
                         scanning = false;

@@ -36,6 +36,7 @@
 //! holding it.
 
 mod anchors;
+mod blocks;
 mod changes;
 mod chunk;
 mod gap;
@@ -43,16 +44,18 @@ mod handle;
 mod index;
 mod integrate;
 mod item;
+mod object;
 mod position;
 mod style;
 mod table;
 mod view;
 
+pub use blocks::Block;
 pub(crate) use changes::render;
 pub(crate) use chunk::{Cache, TreeBuilder};
 pub use handle::Text;
 pub(crate) use item::{char_len, prefix_units, utf16_len, Item, ANCHOR_END, STICKS_LEFT};
-pub(crate) use style::EMBED_CHAR;
+pub(crate) use object::{Object, Objects, BLOCK_KEY_PREFIX, EMBED_CHAR};
 pub(crate) use table::TextTable;
 pub use view::TextRef;
 

@@ -13,6 +13,7 @@ use crate::style::{Attributes, Delta, ExpandType, Value};
 
 use super::anchors::{set_insert, set_remove, Anchor};
 use super::item::{Item, ANCHOR_END, STICKS_LEFT};
+use super::object::{block_attributes, Object, Objects, EMBED_CHAR};
 use super::{InsertPoint, TextState};
 
 /// Whether mark `mark` has its end anchor (a mark whose end has not
@@ -97,7 +98,7 @@ impl ActiveMarks {
         }
         winners
             .into_iter()
-            .filter(|m| !m.value.is_null())
+            .filter(|m| !m.value.is_null() && !keys.is_block(m.key))
             .map(|m| (keys.name(m.key).to_owned(), m.value.clone()))
             .collect()
     }
@@ -117,16 +118,9 @@ struct DeltaBuilder<'a> {
     attrs: Option<Attributes>,
     marks: &'a [Mark],
     keys: &'a KeyTable,
-    /// The document's embeds, by seq.
-    embeds: &'a Embeds,
+    /// The document's embeds and block markers, by seq.
+    embeds: &'a Objects,
 }
-
-/// The embeds of a document, by the seq of their insert.
-pub(crate) type Embeds = im::OrdMap<Seq, Value>;
-
-/// The char an embed is in the text: U+FFFC, the object replacement
-/// character.
-pub(crate) const EMBED_CHAR: char = '\u{FFFC}';
 
 impl DeltaBuilder<'_> {
     fn anchor(&mut self, item: &Item) {
@@ -146,15 +140,24 @@ impl DeltaBuilder<'_> {
             if c != EMBED_CHAR {
                 continue;
             }
-            if let Some(value) = self.embeds.get(&(seq + k as u32)) {
+            if let Some(object) = self.embeds.get(&(seq + k as u32)) {
                 self.text(&s[from..i]);
-                let attributes = self
-                    .attrs
-                    .get_or_insert_with(|| self.active.attributes(self.marks, self.keys))
-                    .clone();
-                self.out.push(Delta::Embed {
-                    insert: value.clone(),
-                    attributes,
+                self.out.push(match object {
+                    Object::Embed(value) => Delta::Embed {
+                        insert: value.clone(),
+                        attributes: self
+                            .attrs
+                            .get_or_insert_with(|| self.active.attributes(self.marks, self.keys))
+                            .clone(),
+                    },
+                    Object::Block(base) => Delta::Block {
+                        attributes: block_attributes(
+                            base,
+                            self.active.marks(),
+                            self.marks,
+                            self.keys,
+                        ),
+                    },
                 });
                 from = i + c.len_utf8();
             }
@@ -493,7 +496,7 @@ impl TextState {
         content: &str,
         marks: &[Mark],
         keys: &KeyTable,
-        embeds: &Embeds,
+        embeds: &Objects,
     ) -> Vec<Delta> {
         let mut b = DeltaBuilder {
             out: Vec::new(),
@@ -568,7 +571,7 @@ impl TextState {
         &self,
         range: Range<u32>,
         content: &str,
-        (marks, keys, embeds): (&[Mark], &KeyTable, &Embeds),
+        (marks, keys, embeds): (&[Mark], &KeyTable, &Objects),
     ) -> Vec<Delta> {
         let mut b = DeltaBuilder {
             out: Vec::new(),

@@ -40,8 +40,8 @@ use super::{TextSource, TextState};
 /// ```
 #[derive(Clone, Copy)]
 pub struct TextRef<'a> {
-    log: &'a OpLog,
-    state: &'a TextState,
+    pub(super) log: &'a OpLog,
+    pub(super) state: &'a TextState,
     /// The document's lazily imported snapshot, if the text (or the
     /// history) is not loaded yet.
     lazy: Option<&'a dyn TextSource>,
@@ -75,7 +75,7 @@ impl<'a> TextRef<'a> {
 
     /// The text, while it still lives in a lazily imported snapshot (""
     /// if the snapshot's text turns out to be damaged).
-    fn unloaded_text(&self) -> Option<&'a str> {
+    pub(super) fn unloaded_text(&self) -> Option<&'a str> {
         let u = self.state.unloaded()?;
         Some(
             self.lazy
@@ -166,7 +166,11 @@ impl<'a> TextRef<'a> {
         }
         let run = self.slice_delta(pos..pos + 1)?;
         Ok(match run.into_iter().next() {
-            Some(Delta::Insert { attributes, .. } | Delta::Embed { attributes, .. }) => attributes,
+            Some(
+                Delta::Insert { attributes, .. }
+                | Delta::Embed { attributes, .. }
+                | Delta::Block { attributes },
+            ) => attributes,
             _ => Attributes::new(),
         })
     }
@@ -187,7 +191,7 @@ impl<'a> TextRef<'a> {
             self.log.content(),
             self.log.marks(),
             self.log.keys(),
-            self.log.embeds(),
+            self.log.objects(),
         )
     }
 
@@ -211,7 +215,7 @@ impl<'a> TextRef<'a> {
         Ok(self.state.slice_delta(
             range.start as u32..range.end as u32,
             self.log.content(),
-            (self.log.marks(), self.log.keys(), self.log.embeds()),
+            (self.log.marks(), self.log.keys(), self.log.objects()),
         ))
     }
 
@@ -250,7 +254,9 @@ impl<'a> TextRef<'a> {
         let mut out = Vec::with_capacity(delta.len());
         for d in delta {
             match d {
-                Delta::Insert { .. } | Delta::Embed { .. } => out.push(d.clone()),
+                Delta::Insert { .. } | Delta::Embed { .. } | Delta::Block { .. } => {
+                    out.push(d.clone())
+                }
                 Delta::Retain { retain: n, .. } | Delta::Delete { delete: n } => {
                     let end = at.saturating_add(*n);
                     check_range(&(at..end), len, unit)?;

@@ -1,0 +1,88 @@
+//! Objects in a text: inserts of one U+FFFC char that are an embed (a
+//! value: an image, a mention) or a block marker (the end of a block, with
+//! its attributes).
+//!
+//! A block marker's attributes are the ones its insert carried, then per
+//! key the block marks on it: marks whose key is the attribute's name
+//! after [`BLOCK_KEY_PREFIX`], which [`crate::Text::update_block`] makes
+//! over the marker alone and never expanding. Such a mark is newer than
+//! the marker (it names the marker), so it wins over the insert's value,
+//! and among marks the usual last writer by (Lamport, peer) wins. Marks
+//! with block keys style nothing but markers, and markers show nothing
+//! but block keys, so paragraph formats never leak onto text.
+
+use crate::id::Seq;
+use crate::oplog::{KeyTable, Mark};
+use crate::style::{Attributes, Value};
+
+/// What an insert of U+FFFC is, beyond the char.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Object {
+    /// An embed of this value.
+    Embed(Value),
+    /// A block marker with these attributes when inserted (no nulls).
+    Block(Attributes),
+}
+
+/// The objects of a document, by the seq of their insert.
+pub(crate) type Objects = im::OrdMap<Seq, Object>;
+
+/// The char an object is in the text: U+FFFC, the object replacement
+/// character.
+pub(crate) const EMBED_CHAR: char = '\u{FFFC}';
+
+/// The start of the mark key that sets a block attribute: `"\u{1}type"`
+/// sets the block's `type`. Keys of [`crate::Text::mark`] may not start
+/// with it.
+pub(crate) const BLOCK_KEY_PREFIX: char = '\u{1}';
+
+/// The mark key that sets block attribute `key`.
+pub(crate) fn block_key(key: &str) -> String {
+    let mut s = String::with_capacity(key.len() + 1);
+    s.push(BLOCK_KEY_PREFIX);
+    s.push_str(key);
+    s
+}
+
+/// The block attribute a mark key sets, if it is a block key.
+#[inline]
+pub(crate) fn block_attribute(key: &str) -> Option<&str> {
+    key.strip_prefix(BLOCK_KEY_PREFIX)
+}
+
+/// The attributes of a block marker inserted with `base` under the block
+/// marks `active` (the marks in force at the marker): per key, the
+/// winning block mark's value, else the base value; no nulls.
+pub(crate) fn block_attributes(
+    base: &Attributes,
+    active: &[crate::id::MarkIdx],
+    marks: &[Mark],
+    keys: &KeyTable,
+) -> Attributes {
+    let mut winners: Vec<(&str, &Mark)> = Vec::new();
+    for m in active.iter().filter_map(|&m| marks.get(m.as_usize())) {
+        let Some(name) = block_attribute(keys.name(m.key)) else {
+            continue;
+        };
+        match winners.iter_mut().find(|w| w.0 == name) {
+            Some(w) => {
+                if m.wins_over(w.1) {
+                    w.1 = m;
+                }
+            }
+            None => winners.push((name, m)),
+        }
+    }
+    if winners.is_empty() {
+        return base.clone();
+    }
+    let mut out = base.clone();
+    for (name, m) in winners {
+        if m.value.is_null() {
+            out.remove(name);
+        } else {
+            out.insert(name.to_owned(), m.value.clone());
+        }
+    }
+    out
+}
