@@ -447,3 +447,212 @@ fn quill_json_with_line_formats_and_embeds_round_trips() {
         vec![nested]
     );
 }
+
+/// A random small attribute set.
+fn random_attrs(rng: &mut common::Rng) -> Attributes {
+    let mut out = Attributes::new();
+    for _ in 0..rng.below(3) {
+        let key = ["header", "list", "align"][rng.below(3)];
+        let value = if rng.chance(20) {
+            Value::Null
+        } else {
+            Value::from(rng.below(4) as i64)
+        };
+        out.insert(key.to_owned(), value);
+    }
+    out
+}
+
+/// The positions of `d`'s block markers.
+fn markers(d: &Doc) -> Vec<usize> {
+    d.get_text("t")
+        .map(|t| t.blocks().iter().filter_map(|b| b.marker).collect())
+        .unwrap_or_default()
+}
+
+/// Three peers type, split, update and join blocks; their exports sit in
+/// a network and arrive late, out of order, twice, stale, whole, as
+/// snapshots into live documents and as range exports. After each
+/// delivery the receiver equals its reference model (which orders chars
+/// before markers and keeps block attributes per key by (Lamport, peer));
+/// once all is delivered every replica holds the same delta, blocks,
+/// version and history, and event-fed mirrors (chars, UTF-16, UTF-8)
+/// equal the text.
+fn random_block_deliveries(seed: u64, steps: usize) {
+    let mut rng = common::Rng::new(seed ^ 0xb10c);
+    let mut docs: Vec<Doc> = (1..=3).map(doc).collect();
+    let mut models: Vec<common::RefDoc> = (1..=3).map(common::RefDoc::new).collect();
+    let mut old_versions: Vec<Vec<weft::VersionVector>> = vec![vec![weft::VersionVector::new()]; 3];
+    let mut network: Vec<(usize, Vec<u8>)> = Vec::new();
+    let mirror: Arc<Mutex<[Vec<Delta>; 3]>> = Arc::default();
+    let mut subs = Vec::new();
+    for (k, unit) in [Unit::Char, Unit::Utf16, Unit::Utf8]
+        .into_iter()
+        .enumerate()
+    {
+        let m = Arc::clone(&mirror);
+        subs.push(docs[0].subscribe_in(unit, move |e| {
+            for d in &e.texts {
+                d.apply_to(&mut m.lock().unwrap()[k], unit).unwrap();
+            }
+        }));
+    }
+    for _ in 0..steps {
+        let i = rng.below(3);
+        let len = models[i].len();
+        let marks = markers(&docs[i]);
+        match rng.below(14) {
+            0..=2 => {
+                let pos = rng.below(len + 1);
+                let s = rng.text(3);
+                docs[i].text("t").insert(pos, &s).unwrap();
+                models[i].insert(pos, &s);
+            }
+            3 | 4 => {
+                let pos = rng.below(len + 1);
+                let a = random_attrs(&mut rng);
+                docs[i].text("t").split_block(pos, a.clone()).unwrap();
+                models[i].split_block(pos, a);
+            }
+            5 | 6 if !marks.is_empty() => {
+                let pos = marks[rng.below(marks.len())];
+                let a = random_attrs(&mut rng);
+                docs[i].text("t").update_block(pos, a.clone()).unwrap();
+                models[i].update_block(pos, a);
+            }
+            7 if !marks.is_empty() => {
+                let pos = marks[rng.below(marks.len())];
+                docs[i].text("t").join_block(pos).unwrap();
+                models[i].delete(pos, 1);
+            }
+            8 if len > 0 => {
+                let pos = rng.below(len);
+                let n = 1 + rng.below((len - pos).min(3));
+                docs[i].text("t").delete(pos, n).unwrap();
+                models[i].delete(pos, n);
+            }
+            9 => {
+                docs[i].commit();
+                old_versions[i].push(docs[i].version());
+            }
+            _ => {
+                let to = (i + 1 + rng.below(2)) % 3;
+                let from = match rng.below(5) {
+                    0 => weft::VersionVector::new(),
+                    1 => old_versions[to][rng.below(old_versions[to].len())].clone(),
+                    _ => docs[to].version(),
+                };
+                let bytes = match rng.below(6) {
+                    0 => docs[i].export(ExportMode::Snapshot).unwrap(),
+                    1 => {
+                        let v = docs[i].version();
+                        let spans: Vec<weft::IdSpan> = v
+                            .iter()
+                            .map(|(p, end)| {
+                                let start = rng.below(end as usize + 1) as u32;
+                                weft::IdSpan::new(p, start..end)
+                            })
+                            .collect();
+                        docs[i].export(ExportMode::UpdatesInRange(&spans)).unwrap()
+                    }
+                    _ => docs[i].export(ExportMode::Updates { from: &from }).unwrap(),
+                };
+                if rng.chance(20) {
+                    network.push((to, bytes.clone()));
+                }
+                network.push((to, bytes));
+            }
+        }
+        assert_eq!(delta(&docs[i]), models[i].to_delta(), "seed {seed}: local");
+        while !network.is_empty() && rng.chance(40) {
+            let (to, bytes) = network.swap_remove(rng.below(network.len()));
+            deliver(&mut docs, &mut models, to, &bytes, seed);
+        }
+    }
+    for (to, bytes) in std::mem::take(&mut network) {
+        deliver(&mut docs, &mut models, to, &bytes, seed);
+    }
+    for _ in 0..2 {
+        for i in 0..3 {
+            for j in 0..3 {
+                if i != j {
+                    let from = docs[j].clone();
+                    sync(&mut docs[i], &from);
+                }
+            }
+        }
+    }
+    let mut model = models[0].clone();
+    model.merge_from(&models[1]);
+    model.merge_from(&models[2]);
+    let want = delta(&docs[0]);
+    assert_eq!(want, model.to_delta(), "seed {seed}: model");
+    for d in &docs {
+        assert!(d.pending_spans().is_empty(), "seed {seed}");
+        assert_eq!(delta(d), want, "seed {seed}");
+        assert_eq!(d.version(), docs[0].version(), "seed {seed}");
+        assert_eq!(
+            d.history_runs().unwrap(),
+            docs[0].history_runs().unwrap(),
+            "seed {seed}"
+        );
+    }
+    {
+        let m = mirror.lock().unwrap();
+        for (k, unit) in ["chars", "UTF-16", "UTF-8"].into_iter().enumerate() {
+            assert_eq!(m[k], want, "seed {seed}: {unit} events");
+        }
+    }
+    // The blocks cover the text: contents and markers, in order.
+    let t = docs[0].get_text("t").unwrap();
+    let mut at = 0;
+    for b in t.blocks() {
+        assert_eq!(b.range.start, at, "seed {seed}");
+        at = b.range.end + usize::from(b.marker.is_some());
+        if let Some(m) = b.marker {
+            assert_eq!(t.block_at(m).unwrap(), Some(b.attributes.clone()));
+        }
+    }
+    assert_eq!(at, t.len(), "seed {seed}");
+    // A shallow copy at an older root shows the same and merges on.
+    let old = old_versions[0][rng.below(old_versions[0].len())].clone();
+    let root = docs[0].vv_to_frontiers(&old).unwrap();
+    let mut s = Doc::new();
+    s.import(&docs[0].export(ExportMode::ShallowSnapshot(&root)).unwrap())
+        .unwrap();
+    assert_eq!(delta(&s), want, "seed {seed}: shallow");
+    assert_eq!(
+        delta(&s.fork_at(&root).unwrap()),
+        delta(&docs[0].fork_at(&root).unwrap()),
+        "seed {seed}: shallow view"
+    );
+}
+
+/// Imports `bytes` into `docs[to]` and brings its model to what it then
+/// holds; they must agree.
+fn deliver(docs: &mut [Doc], models: &mut [common::RefDoc], to: usize, bytes: &[u8], seed: u64) {
+    docs[to].import(bytes).unwrap();
+    let version = docs[to].version();
+    for k in 0..models.len() {
+        if k != to {
+            let src = models[k].clone();
+            models[to].merge_upto(&src, &version);
+        }
+    }
+    assert_eq!(
+        delta(&docs[to]),
+        models[to].to_delta(),
+        "seed {seed}: delivery"
+    );
+}
+
+#[test]
+fn random_blocks_converge_under_every_delivery_and_match_the_model() {
+    let extra: u64 = std::env::var("WEFT_STRESS_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    for seed in 0..30 + extra {
+        random_block_deliveries(seed, 200);
+    }
+}

@@ -68,6 +68,8 @@ struct RefItem {
     left: Option<Id>,
     right: Option<Id>,
     deleted: bool,
+    /// A block marker's attributes when inserted.
+    block: Option<Attributes>,
 }
 
 impl RefItem {
@@ -96,6 +98,8 @@ enum RefOp {
         ch: char,
         left: Option<Id>,
         right: Option<Id>,
+        /// Set for a block marker.
+        block: Option<Attributes>,
     },
     Delete {
         id: Id,
@@ -108,6 +112,18 @@ enum RefOp {
         right: Option<Id>,
         /// Set on start anchors.
         mark: Option<RefMark>,
+    },
+    /// The first of the two ops of a block attribute write (Weft's mark
+    /// start): no effect.
+    BlockStart {
+        id: Id,
+    },
+    /// Sets `key` of block marker `target` (`Null` removes it).
+    BlockSet {
+        id: Id,
+        target: Id,
+        key: String,
+        value: Value,
     },
     /// A map write (`None` deletes the key).
     MapSet {
@@ -124,6 +140,8 @@ impl RefOp {
             RefOp::Insert { id, .. }
             | RefOp::Delete { id, .. }
             | RefOp::Anchor { id, .. }
+            | RefOp::BlockStart { id }
+            | RefOp::BlockSet { id, .. }
             | RefOp::MapSet { id, .. } => *id,
         }
     }
@@ -158,6 +176,9 @@ pub struct RefDoc {
     /// Largest Lamport timestamp known, plus one.
     next_lamport: u32,
     maps: BTreeMap<String, RefMap>,
+    /// Per block marker, its attribute writes: key -> (Lamport, peer,
+    /// value) of the greatest.
+    block_sets: HashMap<Id, BTreeMap<String, (u32, u64, Value)>>,
 }
 
 impl RefDoc {
@@ -306,6 +327,64 @@ impl RefDoc {
     }
 
     pub fn insert(&mut self, pos: usize, s: &str) {
+        self.insert_with(pos, s, None);
+    }
+
+    /// Inserts a block marker with `attributes` at visible `pos`.
+    #[allow(dead_code)]
+    pub fn split_block(&mut self, pos: usize, mut attributes: Attributes) {
+        attributes.retain(|_, v| !v.is_null());
+        self.insert_with(pos, "\u{FFFC}", Some(attributes));
+    }
+
+    /// The attributes of block marker `item`: its base, then per key the
+    /// greatest write.
+    fn block_attributes(&self, item: &RefItem) -> Option<Attributes> {
+        let mut out = item.block.clone()?;
+        for (k, (_, _, v)) in self.block_sets.get(&item.id).into_iter().flatten() {
+            if v.is_null() {
+                out.remove(k);
+            } else {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+        Some(out)
+    }
+
+    /// The attributes of the block marker at visible `pos`, if it is one.
+    #[allow(dead_code)]
+    pub fn block_at(&self, pos: usize) -> Option<Attributes> {
+        self.block_attributes(&self.items[self.visible_index(pos)])
+    }
+
+    /// Sets attributes of the block marker at visible `pos` as Weft does:
+    /// for each key whose value changes, two ops (Weft's mark start and
+    /// end), the second of which writes.
+    #[allow(dead_code)]
+    pub fn update_block(&mut self, pos: usize, attributes: Attributes) {
+        let current = self.block_at(pos).expect("a block marker");
+        let target = self.char_id(pos);
+        for (key, value) in attributes {
+            let same = match current.get(&key) {
+                Some(old) => *old == value,
+                None => value.is_null(),
+            };
+            if same {
+                continue;
+            }
+            let id = self.next_id();
+            self.apply(RefOp::BlockStart { id });
+            let id = self.next_id();
+            self.apply(RefOp::BlockSet {
+                id,
+                target,
+                key,
+                value,
+            });
+        }
+    }
+
+    fn insert_with(&mut self, pos: usize, s: &str, block: Option<Attributes>) {
         let (at, left0, stuck) = self.insert_place(pos);
         // Origins are chars: the chosen left char and the next char
         // (visible or not) after the place; later chars follow the first.
@@ -318,6 +397,7 @@ impl RefDoc {
                 ch,
                 left,
                 right,
+                block: block.clone(),
             });
             left = Some(id);
         }
@@ -506,6 +586,10 @@ impl RefDoc {
             if item.deleted {
                 continue;
             }
+            if let Some(attributes) = self.block_attributes(item) {
+                out.push(Delta::Block { attributes });
+                continue;
+            }
             let attrs = self.winners(&active);
             let ch = item.ch.expect("visible items are chars");
             match out.last_mut() {
@@ -538,6 +622,7 @@ impl RefDoc {
                 ch,
                 left,
                 right,
+                block,
             } => self.integrate(RefItem {
                 id: *id,
                 ch: Some(*ch),
@@ -545,7 +630,25 @@ impl RefDoc {
                 left: *left,
                 right: *right,
                 deleted: false,
+                block: block.clone(),
             }),
+            RefOp::BlockStart { .. } => {}
+            RefOp::BlockSet {
+                id,
+                target,
+                key,
+                value,
+            } => {
+                let entry = self
+                    .block_sets
+                    .entry(*target)
+                    .or_default()
+                    .entry(key.clone())
+                    .or_insert((0, 0, Value::Null));
+                if (lamport, id.0) > (entry.0, entry.1) {
+                    *entry = (lamport, id.0, value.clone());
+                }
+            }
             RefOp::Anchor {
                 id,
                 anchor,
@@ -580,6 +683,7 @@ impl RefDoc {
                         left: *left,
                         right: *right,
                         deleted: false,
+                        block: None,
                     },
                 );
             }
@@ -677,7 +781,8 @@ impl RefDoc {
                 if oright < right {
                     scanning = true;
                 } else if oright == right {
-                    if item.id < other.id {
+                    // Chars before block markers, then by id.
+                    if (item.block.is_some(), item.id) < (other.block.is_some(), other.id) {
                         break;
                     }
                     scanning = false;
