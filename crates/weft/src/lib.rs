@@ -33,6 +33,15 @@
 //!   [`Text::insert_embed`] puts an image or a mention at one position of
 //!   a text, a [`Delta::Embed`] (Quill's embed) in deltas.
 //!
+//! - **Blocks**: [`Text::split_block`] inserts a block marker that ends a
+//!   block (a paragraph, a heading, a list item) and carries its
+//!   attributes, as Quill's `"\n"` carries its line format;
+//!   [`Text::update_block`] sets them per key (last writer wins),
+//!   [`Text::join_block`] deletes the marker, [`TextRef::blocks`] reads the
+//!   text as blocks. Deltas show a marker as a [`Delta::Block`] (Quill's
+//!   `{"insert": "\n", "attributes": {...}}` in JSON), and `apply_delta`
+//!   maps Quill's line formats onto markers.
+//!
 //! - **Change events**: [`Doc::subscribe`] hears, after each local commit
 //!   and each import that applied something, a [`DocEvent`] naming its
 //!   [`EventTrigger`], the origin given with the commit or import, and a
@@ -98,8 +107,7 @@
 //! - History: [`Doc::diff`] between versions costs O(size of the older
 //!   one), not O(change); a shallow document cannot show versions that
 //!   hold ops concurrent to its root.
-//! - No maps, block markers or embeds: a document holds named rich texts,
-//!   and a text cannot be deleted.
+//! - Texts and maps cannot be deleted (a map's keys can).
 //!
 //! # Errors
 //!

@@ -80,7 +80,37 @@ fn with_commit_infos() -> Doc {
 }
 
 /// (file name, the bytes today's encoder writes, the document they hold).
+/// Format version 3: map writes (one concurrent), an embed, block markers
+/// with attributes updated by both peers, and one joined.
+fn document_model() -> Doc {
+    let mut a = doc(4);
+    a.map("meta").set("title", "Notes").unwrap();
+    let mut t = a.text("body");
+    t.insert(0, "Title first item second").unwrap();
+    t.split_block(5, [("header", 1)]).unwrap();
+    t.split_block(17, [("list", "bullet")]).unwrap();
+    t.split_block(24, [("list", "bullet")]).unwrap();
+    t.insert_embed(
+        6,
+        weft::Value::Map([("image".to_owned(), "a.png".into())].into()),
+    )
+    .unwrap();
+    a.commit();
+    let mut b = a.fork();
+    b.set_peer_id(5).unwrap();
+    b.text("body").update_block(5, [("header", 2)]).unwrap();
+    b.map("meta").set("title", "Trip").unwrap();
+    a.text("body").update_block(18, [("indent", 1)]).unwrap();
+    a.text("body").join_block(25).unwrap();
+    a.commit();
+    let v = a.version();
+    a.import(&b.export(ExportMode::Updates { from: &v }).unwrap())
+        .unwrap();
+    a
+}
+
 fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
+    let mut model = document_model();
     let (mut rich, earlier) = rich();
     let incremental = rich
         .export(ExportMode::Updates {
@@ -90,6 +120,12 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
     let pending = with_pending();
     let commits = with_commit_infos();
     vec![
+        ("document-model.update", all(&mut model), model.clone()),
+        (
+            "document-model.snapshot",
+            model.export(ExportMode::Snapshot).unwrap(),
+            model.clone(),
+        ),
         (
             "commits.update",
             commits
@@ -164,8 +200,15 @@ fn fixtures_import_into_the_documents_they_hold() {
         assert_eq!(d.frontiers(), expected.frontiers(), "{name}");
         assert_eq!(d.pending_spans(), expected.pending_spans(), "{name}");
         assert_eq!(commit_infos(&d), commit_infos(&expected), "{name}");
-        // Version 2 only where there are commit infos to carry.
-        let version = if name.starts_with("commits") { 2 } else { 1 };
+        // Version 2 only where there are commit infos to carry, 3 where
+        // there are maps, embeds or blocks.
+        let version = if name.starts_with("commits") {
+            2
+        } else if name.starts_with("document-model") {
+            3
+        } else {
+            1
+        };
         assert_eq!(stored[4], version, "{name}: format version");
         assert_eq!(
             d.history_runs().unwrap(),
@@ -180,6 +223,11 @@ fn fixtures_import_into_the_documents_they_hold() {
                 "{name} {n}"
             );
         }
+        assert_eq!(
+            common::map_contents(&d),
+            common::map_contents(&expected),
+            "{name}"
+        );
     }
 }
 

@@ -177,8 +177,9 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
-/// A document with map writes (sets, a delete, a concurrent write) and
-/// embeds (one deleted), written by two peers; `more`: a second map.
+/// A document with map writes (sets, a delete, a concurrent write),
+/// embeds (one deleted) and block markers (updated by both), written by
+/// two peers; `more`: a second map.
 fn maps_embeds(more: bool) -> Doc {
     let mut a = Doc::new();
     a.set_peer_id(12).expect("valid id");
@@ -187,9 +188,21 @@ fn maps_embeds(more: bool) -> Doc {
     a.text("t").insert_embed(0, 7).expect("in bounds");
     a.map("m").set("title", "T").expect("writable");
     a.map("m").set("n", 1).expect("writable");
+    a.text("t")
+        .split_block(4, [("header", 1)])
+        .expect("in bounds");
+    a.text("t")
+        .split_block(8, [("list", "bullet")])
+        .expect("in bounds");
     let mut b = a.fork();
     b.set_peer_id(13).expect("valid id");
     b.map("m").set("n", 2).expect("writable");
+    b.text("t")
+        .update_block(4, [("header", 2)])
+        .expect("a marker");
+    a.text("t")
+        .update_block(8, [("indent", 1)])
+        .expect("a marker");
     a.map("m").delete("title").expect("writable");
     a.text("t").delete(0, 1).expect("in bounds");
     let bytes = b

@@ -2,8 +2,11 @@
 //! ("n"), a shallow snapshot's root map ops ("K") and the embeds ("o").
 //!
 //! ```text
-//! "o"  (when some insert is an embed) varint n, then per embed by seq:
-//!      varint seq - the previous one's (the first: its seq), the value
+//! "o"  (when some insert is an embed or a block marker) the distinct
+//!      objects: varint count, then each as a value (an embed) or tag 8
+//!      and a map's body (a block marker's attributes); then varint n,
+//!      and per object by seq: varint seq - the previous one's (the
+//!      first: its seq), varint index into the distinct objects
 //! "n"  varint n, then n x (varint length, UTF-8 name), in the order of
 //!      the history's map indexes
 //! "K"  (mode 3, when the root has map ops) the root's map ops that
@@ -27,7 +30,9 @@ use crate::style::Value;
 use weft_kv::MemKvStore;
 
 use super::bytes::{write_bytes, write_varint, Reader};
-use super::value::{read_map_value, read_object, read_string, write_map_value, write_object};
+use super::value::{
+    read_map_value, read_object_ref, read_object_table, read_string, write_map_value, ObjectTable,
+};
 
 /// The map names.
 const KEY_MAP_NAMES: &[u8] = b"n";
@@ -161,26 +166,33 @@ pub(super) fn read_root_sets(value: &[u8], trimmed: Seq, maps: usize) -> Result<
     Ok(out)
 }
 
-/// The "o" value, or `None` without embeds.
+/// The "o" value, or `None` without objects: the table of distinct
+/// objects, then varint n and per object by seq: varint seq gap, varint
+/// table index.
 fn write_embeds(log: &OpLog) -> Option<Vec<u8>> {
     if log.objects().is_empty() {
         return None;
     }
-    let mut out = Vec::new();
-    write_varint(&mut out, log.objects().len() as u64);
+    let mut table = ObjectTable::default();
+    let mut entries = Vec::new();
+    write_varint(&mut entries, log.objects().len() as u64);
     let mut at = 0;
-    for (&seq, object) in log.objects() {
-        write_varint(&mut out, u64::from(seq - at));
+    for (&seq, object) in log.objects().iter() {
+        write_varint(&mut entries, u64::from(seq - at));
         at = seq;
-        write_object(&mut out, object);
+        write_varint(&mut entries, u64::from(table.add(object)));
     }
+    let mut out = Vec::new();
+    table.write(&mut out);
+    out.extend_from_slice(&entries);
     Some(out)
 }
 
-/// Reads the "o" value into `log`: embeds by increasing seq below
+/// Reads the "o" value into `log`: objects by increasing seq below
 /// `limit`.
 pub(super) fn read_embeds(value: &[u8], limit: Seq, log: &mut OpLog) -> Result<()> {
     let mut r = Reader::new(value, 0);
+    let table = read_object_table(&mut r)?;
     let n = r.count("embed count")?;
     let mut at: Seq = 0;
     for i in 0..n {
@@ -192,7 +204,7 @@ pub(super) fn read_embeds(value: &[u8], limit: Seq, log: &mut OpLog) -> Result<(
         at = seq;
         // Its char is not known yet (texts load apart): rendering only
         // looks objects up for U+FFFC chars.
-        log.set_object(seq, read_object(&mut r)?);
+        log.set_object(seq, read_object_ref(&mut r, &table)?);
     }
     if !r.is_empty() {
         return Err(r.malformed("trailing embeds"));

@@ -61,9 +61,22 @@
 //!             base counter - unzigzag(v >> 1); even = peer index
 //!             (v >> 1) - 1, then a varint counter.
 //!   content   the UTF-8 text of the inserts with content, in order
-//!   commits   (version 2 only) the messages and timestamps of the
+//!   commits   (version 2 and 3) the messages and timestamps of the
 //!             commits the ops belong to (layout in `commits.rs`)
+//!   maps      (version 3) varint n, then n x (varint length, UTF-8 name):
+//!             the maps that map ops name by index
+//!   objects   (version 3) the distinct objects: varint count, then each
+//!             as a value (an embed) or tag 8 and a map's body (a block
+//!             marker's attributes; see `value.rs`); then varint n, and
+//!             n x (varint peer index, varint counter, varint object
+//!             index): the inserts (of one U+FFFC char) that are embeds
+//!             or block markers
 //! ```
+//!
+//! Version 3 (written only when the document has map ops, embeds or block
+//! markers) also escapes new op kinds in the ops stream: a mark start kind
+//! byte with no packed length, an explicit length of 0, then a u8
+//! sub-kind (0: a map op, see `updates.rs`).
 //!
 //! All integers are varints (LEB128) or fixed-width little-endian. Lamport
 //! timestamps are not stored: they follow from the dependencies.

@@ -15,8 +15,8 @@ use crate::text::{char_len, TextTable};
 
 use super::bytes::{peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader};
 use super::value::{
-    read_map_value, read_object, read_string, read_value, write_map_value, write_object,
-    write_value,
+    read_map_value, read_object_ref, read_object_table, read_string, read_value, write_map_value,
+    write_value, ObjectTable,
 };
 
 const KIND_INSERT: u8 = 0;
@@ -116,6 +116,7 @@ pub(crate) fn encode_body(
         content: Vec::new(),
         embeds: Vec::new(),
         embed_count: 0,
+        objects: ObjectTable::default(),
         prev_insert: None,
         cur_text: 0,
         last_ref: None,
@@ -145,6 +146,7 @@ pub(crate) fn encode_body(
         content,
         embeds,
         embed_count,
+        objects,
         ..
     } = w;
     let mut body = Vec::with_capacity(changes.len() + ops.len() + content.len() + 64);
@@ -186,6 +188,7 @@ pub(crate) fn encode_body(
         }
         write_bytes(&mut body, &maps);
         let mut section = Vec::with_capacity(embeds.len() + 4);
+        objects.write(&mut section);
         write_varint(&mut section, embed_count);
         section.extend_from_slice(&embeds);
         write_bytes(&mut body, &section);
@@ -243,9 +246,11 @@ struct RunWriter<'a> {
     t: Tables,
     ops: Vec<u8>,
     content: Vec<u8>,
-    /// The embeds section (without its count) and the count.
+    /// The embeds section (without its object table and count), the
+    /// count and the distinct objects.
     embeds: Vec<u8>,
     embed_count: u64,
+    objects: ObjectTable,
     /// The last insert written: (end seq, origin_right, text).
     prev_insert: Option<(Seq, Seq, TextIdx)>,
     /// The text index (in the update's table) of the previous run.
@@ -357,7 +362,7 @@ impl RunWriter<'_> {
                 let p = self.t.peer(id.peer);
                 write_varint(&mut self.embeds, p);
                 write_varint(&mut self.embeds, u64::from(id.counter));
-                write_object(&mut self.embeds, object);
+                write_varint(&mut self.embeds, u64::from(self.objects.add(object)));
                 self.embed_count += 1;
             }
         }
@@ -493,12 +498,13 @@ pub(crate) fn decode_body(body: &[u8], version: u8) -> Result<Update> {
             return Err(s.malformed("trailing map names"));
         }
         let mut s = r.section()?;
+        let table = read_object_table(&mut s)?;
         let n = s.count("embed count")?;
         for _ in 0..n {
             let p = s.varint()?;
             let peer = peer_at(&s, &peers, p)?;
             let counter = s.u32("embed counter")?;
-            embeds.push((OpId::new(peer, counter), read_object(&mut s)?));
+            embeds.push((OpId::new(peer, counter), read_object_ref(&mut s, &table)?));
         }
         if !s.is_empty() {
             return Err(s.malformed("trailing embeds"));

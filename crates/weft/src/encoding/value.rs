@@ -112,6 +112,56 @@ pub(crate) fn read_object(r: &mut Reader<'_>) -> Result<Object> {
     Ok(Object::Block(attributes))
 }
 
+/// The distinct objects of an export, each written once: entries then
+/// name them by index (every paragraph marker of a document has the same
+/// attributes; an entry is then a few bytes).
+#[derive(Default)]
+pub(crate) struct ObjectTable {
+    /// Index of each distinct object, by its encoding.
+    index: std::collections::HashMap<Vec<u8>, u32>,
+    /// The distinct objects, encoded, in index order.
+    bytes: Vec<u8>,
+}
+
+impl ObjectTable {
+    /// The index of `object`, added if new.
+    pub fn add(&mut self, object: &Object) -> u32 {
+        let mut encoded = Vec::new();
+        write_object(&mut encoded, object);
+        let next = self.index.len() as u32;
+        *self.index.entry(encoded).or_insert_with_key(|k| {
+            self.bytes.extend_from_slice(k);
+            next
+        })
+    }
+
+    /// Appends the table: varint count, then the objects.
+    pub fn write(&self, out: &mut Vec<u8>) {
+        write_varint(out, self.index.len() as u64);
+        out.extend_from_slice(&self.bytes);
+    }
+}
+
+/// Reads what [`ObjectTable::write`] wrote.
+pub(crate) fn read_object_table(r: &mut Reader<'_>) -> Result<Vec<Object>> {
+    let n = r.count("object count")?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(read_object(r)?);
+    }
+    Ok(out)
+}
+
+/// Reads an index into `table` and gives its object.
+pub(crate) fn read_object_ref(r: &mut Reader<'_>, table: &[Object]) -> Result<Object> {
+    let i = r.varint()?;
+    usize::try_from(i)
+        .ok()
+        .and_then(|i| table.get(i))
+        .cloned()
+        .ok_or_else(|| r.malformed("object index"))
+}
+
 /// Reads a value whose tag byte `tag` was read.
 fn read_tagged(r: &mut Reader<'_>, tag: u8, depth: u32) -> Result<Value> {
     if depth > MAX_DEPTH {

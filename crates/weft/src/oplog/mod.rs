@@ -339,7 +339,7 @@ impl OpLog {
     /// embed or a block marker; the first object given stays (an object
     /// never changes).
     pub fn set_object(&mut self, seq: Seq, object: Object) {
-        self.objects.entry(seq).or_insert(object);
+        self.objects.insert_if_absent(seq, object);
     }
 
     /// Whether insert `seq` is a block marker.

@@ -281,7 +281,7 @@ impl OpLog {
                 .cloned()
                 .collect(),
             map_names: self.map_names.clone(),
-            objects: self.objects.clone().split(&end).0,
+            objects: self.objects.before(end),
             version: t.version.clone(),
             heads: t.heads.iter().copied().collect(),
             next_seq: end,

@@ -24,8 +24,91 @@ pub(crate) enum Object {
     Block(Attributes),
 }
 
-/// The objects of a document, by the seq of their insert.
-pub(crate) type Objects = im::OrdMap<Seq, Object>;
+/// The objects of a document, by the seq of their insert: a persistent
+/// vector sorted by seq (a fork shares it). Inserts get ever greater
+/// seqs, so adding one is a push at the end (an ordered map costs ~10x
+/// more per block marker, measured on B4 with its newlines as blocks).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Objects {
+    items: im::Vector<(Seq, Object)>,
+}
+
+impl Objects {
+    /// No objects.
+    pub fn new() -> Objects {
+        Objects::default()
+    }
+
+    /// Whether there are none.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// How many there are.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// The index of the first object at or after `seq`.
+    fn lower_bound(&self, seq: Seq) -> usize {
+        match self.items.last() {
+            Some(&(last, _)) if last < seq => self.items.len(),
+            _ => self
+                .items
+                .binary_search_by(|(s, _)| s.cmp(&seq))
+                .unwrap_or_else(|i| i),
+        }
+    }
+
+    /// The object inserted by `seq`.
+    pub fn get(&self, seq: &Seq) -> Option<&Object> {
+        if self.items.is_empty() {
+            return None;
+        }
+        let i = self.lower_bound(*seq);
+        self.items.get(i).filter(|(s, _)| s == seq).map(|(_, o)| o)
+    }
+
+    /// Makes `seq` hold `object` unless it holds one already.
+    pub fn insert_if_absent(&mut self, seq: Seq, object: Object) {
+        match self.items.last() {
+            Some(&(last, _)) if last >= seq => {
+                let i = self.lower_bound(seq);
+                if self.items.get(i).is_none_or(|(s, _)| *s != seq) {
+                    self.items.insert(i, (seq, object));
+                }
+            }
+            _ => self.items.push_back((seq, object)),
+        }
+    }
+
+    /// The objects of seqs `range`, in order.
+    pub fn range(&self, range: std::ops::Range<Seq>) -> impl Iterator<Item = (&Seq, &Object)> {
+        let from = if self.items.is_empty() {
+            0
+        } else {
+            self.lower_bound(range.start)
+        };
+        self.items
+            .iter()
+            .skip(from)
+            .take_while(move |(s, _)| *s < range.end)
+            .map(|(s, o)| (s, o))
+    }
+
+    /// Every object, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Seq, &Object)> {
+        self.items.iter().map(|(s, o)| (s, o))
+    }
+
+    /// The objects of seqs below `end`.
+    pub fn before(&self, end: Seq) -> Objects {
+        let mut items = self.items.clone();
+        items.truncate(self.lower_bound(end));
+        Objects { items }
+    }
+}
 
 /// The char an object is in the text: U+FFFC, the object replacement
 /// character.

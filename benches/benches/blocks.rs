@@ -1,0 +1,77 @@
+//! Block markers (issue 13's block bars), on B4 (automerge-paper):
+//!
+//! - `b4_blocks/plain`: the trace replayed as is.
+//! - `b4_blocks/split_block`: the same, but every typed `"\n"` is a
+//!   `split_block(pos, {"type": "paragraph"})` (a block marker in its
+//!   place). The bar: within 10% of `plain`, measured in the same run.
+//! - Printed once: the snapshot size of both documents and the growth per
+//!   block marker.
+#![expect(
+    missing_docs,
+    reason = "criterion_group! generates an undocumented pub fn"
+)]
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use traces::Trace;
+use weft::{Doc, ExportMode};
+
+/// The trace with each typed newline a paragraph marker.
+fn replay_blocks(trace: &Trace) -> Doc {
+    let mut doc = Doc::new();
+    let mut text = doc.text("text");
+    for p in trace.patches() {
+        if p.del > 0 {
+            text.delete(p.pos, p.del).expect("delete in bounds");
+        }
+        if !p.ins.contains('\n') {
+            if !p.ins.is_empty() {
+                text.insert(p.pos, &p.ins).expect("insert in bounds");
+            }
+            continue;
+        }
+        let mut pos = p.pos;
+        for (k, line) in p.ins.split('\n').enumerate() {
+            if k > 0 {
+                text.split_block(pos, [("type", "paragraph")])
+                    .expect("split in bounds");
+                pos += 1;
+            }
+            if !line.is_empty() {
+                text.insert(pos, line).expect("insert in bounds");
+                pos += line.chars().count();
+            }
+        }
+    }
+    doc
+}
+
+fn b4_blocks(c: &mut Criterion) {
+    let trace = Trace::sequential("automerge-paper");
+    let plain = benches::replay(&trace);
+    let blocks = replay_blocks(&trace);
+    let n = blocks.get_text("text").map_or(0, |t| {
+        t.blocks().iter().filter(|b| b.marker.is_some()).count()
+    });
+    assert_eq!(n, trace.end_content.matches('\n').count());
+    let size = |d: &Doc| d.export(ExportMode::Snapshot).expect("export").len();
+    let (a, b) = (size(&plain), size(&blocks));
+    eprintln!(
+        "snapshot: plain {a} bytes, with {n} block markers {b} bytes: +{} bytes ({:.1} per block)",
+        b - a,
+        (b - a) as f64 / n as f64
+    );
+    let mut group = c.benchmark_group("b4_blocks");
+    group.sample_size(20);
+    group.bench_function("plain", |bench| {
+        bench.iter(|| black_box(benches::replay(&trace)))
+    });
+    group.bench_function("split_block", |bench| {
+        bench.iter(|| black_box(replay_blocks(&trace)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, b4_blocks);
+criterion_main!(benches);
