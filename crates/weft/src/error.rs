@@ -148,6 +148,13 @@ pub enum Error {
         /// The position.
         pos: usize,
     },
+    /// A value nested deeper than exports can carry (lists and maps
+    /// inside each other more than `max` levels): refused when written,
+    /// since no peer could read it.
+    ValueTooDeep {
+        /// The deepest nesting allowed.
+        max: u32,
+    },
     /// A style key that [`crate::Text::mark`] does not take: keys starting
     /// with U+0001 are how block attributes are stored (set them with
     /// [`crate::Text::update_block`]).
@@ -231,6 +238,9 @@ impl fmt::Display for Error {
             Error::UnknownText(name) => write!(f, "the document has no text named {name:?}"),
             Error::InvalidDelta { what } => write!(f, "invalid delta: {what}"),
             Error::NotABlock { pos } => write!(f, "no block marker at position {pos}"),
+            Error::ValueTooDeep { max } => {
+                write!(f, "a value nested more than {max} levels deep")
+            }
             Error::ReservedKey(key) => write!(f, "style key {key:?} is reserved for block attributes"),
             Error::Detached => write!(
                 f,

@@ -312,6 +312,28 @@ fn events_and_undo_carry_blocks() {
     a.import(&all(&mut b)).unwrap();
     check(&a);
     assert_eq!(delta(&a), delta(&b));
+    // A style over a marker shows on the text around it, not on it; a
+    // marker placed inside a dead mark of a key its attributes also name
+    // keeps that attribute (found by an outside attack: both made the
+    // local events differ from the text).
+    let len = a.text("t").len();
+    a.text("t").mark(0..len, "bold", true).unwrap();
+    a.commit();
+    check(&a);
+    undo.checkpoint();
+    undo.undo(&mut a).unwrap().unwrap();
+    assert_eq!(delta(&a), delta(&b));
+    check(&a);
+    a.text("t").insert(0, "xyz").unwrap();
+    a.text("t").mark(1..2, "both", true).unwrap();
+    a.text("t").delete(1, 1).unwrap();
+    a.text("t").split_block(1, [("both", true)]).unwrap();
+    a.commit();
+    check(&a);
+    assert_eq!(
+        a.text("t").block_at(1).unwrap(),
+        Some(attrs([("both", true.into())]))
+    );
 }
 
 #[test]
@@ -655,4 +677,67 @@ fn random_blocks_converge_under_every_delivery_and_match_the_model() {
     for seed in 0..30 + extra {
         random_block_deliveries(seed, 200);
     }
+}
+
+/// A value nested `n` levels deep.
+fn nested(n: usize) -> Value {
+    let mut v = Value::from(1);
+    for _ in 0..n {
+        v = Value::List(vec![v]);
+    }
+    v
+}
+
+/// Found by an outside attack: bad attributes were refused halfway
+/// through `apply_delta` (after earlier steps had applied), a huge retain
+/// over a text with markers overflowed, and values too deep for any peer
+/// to read were accepted (and broke every later export).
+#[test]
+fn bad_input_is_refused_before_anything_changes() {
+    let mut d = titled(1);
+    let before = (delta(&d), d.version());
+    let mut t = d.text("t");
+    for bad in [
+        vec![
+            Delta::insert("XY"),
+            Delta::retain_with(2, [("\u{1}header", 1)]),
+        ],
+        vec![Delta::insert_with("XY", [("\u{1}header", 1)])],
+        vec![Delta::insert("XY"), Delta::block([("\u{1}x", 1)])],
+        vec![Delta::insert("XY"), Delta::block([("deep", nested(40))])],
+        vec![Delta::insert("XY"), Delta::embed(nested(40))],
+        vec![
+            Delta::retain(1),
+            Delta::retain_with(usize::MAX, [("header", 1)]),
+        ],
+    ] {
+        assert!(t.apply_delta(&bad).is_err(), "{bad:?}");
+    }
+    assert!(matches!(
+        t.split_block(0, [("\u{1}x", 1)]),
+        Err(Error::ReservedKey(_))
+    ));
+    assert!(matches!(
+        t.update_block(5, [("\u{1}x", 1)]),
+        Err(Error::ReservedKey(_))
+    ));
+    for r in [
+        t.split_block(0, [("deep", nested(40))]),
+        t.update_block(5, [("deep", nested(40))]),
+        t.insert_embed(0, nested(40)),
+        t.mark(0..2, "bold", nested(40)),
+        d.map("m").set("k", nested(40)),
+    ] {
+        assert!(matches!(r, Err(Error::ValueTooDeep { max: 32 })), "{r:?}");
+    }
+    assert_eq!((delta(&d), d.version()), before);
+    // As deep as exports carry: accepted, and it syncs.
+    d.text("t").update_block(5, [("deep", nested(31))]).unwrap();
+    d.map("m").set("k", nested(32)).unwrap();
+    let mut e = doc(2);
+    sync(&mut e, &d);
+    assert_eq!(delta(&e), delta(&d));
+    let mut f = Doc::new();
+    f.import(&d.export(ExportMode::Snapshot).unwrap()).unwrap();
+    assert_eq!(delta(&f), delta(&d));
 }

@@ -209,6 +209,7 @@ mod versions;
 pub(crate) use commits::infos_for;
 pub(crate) use load::{Head, Loaded};
 pub(crate) use snapshot::{Meta, Snapshot};
+pub(crate) use value::MAX_DEPTH as MAX_VALUE_DEPTH;
 
 use std::ops::Range;
 

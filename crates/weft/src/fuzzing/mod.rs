@@ -6,8 +6,10 @@
 //! a char, bytes that are not an export) is not a failure.
 
 mod small;
+mod string_model;
 
 pub use small::run_small_decode;
+pub use string_model::run_text_vs_string;
 
 use std::sync::{Arc, Mutex};
 
@@ -203,6 +205,29 @@ pub enum Action {
         /// The embedded value.
         value: u8,
     },
+    /// Peer `peer` edits blocks at char `pos`: on a block marker, sets
+    /// its attributes (`op` even) or joins it (`op` odd); elsewhere splits
+    /// a block there. Attributes come from `op` (see [`block_attrs`]).
+    Block {
+        /// Which peer.
+        peer: u8,
+        /// Position (modulo length + 1).
+        pos: u16,
+        /// What to do, and which attributes.
+        op: u8,
+    },
+}
+
+/// The block attributes an [`Action::Block`] with `op` writes: one of two
+/// keys, set to one of three values or removed (few, so that writes
+/// race).
+pub fn block_attrs(op: u8) -> [(&'static str, crate::Value); 1] {
+    let key = ["header", "list"][usize::from(op >> 1) % 2];
+    let value = match (op >> 2) % 4 {
+        0 => crate::Value::Null,
+        v => crate::Value::from(i64::from(v)),
+    };
+    [(key, value)]
 }
 
 /// The keys map writes use (few, so that writes race).
@@ -294,6 +319,16 @@ fn edit(doc: &mut Doc, action: &Action) {
     if let Action::Embed { pos, value, .. } = *action {
         let pos = pos as usize % (text.len() + 1);
         allowed(text.insert_embed(pos, i64::from(value)));
+        return;
+    }
+    if let Action::Block { pos, op, .. } = *action {
+        let pos = pos as usize % (text.len() + 1);
+        let marker = pos < text.len() && matches!(text.block_at(pos), Ok(Some(_)));
+        allowed(match (marker, op % 2) {
+            (true, 0) => text.update_block(pos, block_attrs(op)),
+            (true, _) => text.join_block(pos),
+            (false, _) => text.split_block(pos, block_attrs(op)),
+        });
         return;
     }
     match *action {
@@ -607,7 +642,8 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
             | Action::Mark { peer, .. }
             | Action::Unmark { peer, .. }
             | Action::MapSet { peer, .. }
-            | Action::Embed { peer, .. } => edit(&mut docs[peer as usize % n], action),
+            | Action::Embed { peer, .. }
+            | Action::Block { peer, .. } => edit(&mut docs[peer as usize % n], action),
             Action::Commit { peer } => {
                 docs[peer as usize % n].commit();
                 settled = Some(peer as usize % n);
@@ -766,95 +802,6 @@ fn sync_all(docs: &mut [Doc]) {
             }
         }
     }
-}
-
-/// Byte offset in `s` of position `pos` in `unit`, or `None` when that
-/// position falls inside a char.
-fn model_pos(s: &str, unit: Unit, pos: usize) -> Option<usize> {
-    match unit {
-        Unit::Char => Some(s.char_indices().nth(pos).map_or(s.len(), |(b, _)| b)),
-        Unit::Utf8 => s.is_char_boundary(pos).then_some(pos),
-        Unit::Utf16 => {
-            let mut units = 0;
-            for (b, c) in s.char_indices() {
-                if units == pos {
-                    return Some(b);
-                }
-                if units > pos {
-                    return None;
-                }
-                units += c.len_utf16();
-            }
-            (units == pos).then_some(s.len())
-        }
-    }
-}
-
-/// One document against a plain `String`: every insert and delete (in any
-/// unit) is applied to both; the doc must fail exactly when the position
-/// falls inside a char, and the texts and their lengths in all three units
-/// must agree after every step.
-///
-/// # Panics
-///
-/// When they do not.
-pub fn run_text_vs_string(actions: &[Action]) {
-    let mut doc = new_doc(1);
-    let mut model = String::new();
-    for action in actions {
-        let mut text = doc.text("t");
-        match *action {
-            Action::Insert {
-                pos, unit, text: t, ..
-            } => {
-                let s = TEXTS[t as usize % TEXTS.len()];
-                let u = unit.unit();
-                let pos = pos as usize % (len_in(&text, u) + 1);
-                let r = insert_in(&mut text, unit, pos, s);
-                match model_pos(&model, u, pos) {
-                    Some(b) => {
-                        r.expect("insert at a char boundary");
-                        model.insert_str(b, s);
-                    }
-                    None => assert_eq!(r, Err(Error::NotCharBoundary { pos, unit: u })),
-                }
-            }
-            Action::Delete { pos, len, unit, .. } => {
-                let u = unit.unit();
-                let total = len_in(&text, u);
-                if total == 0 {
-                    continue;
-                }
-                let pos = pos as usize % total;
-                let n = (len as usize).min(total - pos);
-                let r = delete_in(&mut text, unit, pos, n);
-                match (model_pos(&model, u, pos), model_pos(&model, u, pos + n)) {
-                    (Some(a), Some(b)) => {
-                        r.expect("delete between char boundaries");
-                        model.replace_range(a..b, "");
-                    }
-                    _ => assert!(
-                        matches!(r, Err(Error::NotCharBoundary { .. })),
-                        "expected NotCharBoundary, got {r:?}"
-                    ),
-                }
-            }
-            Action::Embed { pos, value, .. } => {
-                let pos = pos as usize % (text.len() + 1);
-                text.insert_embed(pos, i64::from(value))
-                    .expect("an embed at a char position");
-                let b = model_pos(&model, Unit::Char, pos).expect("a char position");
-                model.insert(b, '\u{FFFC}');
-            }
-            _ => continue,
-        }
-        let text = doc.text("t");
-        assert_eq!(text.to_string(), model);
-        assert_eq!(text.len(), model.chars().count());
-        assert_eq!(text.len_utf8(), model.len());
-        assert_eq!(text.len_utf16(), model.encode_utf16().count());
-    }
-    doc.assert_invariants();
 }
 
 /// Everything observable about a document (but its exports), to check

@@ -111,6 +111,9 @@ impl<'a> Map<'a> {
             return Err(e.clone());
         }
         self.log.check_writable()?;
+        if let Some(v) = &value {
+            v.check_depth(0)?;
+        }
         if self.state.get(key) == value.as_ref() {
             return Ok(());
         }

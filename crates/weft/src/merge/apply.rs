@@ -128,11 +128,17 @@ pub(crate) fn apply(
                     let id = OpId::new(change.peer, change.counter + (seq - first_seq));
                     if let (false, Some(content)) = (objects.is_empty(), content) {
                         let ids = (id.peer, id.counter)..(id.peer, id.counter.saturating_add(*len));
+                        // One pass over the run's chars (objects come in
+                        // counter order).
+                        let mut chars = content.chars();
+                        let mut at = 0u32;
                         for (&(_, counter), &object) in objects.range(ids) {
+                            let k = counter - id.counter;
+                            let c = chars.nth((k - at) as usize);
+                            at = k + 1;
                             // Only an insert of one U+FFFC char is an object.
-                            let k = (counter - id.counter) as usize;
-                            if content.chars().nth(k) == Some(EMBED_CHAR) {
-                                log.set_object(seq + (counter - id.counter), object.clone());
+                            if c == Some(EMBED_CHAR) {
+                                log.set_object(seq + k, object.clone());
                             }
                         }
                     }

@@ -193,8 +193,12 @@ impl StyleConfig {
 /// {"image": "cat.png"}}`), omitting empty attributes; a block marker is
 /// Quill's line end, `{"insert": "\n", "attributes": {"header": 1}}`,
 /// always with `attributes` (so `{"insert": "\n", "attributes": {}}` is
-/// a marker without attributes, and a lone `"\n"` with attributes reads
-/// as a block marker, as Quill means it).
+/// a marker without attributes). A lone `"\n"` with attributes reads as
+/// a block marker, as Quill means it: a newline char of the text that
+/// carries styles its neighbours lack (typing Enter in bold text) is
+/// written the same way, and comes back from JSON as a marker. Editors
+/// that send deltas as JSON should use block markers for lines (as Quill
+/// does) rather than style newline chars.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(
     feature = "serde",

@@ -51,6 +51,24 @@ impl Value {
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }
+
+    /// Checks that the value, itself `depth` levels down in what is
+    /// written, nests no deeper than exports carry.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::ValueTooDeep`].
+    pub(crate) fn check_depth(&self, depth: u32) -> crate::Result<()> {
+        let max = crate::encoding::MAX_VALUE_DEPTH;
+        if depth > max {
+            return Err(crate::Error::ValueTooDeep { max });
+        }
+        match self {
+            Value::List(items) => items.iter().try_for_each(|v| v.check_depth(depth + 1)),
+            Value::Map(map) => map.values().try_for_each(|v| v.check_depth(depth + 1)),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl PartialEq for Value {

@@ -12,7 +12,7 @@ use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{Attributes, Delta, ExpandType, StyleConfig, Value};
 
 use super::item::{char_len, utf16_len, Item};
-use super::object::{Object, BLOCK_KEY_PREFIX, EMBED_CHAR};
+use super::object::{check_attributes, Object, BLOCK_KEY_PREFIX, EMBED_CHAR};
 use super::view::check_range;
 use super::{Need, TextRef, TextSource, TextState};
 
@@ -270,6 +270,11 @@ impl<'a> Text<'a> {
     /// Inserts `object` (an embed or a block marker) at char `pos`.
     fn insert_object(&mut self, pos: usize, object: Object) -> Result<()> {
         self.ensure_loaded(Need::Everything)?;
+        match &object {
+            Object::Embed(value) => value.check_depth(0)?,
+            Object::Block(attributes) => check_attributes(attributes, 1)?,
+        }
+        let block = matches!(object, Object::Block(_));
         let seq = self.log.next_seq();
         let mut buf = [0u8; 4];
         let s: &str = EMBED_CHAR.encode_utf8(&mut buf);
@@ -281,7 +286,8 @@ impl<'a> Text<'a> {
                 self.record_inserted(pos, s, Some(&object));
             }
         }
-        if self.state.has_resurrected() {
+        // Styles do not show on a block marker: no need to unmark it.
+        if self.state.has_resurrected() && !block {
             self.unmark_resurrected(pos, 1)?;
         }
         Ok(())
@@ -514,14 +520,41 @@ impl<'a> Text<'a> {
     /// wins everywhere in its range: it is the newest).
     #[cold]
     #[inline(never)]
-    fn record_mark(&mut self, range: Range<usize>, key: &str, value: &Value) {
-        let at = self.range_in_units(range.clone());
+    fn record_mark(&mut self, range: Range<usize>, key: &str, value: &Value, block: bool) {
+        // Where the key shows: an inline style on chars and embeds but not
+        // on block markers, a block attribute (`block`: `update_block`,
+        // whose range is one marker) on markers only.
+        let mut pieces: Vec<(Range<usize>, bool)> = vec![(range.clone(), true)];
+        if !block && !self.log.objects().is_empty() {
+            pieces.clear();
+            let mut at = range.start;
+            for run in self.view().slice_delta(range.clone()).unwrap_or_default() {
+                let (n, shows) = match &run {
+                    Delta::Insert { insert, .. } => (char_len(insert) as usize, true),
+                    Delta::Block { .. } => (1, false),
+                    _ => (1, true),
+                };
+                match pieces.last_mut() {
+                    Some((r, s)) if *s == shows => r.end += n,
+                    _ => pieces.push((at..at + n, shows)),
+                }
+                at += n;
+            }
+        }
+        let at: Vec<([Range<usize>; 3], bool)> = pieces
+            .iter()
+            .map(|(r, shows)| (self.range_in_units(r.clone()), *shows))
+            .collect();
         self.record_inverse(|this| {
             // The old value of `key` along the range, run by run.
             let mut inverse = vec![Delta::retain(range.start)];
             for run in this.view().slice_delta(range.clone()).unwrap_or_default() {
                 let (n, attributes) = match &run {
                     Delta::Insert { insert, attributes } => (char_len(insert) as usize, attributes),
+                    Delta::Block { .. } if !block => {
+                        inverse.push(Delta::retain(1));
+                        continue;
+                    }
                     Delta::Embed { attributes, .. } | Delta::Block { attributes } => {
                         (1, attributes)
                     }
@@ -533,11 +566,16 @@ impl<'a> Text<'a> {
             inverse
         });
         self.record(|unit| {
-            let r = &at[unit.index()];
-            vec![
-                Delta::retain(r.start),
-                Delta::retain_with(r.len(), [(key, value.clone())]),
-            ]
+            let u = unit.index();
+            let mut change = vec![Delta::retain(at.first().map_or(0, |p| p.0[u].start))];
+            for (r, shows) in &at {
+                change.push(if *shows {
+                    Delta::retain_with(r[u].len(), [(key, value.clone())])
+                } else {
+                    Delta::retain(r[u].len())
+                });
+            }
+            change
         });
     }
 
@@ -787,6 +825,7 @@ impl Text<'_> {
         if key.starts_with(BLOCK_KEY_PREFIX) {
             return Err(Error::ReservedKey(key.to_owned()));
         }
+        value.check_depth(0)?;
         // Redundant: every char already has exactly this (or, for an
         // unmark, none has the key).
         if self.state.has_everywhere(
@@ -814,7 +853,7 @@ impl Text<'_> {
     ) -> Result<()> {
         let seq = self.log.reserve_local(self.peer, 2)?;
         if self.recording() {
-            self.record_mark(range.clone(), shown, &value);
+            self.record_mark(range.clone(), shown, &value, key != shown);
         }
         let mark = self.log.start_mark(key, value, expand, seq);
         self.log.end_mark(mark, seq + 1);

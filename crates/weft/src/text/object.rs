@@ -119,6 +119,26 @@ pub(crate) const EMBED_CHAR: char = '\u{FFFC}';
 /// with it.
 pub(crate) const BLOCK_KEY_PREFIX: char = '\u{1}';
 
+/// Checks attributes a caller gives (styles or block attributes, their
+/// values `depth` levels down in what is written): no key starts with
+/// [`BLOCK_KEY_PREFIX`], no value nests too deep.
+///
+/// # Errors
+///
+/// [`crate::Error::ReservedKey`], [`crate::Error::ValueTooDeep`].
+pub(crate) fn check_attributes<'a>(
+    attributes: impl IntoIterator<Item = (&'a String, &'a Value)>,
+    depth: u32,
+) -> crate::Result<()> {
+    for (key, value) in attributes {
+        if key.starts_with(BLOCK_KEY_PREFIX) {
+            return Err(crate::Error::ReservedKey(key.clone()));
+        }
+        value.check_depth(depth)?;
+    }
+    Ok(())
+}
+
 /// The mark key that sets block attribute `key`.
 pub(crate) fn block_key(key: &str) -> String {
     let mut s = String::with_capacity(key.len() + 1);

@@ -402,7 +402,11 @@ impl RefDoc {
             left = Some(id);
         }
         // Marks without text that no place avoided: unmark the new text
-        // where one of them is what styles it.
+        // where one of them is what styles it (not a block marker: styles
+        // do not show on it).
+        if block.is_some() {
+            return;
+        }
         let n = s.chars().count();
         let mut keys: Vec<String> = Vec::new();
         for m in &stuck {

@@ -7,7 +7,7 @@ use std::ops::Range;
 use crate::error::{Error, Result, Unit};
 use crate::style::{Attributes, Delta, ExpandType, Value};
 use crate::text::item::char_len;
-use crate::text::object::{block_key, Object, EMBED_CHAR};
+use crate::text::object::{block_key, check_attributes, Object, EMBED_CHAR};
 use crate::text::view::check_range;
 use crate::text::Need;
 
@@ -91,7 +91,9 @@ impl Text<'_> {
     ) -> Result<()> {
         self.ensure_loaded(Need::Everything)?;
         let current = self.view().block_at(pos)?.ok_or(Error::NotABlock { pos })?;
-        let changes: Vec<(String, Value)> = collect(attributes)
+        let attributes = collect(attributes);
+        check_attributes(&attributes, 1)?;
+        let changes: Vec<(String, Value)> = attributes
             .into_iter()
             .filter(|(k, v)| match current.get(k) {
                 Some(old) => old != v,
@@ -221,6 +223,19 @@ impl Text<'_> {
         // for every op it can make (a bound: inserts may unmark inherited
         // keys, at most one mark per key).
         self.ensure_loaded(Need::Everything)?;
+        for d in delta {
+            match d {
+                Delta::Insert { attributes, .. } | Delta::Retain { attributes, .. } => {
+                    check_attributes(attributes, 1)?
+                }
+                Delta::Embed { insert, attributes } => {
+                    insert.check_depth(0)?;
+                    check_attributes(attributes, 1)?;
+                }
+                Delta::Block { attributes } => check_attributes(attributes, 1)?,
+                Delta::Delete { .. } => {}
+            }
+        }
         let keys = self.log.keys().len() as u64
             + delta
                 .iter()
@@ -243,15 +258,15 @@ impl Text<'_> {
                     } else {
                         *retain as u64
                     };
-                    ops += 2 * attributes.len() as u64 * pieces;
+                    ops = ops.saturating_add((2 * attributes.len() as u64).saturating_mul(pieces));
                 }
-                Delta::Delete { delete } => ops += *delete as u64,
+                Delta::Delete { delete } => ops = ops.saturating_add(*delete as u64),
                 Delta::Insert { insert, .. } => {
-                    ops += u64::from(char_len(insert)) + 4 * keys;
-                    bytes += insert.len() as u64;
+                    ops = ops.saturating_add(u64::from(char_len(insert)) + 4 * keys);
+                    bytes = bytes.saturating_add(insert.len() as u64);
                 }
                 Delta::Embed { .. } | Delta::Block { .. } => {
-                    ops += 1 + 4 * keys;
+                    ops = ops.saturating_add(1 + 4 * keys);
                     bytes += EMBED_CHAR.len_utf8() as u64;
                 }
             }
