@@ -6,6 +6,9 @@
 //!   place). The bar: within 10% of `plain`, measured in the same run.
 //! - Printed once: the snapshot size of both documents and the growth per
 //!   block marker.
+//! - `block_scaling/import_{10k,80k}`: importing the history of one peer
+//!   typing 10,000 (80,000) short lines, each ended by a block marker (one
+//!   insert run holding them all): 8x the lines should cost about 8x.
 #![expect(
     missing_docs,
     reason = "criterion_group! generates an undocumented pub fn"
@@ -73,5 +76,39 @@ fn b4_blocks(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, b4_blocks);
+/// One peer types `n` lines, each ended by a paragraph marker; its
+/// history as an update.
+fn lines(n: usize) -> Vec<u8> {
+    let mut doc = Doc::new();
+    doc.set_peer_id(1).expect("valid peer id");
+    let mut text = doc.text("t");
+    for i in 0..n {
+        let end = text.len();
+        text.insert(end, "a line").expect("in bounds");
+        text.split_block(end + 6, [("type", if i % 2 == 0 { "p" } else { "li" })])
+            .expect("in bounds");
+    }
+    doc.export(ExportMode::Updates {
+        from: &Default::default(),
+    })
+    .expect("export")
+}
+
+fn block_scaling(c: &mut Criterion) {
+    let mut group = c.benchmark_group("block_scaling");
+    group.sample_size(10);
+    for (name, n) in [("import_10k", 10_000), ("import_80k", 80_000)] {
+        let bytes = lines(n);
+        group.bench_function(name, |bench| {
+            bench.iter(|| {
+                let mut d = Doc::new();
+                d.import(&bytes).expect("import");
+                black_box(d)
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, b4_blocks, block_scaling);
 criterion_main!(benches);

@@ -90,7 +90,7 @@ pub(crate) fn write_object(out: &mut Vec<u8>, object: &Object) {
         Object::Block(attributes) => {
             out.push(BLOCK_TAG);
             write_varint(out, attributes.len() as u64);
-            for (k, v) in attributes {
+            for (k, v) in attributes.iter() {
                 write_bytes(out, k.as_bytes());
                 write_value(out, v);
             }
@@ -109,7 +109,7 @@ pub(crate) fn read_object(r: &mut Reader<'_>) -> Result<Object> {
         return Err(r.malformed("block attributes"));
     };
     attributes.retain(|_, v| !v.is_null());
-    Ok(Object::Block(attributes))
+    Ok(Object::Block(std::sync::Arc::new(attributes)))
 }
 
 /// The distinct objects of an export, each written once: entries then

@@ -272,7 +272,7 @@ impl<'a> Text<'a> {
         self.ensure_loaded(Need::Everything)?;
         match &object {
             Object::Embed(value) => value.check_depth(0)?,
-            Object::Block(attributes) => check_attributes(attributes, 1)?,
+            Object::Block(attributes) => check_attributes(attributes.iter(), 1)?,
         }
         let block = matches!(object, Object::Block(_));
         let seq = self.log.next_seq();
@@ -489,7 +489,7 @@ impl<'a> Text<'a> {
                     },
                     // A new marker has no block marks yet.
                     Some(Object::Block(base)) => Delta::Block {
-                        attributes: base.clone(),
+                        attributes: Attributes::clone(base),
                     },
                     None => Delta::Insert {
                         insert: s.to_owned(),

@@ -20,8 +20,9 @@ use crate::style::{Attributes, Value};
 pub(crate) enum Object {
     /// An embed of this value.
     Embed(Value),
-    /// A block marker with these attributes when inserted (no nulls).
-    Block(Attributes),
+    /// A block marker with these attributes when inserted (no nulls;
+    /// shared: a document's markers mostly have equal attributes).
+    Block(std::sync::Arc<Attributes>),
 }
 
 /// The objects of a document, by the seq of their insert: a persistent

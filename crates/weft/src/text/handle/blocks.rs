@@ -70,7 +70,7 @@ impl Text<'_> {
     ) -> Result<()> {
         let mut attributes = collect(attributes);
         attributes.retain(|_, v| !v.is_null());
-        self.insert_object(pos, Object::Block(attributes))
+        self.insert_object(pos, Object::Block(std::sync::Arc::new(attributes)))
     }
 
     /// Sets the given attributes of the block marker at char `pos` (`Null`
