@@ -10,8 +10,7 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
-
+use common::net::Mirrors;
 use common::{all, doc, sync};
 use weft::{Attributes, Delta, Doc, Error, ExportMode, UndoManager, Unit, Value};
 
@@ -246,28 +245,8 @@ fn concurrent_updates_joins_and_retyping_of_one_block_converge() {
 #[test]
 fn events_and_undo_carry_blocks() {
     let mut a = doc(1);
-    let mirror: Arc<Mutex<[Vec<Delta>; 3]>> = Arc::default();
-    let mut subs = Vec::new();
-    for (k, unit) in [Unit::Char, Unit::Utf16, Unit::Utf8]
-        .into_iter()
-        .enumerate()
-    {
-        let m = Arc::clone(&mirror);
-        subs.push(a.subscribe_in(unit, move |e| {
-            for d in &e.texts {
-                d.apply_to(&mut m.lock().unwrap()[k], unit).unwrap();
-            }
-        }));
-    }
-    let check = |a: &Doc| {
-        let m = mirror.lock().unwrap();
-        for (k, unit) in [Unit::Char, Unit::Utf16, Unit::Utf8]
-            .into_iter()
-            .enumerate()
-        {
-            assert_eq!(m[k], delta(a), "{unit:?}");
-        }
-    };
+    let mirrors = Mirrors::attach(&mut a);
+    let check = |a: &Doc| mirrors.check(&delta(a), "local");
     let mut undo = UndoManager::new(&mut a);
     a.text("t").insert(0, "héllo wörld").unwrap();
     a.commit();
@@ -506,19 +485,7 @@ fn random_block_deliveries(seed: u64, steps: usize) {
     let mut models: Vec<common::RefDoc> = (1..=3).map(common::RefDoc::new).collect();
     let mut old_versions: Vec<Vec<weft::VersionVector>> = vec![vec![weft::VersionVector::new()]; 3];
     let mut network: Vec<(usize, Vec<u8>)> = Vec::new();
-    let mirror: Arc<Mutex<[Vec<Delta>; 3]>> = Arc::default();
-    let mut subs = Vec::new();
-    for (k, unit) in [Unit::Char, Unit::Utf16, Unit::Utf8]
-        .into_iter()
-        .enumerate()
-    {
-        let m = Arc::clone(&mirror);
-        subs.push(docs[0].subscribe_in(unit, move |e| {
-            for d in &e.texts {
-                d.apply_to(&mut m.lock().unwrap()[k], unit).unwrap();
-            }
-        }));
-    }
+    let mirrors = Mirrors::attach(&mut docs[0]);
     for _ in 0..steps {
         let i = rng.below(3);
         let len = models[i].len();
@@ -559,26 +526,12 @@ fn random_block_deliveries(seed: u64, steps: usize) {
             }
             _ => {
                 let to = (i + 1 + rng.below(2)) % 3;
-                let from = match rng.below(5) {
-                    0 => weft::VersionVector::new(),
-                    1 => old_versions[to][rng.below(old_versions[to].len())].clone(),
-                    _ => docs[to].version(),
-                };
-                let bytes = match rng.below(6) {
-                    0 => docs[i].export(ExportMode::Snapshot).unwrap(),
-                    1 => {
-                        let v = docs[i].version();
-                        let spans: Vec<weft::IdSpan> = v
-                            .iter()
-                            .map(|(p, end)| {
-                                let start = rng.below(end as usize + 1) as u32;
-                                weft::IdSpan::new(p, start..end)
-                            })
-                            .collect();
-                        docs[i].export(ExportMode::UpdatesInRange(&spans)).unwrap()
-                    }
-                    _ => docs[i].export(ExportMode::Updates { from: &from }).unwrap(),
-                };
+                let bytes = common::net::random_export(
+                    &mut rng,
+                    &docs[i],
+                    &docs[to].version(),
+                    &old_versions[to],
+                );
                 if rng.chance(20) {
                     network.push((to, bytes.clone()));
                 }
@@ -619,12 +572,7 @@ fn random_block_deliveries(seed: u64, steps: usize) {
             "seed {seed}"
         );
     }
-    {
-        let m = mirror.lock().unwrap();
-        for (k, unit) in ["chars", "UTF-16", "UTF-8"].into_iter().enumerate() {
-            assert_eq!(m[k], want, "seed {seed}: {unit} events");
-        }
-    }
+    mirrors.check(&want, &format!("seed {seed}"));
     // The blocks cover the text: contents and markers, in order.
     let t = docs[0].get_text("t").unwrap();
     let mut at = 0;

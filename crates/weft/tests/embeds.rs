@@ -10,8 +10,8 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
 
+use common::net::Mirrors;
 use common::{all, doc, sync, RefDoc, Rng};
 use weft::{Delta, Doc, ExportMode, Side, UndoManager, Unit, Value};
 
@@ -132,19 +132,7 @@ fn embeds_sync_through_updates_snapshots_and_history() {
 #[test]
 fn events_and_undo_carry_embeds() {
     let mut a = doc(1);
-    let mirror: Arc<Mutex<[Vec<Delta>; 3]>> = Arc::default();
-    let mut subs = Vec::new();
-    for (k, unit) in [Unit::Char, Unit::Utf16, Unit::Utf8]
-        .into_iter()
-        .enumerate()
-    {
-        let m = Arc::clone(&mirror);
-        subs.push(a.subscribe_in(unit, move |e| {
-            for d in &e.texts {
-                d.apply_to(&mut m.lock().unwrap()[k], unit).unwrap();
-            }
-        }));
-    }
+    let mirrors = Mirrors::attach(&mut a);
     let mut undo = UndoManager::new(&mut a);
     a.text("t").insert(0, "xyz").unwrap();
     a.commit();
@@ -154,15 +142,7 @@ fn events_and_undo_carry_embeds() {
     undo.checkpoint();
     a.text("t").delete(0, 3).unwrap(); // x, the embed, y
     a.commit();
-    let check = |a: &Doc| {
-        let m = mirror.lock().unwrap();
-        for (k, unit) in [Unit::Char, Unit::Utf16, Unit::Utf8]
-            .into_iter()
-            .enumerate()
-        {
-            assert_eq!(m[k], delta(a), "{unit:?}");
-        }
-    };
+    let check = |a: &Doc| mirrors.check(&delta(a), "local");
     check(&a);
     undo.undo(&mut a).unwrap().unwrap();
     assert_eq!(

@@ -463,26 +463,12 @@ fn random_deliveries(seed: u64, steps: usize) {
             }
             _ => {
                 let to = (i + 1 + rng.below(2)) % 3;
-                let from = match rng.below(5) {
-                    0 => VersionVector::new(),
-                    1 => old_versions[to][rng.below(old_versions[to].len())].clone(),
-                    _ => docs[to].version(),
-                };
-                let bytes = match rng.below(6) {
-                    0 => docs[i].export(ExportMode::Snapshot).unwrap(),
-                    1 => {
-                        let v = docs[i].version();
-                        let spans: Vec<weft::IdSpan> = v
-                            .iter()
-                            .map(|(p, end)| {
-                                let start = rng.below(end as usize + 1) as u32;
-                                weft::IdSpan::new(p, start..end)
-                            })
-                            .collect();
-                        docs[i].export(ExportMode::UpdatesInRange(&spans)).unwrap()
-                    }
-                    _ => docs[i].export(ExportMode::Updates { from: &from }).unwrap(),
-                };
+                let bytes = common::net::random_export(
+                    &mut rng,
+                    &docs[i],
+                    &docs[to].version(),
+                    &old_versions[to],
+                );
                 if rng.chance(20) {
                     network.push((to, bytes.clone()));
                 }

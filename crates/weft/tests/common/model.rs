@@ -1,0 +1,786 @@
+//! The reference model: a naive FugueMax list with Peritext-style marks,
+//! block markers and maps, one element per char, linear scans everywhere.
+
+use std::collections::{BTreeMap, HashMap};
+
+use weft::{Attributes, Delta, ExpandType, Value};
+
+type Id = (u64, u32);
+
+/// A style anchor of the reference model.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct RefAnchor {
+    /// Id of the mark's start op.
+    mark: Id,
+    end: bool,
+    sticks_left: bool,
+}
+
+#[derive(Clone, Debug)]
+struct RefItem {
+    id: Id,
+    /// `None` for an anchor.
+    ch: Option<char>,
+    anchor: Option<RefAnchor>,
+    left: Option<Id>,
+    right: Option<Id>,
+    deleted: bool,
+    /// A block marker's attributes when inserted.
+    block: Option<Attributes>,
+}
+
+impl RefItem {
+    fn is_char(&self) -> bool {
+        self.anchor.is_none()
+    }
+
+    fn visible(&self) -> bool {
+        self.is_char() && !self.deleted
+    }
+}
+
+/// What a mark sets.
+#[derive(Clone, Debug)]
+struct RefMark {
+    key: String,
+    value: Value,
+    lamport: u32,
+    peer: u64,
+}
+
+#[derive(Clone, Debug)]
+enum RefOp {
+    Insert {
+        id: Id,
+        ch: char,
+        left: Option<Id>,
+        right: Option<Id>,
+        /// Set for a block marker.
+        block: Option<Attributes>,
+    },
+    Delete {
+        id: Id,
+        target: Id,
+    },
+    Anchor {
+        id: Id,
+        anchor: RefAnchor,
+        left: Option<Id>,
+        right: Option<Id>,
+        /// Set on start anchors.
+        mark: Option<RefMark>,
+    },
+    /// The first of the two ops of a block attribute write (Weft's mark
+    /// start): no effect.
+    BlockStart {
+        id: Id,
+    },
+    /// Sets `key` of block marker `target` (`Null` removes it).
+    BlockSet {
+        id: Id,
+        target: Id,
+        key: String,
+        value: Value,
+    },
+    /// A map write (`None` deletes the key).
+    MapSet {
+        id: Id,
+        map: String,
+        key: String,
+        value: Option<Value>,
+    },
+}
+
+impl RefOp {
+    fn id(&self) -> Id {
+        match self {
+            RefOp::Insert { id, .. }
+            | RefOp::Delete { id, .. }
+            | RefOp::Anchor { id, .. }
+            | RefOp::BlockStart { id }
+            | RefOp::BlockSet { id, .. }
+            | RefOp::MapSet { id, .. } => *id,
+        }
+    }
+}
+
+/// A map of the reference model: key -> (Lamport, peer, value) of the
+/// greatest write.
+type RefMap = BTreeMap<String, (u32, u64, Option<Value>)>;
+
+/// The expand rules the randomized tests configure: Weft's defaults plus
+/// `before`, `both`, `none`, `after`.
+pub fn expand_of(key: &str) -> ExpandType {
+    let base = key.split(':').next().unwrap_or(key);
+    match base {
+        "link" | "comment" | "code" | "none" => ExpandType::None,
+        "before" => ExpandType::Before,
+        "both" => ExpandType::Both,
+        _ => ExpandType::After,
+    }
+}
+
+/// A naive FugueMax list: one element per char in a `Vec`, linear scans
+/// everywhere. Ids are assigned exactly as Weft assigns them (one counter
+/// per inserted or deleted char), so both must produce the same text.
+#[derive(Clone, Debug, Default)]
+pub struct RefDoc {
+    pub peer: u64,
+    items: Vec<RefItem>,
+    log: Vec<(RefOp, u32)>,
+    next: HashMap<u64, u32>,
+    marks: HashMap<Id, RefMark>,
+    /// Largest Lamport timestamp known, plus one.
+    next_lamport: u32,
+    maps: BTreeMap<String, RefMap>,
+    /// Per block marker, its attribute writes: key -> (Lamport, peer,
+    /// value) of the greatest.
+    block_sets: HashMap<Id, BTreeMap<String, (u32, u64, Value)>>,
+}
+
+impl RefDoc {
+    pub fn new(peer: u64) -> Self {
+        RefDoc {
+            peer,
+            ..Default::default()
+        }
+    }
+
+    pub fn text(&self) -> String {
+        self.items
+            .iter()
+            .filter(|i| i.visible())
+            .filter_map(|i| i.ch)
+            .collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.iter().filter(|i| i.visible()).count()
+    }
+
+    /// The id of visible char `pos` (< len).
+    #[allow(dead_code)]
+    pub fn char_id(&self, pos: usize) -> Id {
+        self.items
+            .iter()
+            .filter(|i| i.visible())
+            .nth(pos)
+            .expect("pos < len")
+            .id
+    }
+
+    /// Where a cursor sticking to char `id` resolves: its visible
+    /// position, plus one if the cursor is after it (`after_char`) and the
+    /// char is visible; `None` if this replica does not have the char.
+    #[allow(dead_code)]
+    pub fn cursor_pos(&self, id: Id, after_char: bool) -> Option<usize> {
+        let at = self.items.iter().position(|i| i.id == id && i.is_char())?;
+        let before = self.items[..at].iter().filter(|i| i.visible()).count();
+        Some(before + usize::from(after_char && self.items[at].visible()))
+    }
+
+    /// Per peer, the number of ops known.
+    pub fn version(&self) -> Vec<(u64, u32)> {
+        let mut v: Vec<_> = self
+            .next
+            .iter()
+            .map(|(&p, &c)| (p, c))
+            .filter(|e| e.1 > 0)
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn knows(&self, id: Id) -> bool {
+        self.next.get(&id.0).is_some_and(|&c| id.1 < c)
+    }
+
+    fn index_of(&self, id: Id) -> usize {
+        self.items
+            .iter()
+            .position(|i| i.id == id)
+            .expect("known id")
+    }
+
+    fn visible_index(&self, pos: usize) -> usize {
+        self.items
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.visible())
+            .nth(pos)
+            .map(|(k, _)| k)
+            .expect("pos in bounds")
+    }
+
+    fn next_id(&self) -> Id {
+        (self.peer, self.next.get(&self.peer).copied().unwrap_or(0))
+    }
+
+    /// Where text typed at visible `pos` goes, as Weft decides it: the
+    /// entity index, the left origin, and the marks without text that no
+    /// place avoids. By default right after the visible char before it and
+    /// its left-sticky anchors; when that is inside a mark whose anchors
+    /// are both in the gap up to the next visible char, the first place
+    /// after a deleted char that is inside no such mark and inside the same
+    /// other marks.
+    fn insert_place(&self, pos: usize) -> (usize, Option<Id>, Vec<Id>) {
+        let x = pos.checked_sub(1).map(|p| self.visible_index(p));
+        let start = x.map_or(0, |i| i + 1);
+        let end = self.items[start..]
+            .iter()
+            .position(|i| i.visible())
+            .map_or(self.items.len(), |k| start + k);
+        let gap = &self.items[start..end];
+        let sticks_left = |i: &RefItem| i.anchor.is_some_and(|a| a.sticks_left);
+        let after = |from: usize| from + gap[from..].iter().take_while(|i| sticks_left(i)).count();
+        let default = after(0);
+        let x_id = x.map(|i| self.items[i].id);
+        let mut marks: Vec<(Id, Option<usize>, Option<usize>)> = Vec::new();
+        for (k, it) in gap.iter().enumerate() {
+            if let Some(a) = it.anchor {
+                let pos = match marks.iter().position(|m| m.0 == a.mark) {
+                    Some(p) => p,
+                    None => {
+                        marks.push((a.mark, None, None));
+                        marks.len() - 1
+                    }
+                };
+                if a.end {
+                    marks[pos].2 = Some(k);
+                } else {
+                    marks[pos].1 = Some(k);
+                }
+            }
+        }
+        let covers = |m: &(Id, Option<usize>, Option<usize>), p: usize| {
+            m.1.is_none_or(|s| s < p) && m.2.is_none_or(|e| e >= p)
+        };
+        let dead = |m: &(Id, Option<usize>, Option<usize>)| m.1.is_some() && m.2.is_some();
+        if !marks.iter().any(|m| dead(m) && covers(m, default)) {
+            return (start + default, x_id, Vec::new());
+        }
+        for (k, it) in gap.iter().enumerate() {
+            if it.anchor.is_some() {
+                continue;
+            }
+            let p = after(k + 1);
+            let ok = marks.iter().all(|m| {
+                if dead(m) {
+                    !covers(m, p)
+                } else {
+                    covers(m, p) == covers(m, default)
+                }
+            });
+            if ok {
+                return (start + p, Some(it.id), Vec::new());
+            }
+        }
+        let stuck = marks
+            .iter()
+            .filter(|m| dead(m) && covers(m, default))
+            .map(|m| m.0)
+            .collect();
+        (start + default, x_id, stuck)
+    }
+
+    pub fn insert(&mut self, pos: usize, s: &str) {
+        self.insert_with(pos, s, None);
+    }
+
+    /// Inserts a block marker with `attributes` at visible `pos`.
+    #[allow(dead_code)]
+    pub fn split_block(&mut self, pos: usize, mut attributes: Attributes) {
+        attributes.retain(|_, v| !v.is_null());
+        self.insert_with(pos, "\u{FFFC}", Some(attributes));
+    }
+
+    /// The attributes of block marker `item`: its base, then per key the
+    /// greatest write.
+    fn block_attributes(&self, item: &RefItem) -> Option<Attributes> {
+        let mut out = item.block.clone()?;
+        for (k, (_, _, v)) in self.block_sets.get(&item.id).into_iter().flatten() {
+            if v.is_null() {
+                out.remove(k);
+            } else {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+        Some(out)
+    }
+
+    /// The attributes of the block marker at visible `pos`, if it is one.
+    #[allow(dead_code)]
+    pub fn block_at(&self, pos: usize) -> Option<Attributes> {
+        self.block_attributes(&self.items[self.visible_index(pos)])
+    }
+
+    /// Sets attributes of the block marker at visible `pos` as Weft does:
+    /// for each key whose value changes, two ops (Weft's mark start and
+    /// end), the second of which writes.
+    #[allow(dead_code)]
+    pub fn update_block(&mut self, pos: usize, attributes: Attributes) {
+        let current = self.block_at(pos).expect("a block marker");
+        let target = self.char_id(pos);
+        for (key, value) in attributes {
+            let same = match current.get(&key) {
+                Some(old) => *old == value,
+                None => value.is_null(),
+            };
+            if same {
+                continue;
+            }
+            let id = self.next_id();
+            self.apply(RefOp::BlockStart { id });
+            let id = self.next_id();
+            self.apply(RefOp::BlockSet {
+                id,
+                target,
+                key,
+                value,
+            });
+        }
+    }
+
+    fn insert_with(&mut self, pos: usize, s: &str, block: Option<Attributes>) {
+        let (at, left0, stuck) = self.insert_place(pos);
+        // Origins are chars: the chosen left char and the next char
+        // (visible or not) after the place; later chars follow the first.
+        let right = self.items[at..].iter().find(|i| i.is_char()).map(|i| i.id);
+        let mut left = left0;
+        for ch in s.chars() {
+            let id = self.next_id();
+            self.apply(RefOp::Insert {
+                id,
+                ch,
+                left,
+                right,
+                block: block.clone(),
+            });
+            left = Some(id);
+        }
+        // Marks without text that no place avoided: unmark the new text
+        // where one of them is what styles it (not a block marker: styles
+        // do not show on it).
+        if block.is_some() {
+            return;
+        }
+        let n = s.chars().count();
+        let mut keys: Vec<String> = Vec::new();
+        for m in &stuck {
+            let key = self.marks[m].key.clone();
+            if self
+                .winner_at(pos, &key)
+                .is_some_and(|w| stuck.contains(&w))
+                && !keys.contains(&key)
+            {
+                keys.push(key);
+            }
+        }
+        for key in keys {
+            self.mark(pos..pos + n, &key, Value::Null);
+        }
+    }
+
+    /// The mark that wins on `key` at visible char `pos`.
+    fn winner_at(&self, pos: usize, key: &str) -> Option<Id> {
+        let at = self.visible_index(pos);
+        self.active_before(at)
+            .into_iter()
+            .filter(|m| self.marks[m].key == key)
+            .max_by_key(|m| (self.marks[m].lamport, self.marks[m].peer))
+    }
+
+    pub fn delete(&mut self, pos: usize, len: usize) {
+        // Op k deletes the k-th char of the range, in document order.
+        let targets: Vec<Id> = self
+            .items
+            .iter()
+            .filter(|i| i.visible())
+            .skip(pos)
+            .take(len)
+            .map(|i| i.id)
+            .collect();
+        for target in targets {
+            let id = self.next_id();
+            self.apply(RefOp::Delete { id, target });
+        }
+    }
+
+    /// Marks visible chars `range` with `key` = `value` (a null value
+    /// unmarks), as Weft does: nothing when redundant, else a start and an
+    /// end anchor whose origins are the non-anchor neighbours.
+    pub fn mark(&mut self, range: std::ops::Range<usize>, key: &str, value: Value) {
+        let redundant = (range.start..range.end).all(|p| match self.attributes_at(p).get(key) {
+            Some(v) => *v == value,
+            None => value.is_null(),
+        });
+        if redundant {
+            return;
+        }
+        let expand = expand_of(key);
+        let start = self.next_id();
+        for end in [false, true] {
+            let sticks_left = if end {
+                !matches!(expand, ExpandType::After | ExpandType::Both)
+            } else {
+                matches!(expand, ExpandType::Before | ExpandType::Both)
+            };
+            let pos = if end { range.end } else { range.start };
+            // Glued to the visible char before (sticking left) or after.
+            let (left, right) = if sticks_left {
+                let glue = pos
+                    .checked_sub(1)
+                    .map(|p| self.items[self.visible_index(p)].id);
+                (glue, None)
+            } else {
+                let glue = (pos < self.len()).then(|| self.items[self.visible_index(pos)].id);
+                (None, glue)
+            };
+            let id = self.next_id();
+            let mark = (!end).then(|| RefMark {
+                key: key.to_owned(),
+                value: value.clone(),
+                lamport: self.next_lamport,
+                peer: self.peer,
+            });
+            self.apply(RefOp::Anchor {
+                id,
+                anchor: RefAnchor {
+                    mark: start,
+                    end,
+                    sticks_left,
+                },
+                left,
+                right,
+                mark,
+            });
+        }
+    }
+
+    /// The items, one per line (for debugging).
+    pub fn dump(&self) -> String {
+        let mut out = String::new();
+        for i in &self.items {
+            let what = match (i.ch, i.anchor) {
+                (Some(c), _) => format!("{c:?}{}", if i.deleted { " (deleted)" } else { "" }),
+                (None, Some(a)) => format!(
+                    "{} of {:?}{}",
+                    if a.end { "END" } else { "START" },
+                    a.mark,
+                    if a.sticks_left {
+                        " sticks left"
+                    } else {
+                        " sticks right"
+                    }
+                ),
+                _ => unreachable!(),
+            };
+            out += &format!("  {:?} {what} L={:?} R={:?}\n", i.id, i.left, i.right);
+        }
+        out
+    }
+
+    /// The styles of visible char `pos`.
+    pub fn attributes_at(&self, pos: usize) -> Attributes {
+        let target = self.visible_index(pos);
+        self.attributes_before(target)
+    }
+
+    /// The marks active at item index `at`.
+    fn active_before(&self, at: usize) -> Vec<Id> {
+        let mut active: Vec<Id> = Vec::new();
+        for item in &self.items[..at] {
+            if let Some(a) = item.anchor {
+                if a.end {
+                    active.retain(|&m| m != a.mark);
+                } else if self
+                    .items
+                    .iter()
+                    .any(|i| i.anchor.is_some_and(|b| b.end && b.mark == a.mark))
+                {
+                    active.push(a.mark);
+                }
+            }
+        }
+        active
+    }
+
+    /// The styles in force at item index `at`.
+    fn attributes_before(&self, at: usize) -> Attributes {
+        self.winners(&self.active_before(at))
+    }
+
+    /// Per key, the value of the last of `active` marks to set it.
+    fn winners(&self, active: &[Id]) -> Attributes {
+        let mut winners: HashMap<&str, &RefMark> = HashMap::new();
+        for m in active.iter().map(|m| &self.marks[m]) {
+            let w = winners.entry(m.key.as_str()).or_insert(m);
+            if (m.lamport, m.peer) > (w.lamport, w.peer) {
+                *w = m;
+            }
+        }
+        winners
+            .into_iter()
+            .filter(|(_, m)| !m.value.is_null())
+            .map(|(k, m)| (k.to_owned(), m.value.clone()))
+            .collect()
+    }
+
+    /// The text as runs of equal styles, char by char.
+    pub fn to_delta(&self) -> Vec<Delta> {
+        let mut out: Vec<Delta> = Vec::new();
+        let mut active: Vec<Id> = Vec::new();
+        let has_end = |m: Id| {
+            self.items
+                .iter()
+                .any(|i| i.anchor.is_some_and(|b| b.end && b.mark == m))
+        };
+        for item in &self.items {
+            if let Some(a) = item.anchor {
+                if a.end {
+                    active.retain(|&m| m != a.mark);
+                } else if has_end(a.mark) {
+                    active.push(a.mark);
+                }
+                continue;
+            }
+            if item.deleted {
+                continue;
+            }
+            if let Some(attributes) = self.block_attributes(item) {
+                out.push(Delta::Block { attributes });
+                continue;
+            }
+            let attrs = self.winners(&active);
+            let ch = item.ch.expect("visible items are chars");
+            match out.last_mut() {
+                Some(Delta::Insert { insert, attributes }) if *attributes == attrs => {
+                    insert.push(ch)
+                }
+                _ => out.push(Delta::Insert {
+                    insert: ch.to_string(),
+                    attributes: attrs,
+                }),
+            }
+        }
+        out
+    }
+
+    fn apply(&mut self, op: RefOp) {
+        let lamport = self.next_lamport;
+        self.apply_with(op, lamport);
+    }
+
+    fn apply_with(&mut self, op: RefOp, lamport: u32) {
+        let id = op.id();
+        let next = self.next.entry(id.0).or_insert(0);
+        assert_eq!(*next, id.1, "ops arrive in counter order");
+        *next += 1;
+        self.next_lamport = self.next_lamport.max(lamport + 1);
+        match &op {
+            RefOp::Insert {
+                id,
+                ch,
+                left,
+                right,
+                block,
+            } => self.integrate(RefItem {
+                id: *id,
+                ch: Some(*ch),
+                anchor: None,
+                left: *left,
+                right: *right,
+                deleted: false,
+                block: block.clone(),
+            }),
+            RefOp::BlockStart { .. } => {}
+            RefOp::BlockSet {
+                id,
+                target,
+                key,
+                value,
+            } => {
+                let entry = self
+                    .block_sets
+                    .entry(*target)
+                    .or_default()
+                    .entry(key.clone())
+                    .or_insert((0, 0, Value::Null));
+                if (lamport, id.0) > (entry.0, entry.1) {
+                    *entry = (lamport, id.0, value.clone());
+                }
+            }
+            RefOp::Anchor {
+                id,
+                anchor,
+                left,
+                right,
+                mark,
+            } => {
+                if let Some(m) = mark {
+                    self.marks.insert(*id, m.clone());
+                }
+                // Glued: after the char (and its other left-sticky
+                // anchors), or right before the char.
+                let at = if anchor.sticks_left {
+                    let mut at = left.map_or(0, |l| self.index_of(l) + 1);
+                    while self
+                        .items
+                        .get(at)
+                        .is_some_and(|i| i.anchor.is_some_and(|a| a.sticks_left))
+                    {
+                        at += 1;
+                    }
+                    at
+                } else {
+                    right.map_or(self.items.len(), |r| self.index_of(r))
+                };
+                self.items.insert(
+                    at,
+                    RefItem {
+                        id: *id,
+                        ch: None,
+                        anchor: Some(*anchor),
+                        left: *left,
+                        right: *right,
+                        deleted: false,
+                        block: None,
+                    },
+                );
+            }
+            RefOp::Delete { target, .. } => {
+                let i = self.index_of(*target);
+                self.items[i].deleted = true;
+            }
+            RefOp::MapSet {
+                id,
+                map,
+                key,
+                value,
+            } => {
+                let entry = self
+                    .maps
+                    .entry(map.clone())
+                    .or_default()
+                    .entry(key.clone())
+                    .or_insert((0, 0, None));
+                if (lamport, id.0) > (entry.0, entry.1) {
+                    *entry = (lamport, id.0, value.clone());
+                }
+            }
+        }
+        self.log.push((op, lamport));
+    }
+
+    /// Writes `key` of map `map` (`None` deletes it), unless it has that
+    /// value already (as Weft, which then makes no op).
+    pub fn map_set(&mut self, map: &str, key: &str, value: Option<Value>) {
+        let now = self
+            .maps
+            .get(map)
+            .and_then(|m| m.get(key))
+            .and_then(|e| e.2.clone());
+        if now == value {
+            return;
+        }
+        let id = self.next_id();
+        self.apply(RefOp::MapSet {
+            id,
+            map: map.to_owned(),
+            key: key.to_owned(),
+            value,
+        });
+    }
+
+    /// Every map with entries, as [`map_contents`] lists a document's.
+    pub fn map_contents(&self) -> Vec<(String, Vec<(String, Value)>)> {
+        self.maps
+            .iter()
+            .map(|(name, m)| {
+                let entries = m
+                    .iter()
+                    .filter_map(|(k, e)| e.2.clone().map(|v| (k.clone(), v)))
+                    .collect::<Vec<_>>();
+                (name.clone(), entries)
+            })
+            .filter(|(_, e)| !e.is_empty())
+            .collect()
+    }
+
+    /// YjsMod / FugueMax integration, straight from the reference algorithm,
+    /// over the chars alone; then the char goes after the anchors glued to
+    /// the char before it and before those glued to the char after it.
+    fn integrate(&mut self, item: RefItem) {
+        let chars: Vec<usize> = (0..self.items.len())
+            .filter(|&i| self.items[i].is_char())
+            .collect();
+        let char_index = |doc: &RefDoc, id: Id| {
+            chars
+                .iter()
+                .position(|&i| doc.items[i].id == id)
+                .expect("known char") as isize
+        };
+        let len = chars.len() as isize;
+        let left = item.left.map_or(-1, |l| char_index(self, l));
+        let right = item.right.map_or(len, |r| char_index(self, r));
+        let mut dest = left + 1;
+        let mut scanning = false;
+        let mut i = left + 1;
+        loop {
+            if !scanning {
+                dest = i;
+            }
+            if i == len || i == right {
+                break;
+            }
+            let other = &self.items[chars[i as usize]];
+            let oleft = other.left.map_or(-1, |l| char_index(self, l));
+            let oright = other.right.map_or(len, |r| char_index(self, r));
+            if oleft < left {
+                break;
+            } else if oleft == left {
+                if oright < right {
+                    scanning = true;
+                } else if oright == right {
+                    // Chars before block markers, then by id.
+                    if (item.block.is_some(), item.id) < (other.block.is_some(), other.id) {
+                        break;
+                    }
+                    scanning = false;
+                } else {
+                    scanning = false;
+                }
+            }
+            i += 1;
+        }
+        let mut at = chars
+            .get(dest as usize)
+            .copied()
+            .unwrap_or(self.items.len());
+        while at > 0 && self.items[at - 1].anchor.is_some_and(|a| !a.sticks_left) {
+            at -= 1;
+        }
+        self.items.insert(at, item);
+    }
+
+    /// Applies the ops `other` has, `self` lacks and `version` (a
+    /// causally closed version) holds, in `other`'s order: what a
+    /// replica that now holds `version` received of `other`'s.
+    pub fn merge_upto(&mut self, other: &RefDoc, version: &weft::VersionVector) {
+        for (op, lamport) in &other.log {
+            let id = op.id();
+            if id.1 < version.get(id.0) && !self.knows(id) {
+                self.apply_with(op.clone(), *lamport);
+            }
+        }
+    }
+
+    /// Applies every op `other` has and `self` lacks, in `other`'s order.
+    pub fn merge_from(&mut self, other: &RefDoc) {
+        for (op, lamport) in &other.log {
+            if !self.knows(op.id()) {
+                self.apply_with(op.clone(), *lamport);
+            }
+        }
+    }
+}
