@@ -680,7 +680,9 @@ fn bad_input_is_refused_before_anything_changes() {
     }
     assert_eq!((delta(&d), d.version()), before);
     // As deep as exports carry: accepted, and it syncs.
-    d.text("t").update_block(5, [("deep", nested(31))]).unwrap();
+    d.text("t").update_block(5, [("deep", nested(32))]).unwrap();
+    d.text("t").split_block(0, [("deep", nested(32))]).unwrap();
+    d.text("t").mark(1..3, "bold", nested(32)).unwrap();
     d.map("m").set("k", nested(32)).unwrap();
     let mut e = doc(2);
     sync(&mut e, &d);
@@ -688,4 +690,16 @@ fn bad_input_is_refused_before_anything_changes() {
     let mut f = Doc::new();
     f.import(&d.export(ExportMode::Snapshot).unwrap()).unwrap();
     assert_eq!(delta(&f), delta(&d));
+    // What the API took, apply_delta takes too: copies, undo (found by a
+    // second attack: a style at the limit made undo fail for good).
+    let mut c = doc(3);
+    c.text("t").apply_delta(&delta(&d)).unwrap();
+    assert_eq!(delta(&c), delta(&d));
+    let mut undo = UndoManager::new(&mut d);
+    let before = delta(&d);
+    d.text("t").delete(0, 4).unwrap();
+    d.commit();
+    undo.checkpoint();
+    undo.undo(&mut d).unwrap().unwrap();
+    assert_eq!(delta(&d), before);
 }

@@ -59,6 +59,15 @@ fn an_embed_is_one_position_shown_as_u_fffc() {
     let c = t.cursor(2, Side::Before).unwrap();
     t.insert(0, "xy").unwrap();
     assert_eq!(d.cursor_pos(&c).unwrap(), 4);
+    // Out of range: an error, and nothing changes.
+    let v = d.version();
+    let mut t = d.text("t");
+    let len = t.len();
+    assert!(matches!(
+        t.insert_embed(len + 1, "x"),
+        Err(weft::Error::OutOfBounds { pos, .. }) if pos == len + 1
+    ));
+    assert_eq!(d.version(), v);
     // A typed U+FFFC is text.
     let mut t = d.text("t");
     t.insert(0, "\u{FFFC}").unwrap();

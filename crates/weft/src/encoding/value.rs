@@ -105,9 +105,17 @@ pub(crate) fn read_object(r: &mut Reader<'_>) -> Result<Object> {
     if tag != BLOCK_TAG {
         return Ok(Object::Embed(read_tagged(r, tag, 0)?));
     }
-    let Value::Map(mut attributes) = read_tagged(r, 7, 0)? else {
-        return Err(r.malformed("block attributes"));
-    };
+    // The attribute values nest as deep as a style's value may (from 0,
+    // not 1 as inside a map value).
+    let n = r.count("block attribute count")?;
+    let mut attributes = BTreeMap::new();
+    for _ in 0..n {
+        let k = read_string(r)?;
+        let v = read_value(r, 0)?;
+        if attributes.insert(k, v).is_some() {
+            return Err(r.malformed("duplicate block attribute"));
+        }
+    }
     attributes.retain(|_, v| !v.is_null());
     Ok(Object::Block(std::sync::Arc::new(attributes)))
 }

@@ -272,7 +272,7 @@ impl<'a> Text<'a> {
         self.ensure_loaded(Need::Everything)?;
         match &object {
             Object::Embed(value) => value.check_depth(0)?,
-            Object::Block(attributes) => check_attributes(attributes.iter(), 1)?,
+            Object::Block(attributes) => check_attributes(attributes.iter(), 0)?,
         }
         let block = matches!(object, Object::Block(_));
         let seq = self.log.next_seq();

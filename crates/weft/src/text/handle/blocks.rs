@@ -92,7 +92,7 @@ impl Text<'_> {
         self.ensure_loaded(Need::Everything)?;
         let current = self.view().block_at(pos)?.ok_or(Error::NotABlock { pos })?;
         let attributes = collect(attributes);
-        check_attributes(&attributes, 1)?;
+        check_attributes(&attributes, 0)?;
         let changes: Vec<(String, Value)> = attributes
             .into_iter()
             .filter(|(k, v)| match current.get(k) {
@@ -226,13 +226,13 @@ impl Text<'_> {
         for d in delta {
             match d {
                 Delta::Insert { attributes, .. } | Delta::Retain { attributes, .. } => {
-                    check_attributes(attributes, 1)?
+                    check_attributes(attributes, 0)?
                 }
                 Delta::Embed { insert, attributes } => {
                     insert.check_depth(0)?;
-                    check_attributes(attributes, 1)?;
+                    check_attributes(attributes, 0)?;
                 }
-                Delta::Block { attributes } => check_attributes(attributes, 1)?,
+                Delta::Block { attributes } => check_attributes(attributes, 0)?,
                 Delta::Delete { .. } => {}
             }
         }
