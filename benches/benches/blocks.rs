@@ -4,6 +4,8 @@
 //! - `b4_blocks/split_block`: the same, but every typed `"\n"` is a
 //!   `split_block(pos, {"type": "paragraph"})` (a block marker in its
 //!   place). The bar: within 10% of `plain`, measured in the same run.
+//! - `b4_blocks/newline_text`: the loop of `split_block` typing each
+//!   newline as text instead: the cost of the markers alone.
 //! - Printed once: the snapshot size of both documents and the growth per
 //!   block marker.
 //! - `block_scaling/import_{10k,80k}`: importing the history of one peer
@@ -20,8 +22,9 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use traces::Trace;
 use weft::{Doc, ExportMode};
 
-/// The trace with each typed newline a paragraph marker.
-fn replay_blocks(trace: &Trace) -> Doc {
+/// The trace with each typed newline a paragraph marker (`blocks`), or
+/// typed as text through the same loop.
+fn replay_blocks(trace: &Trace, blocks: bool) -> Doc {
     let mut doc = Doc::new();
     let mut text = doc.text("text");
     for p in trace.patches() {
@@ -37,8 +40,12 @@ fn replay_blocks(trace: &Trace) -> Doc {
         let mut pos = p.pos;
         for (k, line) in p.ins.split('\n').enumerate() {
             if k > 0 {
-                text.split_block(pos, [("type", "paragraph")])
-                    .expect("split in bounds");
+                if blocks {
+                    text.split_block(pos, [("type", "paragraph")])
+                        .expect("split in bounds");
+                } else {
+                    text.insert(pos, "\n").expect("insert in bounds");
+                }
                 pos += 1;
             }
             if !line.is_empty() {
@@ -53,7 +60,7 @@ fn replay_blocks(trace: &Trace) -> Doc {
 fn b4_blocks(c: &mut Criterion) {
     let trace = Trace::sequential("automerge-paper");
     let plain = benches::replay(&trace);
-    let blocks = replay_blocks(&trace);
+    let blocks = replay_blocks(&trace, true);
     let n = blocks.get_text("text").map_or(0, |t| {
         t.blocks().iter().filter(|b| b.marker.is_some()).count()
     });
@@ -70,8 +77,11 @@ fn b4_blocks(c: &mut Criterion) {
     group.bench_function("plain", |bench| {
         bench.iter(|| black_box(benches::replay(&trace)))
     });
+    group.bench_function("newline_text", |bench| {
+        bench.iter(|| black_box(replay_blocks(&trace, false)))
+    });
     group.bench_function("split_block", |bench| {
-        bench.iter(|| black_box(replay_blocks(&trace)))
+        bench.iter(|| black_box(replay_blocks(&trace, true)))
     });
     group.finish();
 }
