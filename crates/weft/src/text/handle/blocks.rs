@@ -30,7 +30,7 @@ impl Text<'_> {
     /// 1}`), ended by the marker, as Quill's `"\n"` ends a line and
     /// carries its format. The marker takes one position: one char, one
     /// UTF-16 unit and the 3 UTF-8 bytes of U+FFFC, the char
-    /// [`Text::to_string`] shows for it. Deltas show it as a
+    /// `to_string` shows for it. Deltas show it as a
     /// [`Delta::Block`]; [`crate::TextRef::blocks`] reads the blocks.
     ///
     /// Text typed at the marker's place concurrently stays before it (in
