@@ -406,7 +406,10 @@ mod repr {
     }
 }
 
-fn attrs<K: Into<String>, V: Into<Value>>(it: impl IntoIterator<Item = (K, V)>) -> Attributes {
+/// Key-value pairs as attributes.
+pub(crate) fn attrs<K: Into<String>, V: Into<Value>>(
+    it: impl IntoIterator<Item = (K, V)>,
+) -> Attributes {
     it.into_iter().map(|(k, v)| (k.into(), v.into())).collect()
 }
 

@@ -88,6 +88,26 @@ impl TextRef<'_> {
         out
     }
 
+    /// Chars `range` cut into maximal pieces of block markers (`true`) and
+    /// of other chars (`false`), in order. O(log n + length of the range).
+    pub(crate) fn marker_pieces(&self, range: Range<usize>) -> Result<Vec<(Range<usize>, bool)>> {
+        let mut pieces: Vec<(Range<usize>, bool)> = Vec::new();
+        let mut at = range.start;
+        for run in self.slice_delta(range)? {
+            let (n, marker) = match &run {
+                Delta::Insert { insert, .. } => (super::char_len(insert) as usize, false),
+                Delta::Block { .. } => (1, true),
+                _ => (1, false),
+            };
+            match pieces.last_mut() {
+                Some((r, m)) if *m == marker => r.end += n,
+                _ => pieces.push((at..at + n, marker)),
+            }
+            at += n;
+        }
+        Ok(pieces)
+    }
+
     /// The attributes of the block marker at char `pos`, or `None` when
     /// the char there is not a block marker. O(log n + marks).
     ///

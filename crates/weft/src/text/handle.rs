@@ -524,23 +524,12 @@ impl<'a> Text<'a> {
         // Where the key shows: an inline style on chars and embeds but not
         // on block markers, a block attribute (`block`: `update_block`,
         // whose range is one marker) on markers only.
-        let mut pieces: Vec<(Range<usize>, bool)> = vec![(range.clone(), true)];
-        if !block && !self.log.objects().is_empty() {
-            pieces.clear();
-            let mut at = range.start;
-            for run in self.view().slice_delta(range.clone()).unwrap_or_default() {
-                let (n, shows) = match &run {
-                    Delta::Insert { insert, .. } => (char_len(insert) as usize, true),
-                    Delta::Block { .. } => (1, false),
-                    _ => (1, true),
-                };
-                match pieces.last_mut() {
-                    Some((r, s)) if *s == shows => r.end += n,
-                    _ => pieces.push((at..at + n, shows)),
-                }
-                at += n;
-            }
-        }
+        let pieces: Vec<(Range<usize>, bool)> = if !block && !self.log.objects().is_empty() {
+            let pieces = self.view().marker_pieces(range.clone()).unwrap_or_default();
+            pieces.into_iter().map(|(r, marker)| (r, !marker)).collect()
+        } else {
+            vec![(range.clone(), true)]
+        };
         let at: Vec<([Range<usize>; 3], bool)> = pieces
             .iter()
             .map(|(r, shows)| (self.range_in_units(r.clone()), *shows))

@@ -5,23 +5,13 @@
 use std::ops::Range;
 
 use crate::error::{Error, Result, Unit};
-use crate::style::{Attributes, Delta, ExpandType, Value};
+use crate::style::{attrs, Attributes, Delta, ExpandType, Value};
 use crate::text::item::char_len;
 use crate::text::object::{block_key, check_attributes, Object, EMBED_CHAR};
 use crate::text::view::check_range;
 use crate::text::Need;
 
 use super::Text;
-
-/// `attributes` as a map.
-fn collect<K: Into<String>, V: Into<Value>>(
-    attributes: impl IntoIterator<Item = (K, V)>,
-) -> Attributes {
-    attributes
-        .into_iter()
-        .map(|(k, v)| (k.into(), v.into()))
-        .collect()
-}
 
 impl Text<'_> {
     /// Inserts a block marker at char `pos`: the text before it (back to
@@ -68,7 +58,7 @@ impl Text<'_> {
         pos: usize,
         attributes: impl IntoIterator<Item = (K, V)>,
     ) -> Result<()> {
-        let mut attributes = collect(attributes);
+        let mut attributes = attrs(attributes);
         attributes.retain(|_, v| !v.is_null());
         self.insert_object(pos, Object::Block(std::sync::Arc::new(attributes)))
     }
@@ -91,7 +81,7 @@ impl Text<'_> {
     ) -> Result<()> {
         self.ensure_loaded(Need::Everything)?;
         let current = self.view().block_at(pos)?.ok_or(Error::NotABlock { pos })?;
-        let attributes = collect(attributes);
+        let attributes = attrs(attributes);
         check_attributes(&attributes, 0)?;
         let changes: Vec<(String, Value)> = attributes
             .into_iter()
@@ -153,24 +143,11 @@ impl Text<'_> {
             }
             return Ok(());
         }
-        // Pieces of chars between markers, and the markers.
-        let mut pieces: Vec<(Range<usize>, bool)> = Vec::new();
-        let mut at = range.start;
-        for run in self.view().slice_delta(range)? {
-            let (n, block) = match &run {
-                Delta::Insert { insert, .. } => (char_len(insert) as usize, false),
-                Delta::Block { .. } => (1, true),
-                _ => (1, false),
-            };
-            match pieces.last_mut() {
-                Some((r, false)) if !block => r.end += n,
-                _ => pieces.push((at..at + n, block)),
-            }
-            at += n;
-        }
-        for (piece, block) in pieces {
-            if block {
-                self.update_block(piece.start, attributes.clone())?;
+        for (piece, markers) in self.view().marker_pieces(range)? {
+            if markers {
+                for pos in piece {
+                    self.update_block(pos, attributes.clone())?;
+                }
             } else {
                 for (key, value) in attributes {
                     self.mark_value(piece.clone(), key, value.clone())?;
