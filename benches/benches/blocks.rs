@@ -11,6 +11,9 @@
 //! - `block_scaling/import_{10k,80k}`: importing the history of one peer
 //!   typing 10,000 (80,000) short lines, each ended by a block marker (one
 //!   insert run holding them all): 8x the lines should cost about 8x.
+//! - `block_scaling/export_{10k,80k}`: exporting the history of one peer
+//!   typing each line at the start of the text (one insert run per line,
+//!   so as many runs as markers): again about 8x for 8x.
 #![expect(
     missing_docs,
     reason = "criterion_group! generates an undocumented pub fn"
@@ -104,6 +107,20 @@ fn lines(n: usize) -> Vec<u8> {
     .expect("export")
 }
 
+/// One peer types `n` lines, each at the start of the text and ended by
+/// a paragraph marker: a run per line.
+fn prepended_lines(n: usize) -> Doc {
+    let mut doc = Doc::new();
+    doc.set_peer_id(1).expect("valid peer id");
+    let mut text = doc.text("t");
+    for _ in 0..n {
+        text.insert(0, "a line").expect("in bounds");
+        text.split_block(6, [("type", "p")]).expect("in bounds");
+    }
+    doc.commit();
+    doc
+}
+
 fn block_scaling(c: &mut Criterion) {
     let mut group = c.benchmark_group("block_scaling");
     group.sample_size(10);
@@ -115,6 +132,13 @@ fn block_scaling(c: &mut Criterion) {
                 d.import(&bytes).expect("import");
                 black_box(d)
             })
+        });
+    }
+    for (name, n) in [("export_10k", 10_000), ("export_80k", 80_000)] {
+        let doc = prepended_lines(n);
+        let from = Default::default();
+        group.bench_function(name, |bench| {
+            bench.iter(|| black_box(doc.export(ExportMode::Updates { from: &from })))
         });
     }
     group.finish();

@@ -91,9 +91,12 @@ impl Objects {
         } else {
             self.lower_bound(range.start)
         };
-        self.items
-            .iter()
-            .skip(from)
+        // `Iter::skip` would step over `from` items one by one; a narrowed
+        // focus starts there in O(log n) (and panics when empty).
+        (from < self.items.len())
+            .then(|| self.items.focus().narrow(from..))
+            .into_iter()
+            .flatten()
             .take_while(move |(s, _)| *s < range.end)
             .map(|(s, o)| (s, o))
     }
