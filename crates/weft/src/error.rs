@@ -136,6 +136,9 @@ pub enum Error {
     /// The document has no text of this name (e.g. a [`crate::Cursor`]
     /// into a text that does not exist here).
     UnknownText(String),
+    /// The document shows no map of this name (e.g. to
+    /// [`crate::Doc::delete_map`]).
+    UnknownMap(String),
     /// A delta does not fit what it is applied to (`what` says how), e.g.
     /// a text's delta that holds a retain.
     InvalidDelta {
@@ -155,9 +158,11 @@ pub enum Error {
         /// The deepest nesting allowed.
         max: u32,
     },
-    /// A style key that [`crate::Text::mark`] does not take: keys starting
-    /// with U+0001 are how block attributes are stored (set them with
-    /// [`crate::Text::update_block`]).
+    /// A style key that [`crate::Text::mark`] does not take, or a map name
+    /// that [`crate::Doc::map`] does not write: keys starting with U+0001
+    /// are how block attributes are stored (set them with
+    /// [`crate::Text::update_block`]), and names starting with it how
+    /// deleted containers are kept (see [`crate::Doc::delete_text`]).
     ReservedKey(String),
     /// A local edit while the document shows an old version (see
     /// [`crate::Doc::checkout`]): return with
@@ -236,6 +241,7 @@ impl fmt::Display for Error {
             Error::UnknownOp(id) => write!(f, "the document has no op {id}"),
             Error::InvalidVersion { what } => write!(f, "invalid version: {what}"),
             Error::UnknownText(name) => write!(f, "the document has no text named {name:?}"),
+            Error::UnknownMap(name) => write!(f, "the document has no map named {name:?}"),
             Error::InvalidDelta { what } => write!(f, "invalid delta: {what}"),
             Error::NotABlock { pos } => write!(f, "no block marker at position {pos}"),
             Error::ValueTooDeep { max } => {

@@ -17,8 +17,6 @@ use crate::merge::Update;
 use crate::style::Delta;
 use crate::version::{Frontiers, VersionVector};
 
-use super::history::text_delta;
-
 /// What a document showed before a checkout: every text's delta and
 /// every map's state, by name.
 type Before = (Vec<(String, Vec<Delta>)>, Vec<(String, MapState)>);
@@ -241,11 +239,19 @@ impl Doc {
         Ok(())
     }
 
+    /// The delta of the text of raw name `raw` (see `containers.rs`),
+    /// empty if there is none.
+    fn raw_delta(&self, raw: &str) -> Vec<Delta> {
+        self.get_text_raw(raw)
+            .map(|t| t.to_delta())
+            .unwrap_or_default()
+    }
+
     /// Every text's delta, in chars, by text index.
     fn all_deltas(&self) -> Vec<(String, Vec<Delta>)> {
         self.texts
             .iter()
-            .map(|t| (t.name().to_owned(), text_delta(self, t.name())))
+            .map(|t| (t.name().to_owned(), self.raw_delta(t.name())))
             .collect()
     }
 
@@ -282,7 +288,7 @@ impl Doc {
             before.iter().map(|(n, d)| (n.as_str(), d)).collect();
         for (i, state) in self.texts.iter().enumerate() {
             let old = before.get(state.name()).copied().unwrap_or(&empty);
-            let new = text_delta(self, state.name());
+            let new = self.raw_delta(state.name());
             if *old != new {
                 draft.add(TextIdx::new(i as u32), |unit: Unit| {
                     diff_texts(old, &new, unit)

@@ -292,6 +292,7 @@ impl Doc {
     /// Calls each subscriber with the event of `draft` in its unit (undo
     /// managers last: they see the event in chars with its inverse).
     pub(super) fn emit(&self, trigger: EventTrigger, origin: Option<&str>, draft: &mut Draft) {
+        self.fold_incarnations(draft);
         let callbacks = self.observers.event_callbacks();
         for unit in draft.units().iter() {
             if !callbacks.iter().any(|(u, _)| *u == unit) {
@@ -326,18 +327,19 @@ impl Doc {
         }
     }
 
+    /// The public name of text `t` (see `containers.rs`).
     pub(super) fn text_name(&self, t: TextIdx) -> String {
         self.texts
             .get(t)
-            .map_or_else(String::new, |s| s.name().to_owned())
+            .map_or_else(String::new, |s| super::public_name(s.name()).to_owned())
     }
 
     /// The event of a snapshot imported lazily into an empty document:
     /// every text, whole.
     pub(super) fn snapshot_event(&self, texts: &[TextIdx], draft: &mut Draft) {
         for &t in texts {
-            let name = self.text_name(t);
-            if let Some(view) = self.get_text(&name) {
+            let raw = self.texts.get(t).map_or("", |s| s.name());
+            if let Some(view) = self.get_text_raw(raw) {
                 let delta = view.to_delta();
                 if !delta.is_empty() {
                     draft.add(t, |_| delta.clone());

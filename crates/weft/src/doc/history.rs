@@ -14,6 +14,7 @@ use crate::oplog::CommitInfo;
 use crate::style::{Delta, Value};
 use crate::version::{Frontiers, VersionVector};
 
+use super::containers::Kind;
 use super::Doc;
 
 /// One change of the history (see [`Doc::changes`]): a run of one peer's
@@ -259,6 +260,7 @@ impl Doc {
             let update = Update::from_log(&doc.log, &doc.texts, &a, Some(&b))?;
             match view.apply_to_view(update, Some(&mut draft)) {
                 Ok(()) => {
+                    view.fold_incarnations(&mut draft);
                     let (event, _) = draft.take_event(
                         EventTrigger::Checkout,
                         None,
@@ -277,7 +279,7 @@ impl Doc {
         }
         let other = doc.doc_at(&b, true)?;
         let mut out = Vec::new();
-        for name in doc.text_names() {
+        for name in shown_names(view.text_names(), other.text_names()) {
             let delta = diff_texts(&text_delta(&view, name), &text_delta(&other, name), unit);
             if !delta.is_empty() {
                 out.push(TextDiff {
@@ -317,15 +319,16 @@ impl Doc {
         let (old, new) = (doc.doc_at(&a, true)?, doc.doc_at(&b, true)?);
         let empty = MapState::default();
         let state = |d: &Doc, name: &str| {
+            let raw = super::containers::resolve(&d.log, &d.maps, Kind::Map, name);
             d.log
                 .map_names()
-                .find(name)
+                .find(&raw)
                 .and_then(|i| d.maps.get(i))
                 .cloned()
                 .unwrap_or_else(|| empty.clone())
         };
         let mut out = Vec::new();
-        for name in doc.log.map_names().iter() {
+        for name in shown_names(old.map_names(), new.map_names()) {
             let changes: std::collections::BTreeMap<String, Option<Value>> = state(&old, name)
                 .changes_to(&state(&new, name))
                 .into_iter()
@@ -373,7 +376,10 @@ impl Doc {
             return Err(crate::Error::Detached);
         }
         let old = self.fork_at(frontiers)?;
-        let names: Vec<String> = self.text_names().map(str::to_owned).collect();
+        let names: Vec<String> = shown_names(self.text_names(), old.text_names())
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
         for name in names {
             let now = self.text(&name).to_delta();
             let change = diff_texts(&now, &text_delta(&old, &name), Unit::Char);
@@ -393,6 +399,17 @@ impl Doc {
         }
         Ok(())
     }
+}
+
+/// The names of `a` followed by those of `b` that `a` lacks.
+fn shown_names<'a>(
+    a: impl Iterator<Item = &'a str>,
+    b: impl Iterator<Item = &'a str>,
+) -> Vec<&'a str> {
+    let mut names: Vec<&str> = a.collect();
+    let seen: std::collections::HashSet<&str> = names.iter().copied().collect();
+    names.extend(b.filter(|n| !seen.contains(n)));
+    names
 }
 
 /// The delta of text `name` of `doc`, empty if it has none.

@@ -1,18 +1,33 @@
 //! The document's maps: [`Doc::map`], [`Doc::get_map`], [`Doc::map_names`].
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::map::{Map, MapRef};
 
-use super::Doc;
+use super::containers::{self, Kind, MAP_REGISTER};
+use super::{public_name, Doc};
 
 impl Doc {
     /// The map called `name`, created empty if the document has none yet
     /// (see [`Map`]). A lazily imported snapshot loads first (see
     /// [`Doc::load`]); if it cannot, every write through the handle
-    /// returns the error.
+    /// returns the error. After [`Doc::delete_map`], the name starts a
+    /// new map.
+    ///
+    /// Names starting with U+0001 are reserved (see
+    /// [`Doc::delete_text`]): every write through such a handle returns
+    /// [`Error::ReservedKey`].
     pub fn map(&mut self, name: &str) -> Map<'_> {
-        let broken = self.load().err();
-        let map = self.log.intern_map(name);
+        let broken = if name.starts_with('\u{1}') {
+            Some(Error::ReservedKey(name.to_owned()))
+        } else {
+            self.load().err()
+        };
+        let map = if self.log.map_names().find(MAP_REGISTER).is_none() {
+            self.log.intern_map(name)
+        } else {
+            let raw = containers::resolve(&self.log, &self.maps, Kind::Map, name).into_owned();
+            self.log.intern_map(&raw)
+        };
         let draft = super::events::open_draft(&mut self.draft, &self.observers);
         Map::new(
             &mut self.log,
@@ -25,12 +40,14 @@ impl Doc {
     }
 
     /// A read-only view of the map called `name`, or `None` if no op
-    /// ever wrote it and [`Doc::map`] never named it.
+    /// ever wrote it and [`Doc::map`] never named it (or it was deleted
+    /// since: see [`Doc::delete_map`]).
     pub fn get_map(&self, name: &str) -> Option<MapRef<'_>> {
         // A snapshot with maps loads at import, so a document that is
         // still lazy has none: nothing to load here.
-        let i = self.log.map_names().find(name)?;
-        let name = self.log.map_names().name(i);
+        let raw = containers::resolve(&self.log, &self.maps, Kind::Map, name);
+        let i = self.log.map_names().find(&raw)?;
+        let name = public_name(self.log.map_names().name(i));
         Some(MapRef::new(name, self.maps.get(i)))
     }
 
@@ -50,8 +67,13 @@ impl Doc {
         Ok(())
     }
 
-    /// The names of the document's maps, in the order it first saw them.
+    /// The names of the document's maps, in the order it first saw them
+    /// (deleted ones left out: see [`Doc::delete_map`]).
     pub fn map_names(&self) -> impl Iterator<Item = &str> + '_ {
-        self.log.map_names().iter()
+        self.log
+            .map_names()
+            .iter()
+            .filter(|raw| self.is_shown(Kind::Map, raw))
+            .map(public_name)
     }
 }

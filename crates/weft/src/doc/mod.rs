@@ -3,6 +3,7 @@
 //! to load.
 
 mod checkout;
+mod containers;
 mod debug;
 mod events;
 mod history;
@@ -28,6 +29,8 @@ use crate::oplog::OpLog;
 use crate::style::StyleConfig;
 use crate::text::{Need, Text, TextSource, TextTable, Unloaded};
 use crate::version::{Frontiers, VersionVector};
+pub(crate) use containers::public_name;
+use containers::Kind;
 pub use history::ChangeMeta;
 use lazy::LazyDoc;
 
@@ -429,7 +432,8 @@ impl Doc {
         let index = if self.lazy.is_some() {
             self.lazy_text_index(name)
         } else {
-            self.texts.find_or_create(name)
+            let raw = containers::resolve(&self.log, &self.maps, Kind::Text, name);
+            self.texts.find_or_create(&raw)
         };
         let lazy = self.lazy.as_deref_mut().map(|l| l as &mut dyn TextSource);
         let draft = events::open_draft(&mut self.draft, &self.observers);
@@ -452,7 +456,8 @@ impl Doc {
     #[inline(never)]
     fn lazy_text_index(&mut self, name: &str) -> TextIdx {
         self.settle();
-        let index = self.texts.find_or_create(name);
+        let raw = containers::resolve(&self.log, &self.maps, Kind::Text, name);
+        let index = self.texts.find_or_create(&raw);
         if self.lazy.is_some() {
             self.build_styled(index);
         }
@@ -477,15 +482,21 @@ impl Doc {
         }
     }
 
-    /// Names of the document's texts, in order of creation.
+    /// Names of the document's texts, in order of creation (deleted ones
+    /// left out: see [`Doc::delete_text`]).
     pub fn text_names(&self) -> impl Iterator<Item = &str> + '_ {
-        self.texts.iter().map(|t| t.name())
+        self.texts
+            .iter()
+            .map(|t| t.name())
+            .filter(|raw| self.is_shown(Kind::Text, raw))
+            .map(public_name)
     }
 
     /// Length of text `name` in `unit`, without creating it (0 if absent).
     pub fn text_len(&self, name: &str, unit: Unit) -> usize {
+        let raw = containers::resolve(&self.log, &self.maps, Kind::Text, name);
         self.texts
-            .find(name)
+            .find(&raw)
             .and_then(|i| self.texts.get(i))
             .map_or(0, |t| t.visible_len(unit) as usize)
     }

@@ -7,6 +7,7 @@ use crate::cursor::{Cursor, Side};
 use crate::error::{Error, Result, Unit};
 use crate::text::{TextRef, TextSource, TextState};
 
+use super::containers::Kind;
 use super::Doc;
 
 impl Doc {
@@ -37,11 +38,18 @@ impl Doc {
     /// # Ok::<(), weft::Error>(())
     /// ```
     pub fn get_text(&self, name: &str) -> Option<TextRef<'_>> {
-        let state = self.texts.get(self.texts.find(name)?)?;
+        let raw = super::containers::resolve(&self.log, &self.maps, Kind::Text, name);
+        self.get_text_raw(&raw)
+    }
+
+    /// [`Doc::get_text`] of the text of raw name `raw` (see
+    /// `containers.rs`), shown or not.
+    pub(crate) fn get_text_raw(&self, raw: &str) -> Option<TextRef<'_>> {
+        let state = self.texts.get(self.texts.find(raw)?)?;
         if state.unloaded().is_some_and(|u| u.counts.anchors > 0) {
             if let Ok(full) = self.loaded() {
                 if !std::ptr::eq(full, self) {
-                    return full.get_text(name);
+                    return full.get_text_raw(raw);
                 }
             }
         }
@@ -52,9 +60,10 @@ impl Doc {
     /// The loaded document (see [`Doc::loaded`]) and its text `name`.
     fn loaded_state(&self, name: &str) -> Result<(&Doc, &TextState)> {
         let doc = self.loaded()?;
+        let raw = super::containers::resolve(&doc.log, &doc.maps, Kind::Text, name);
         let state = doc
             .texts
-            .find(name)
+            .find(&raw)
             .and_then(|i| doc.texts.get(i))
             .ok_or_else(|| Error::UnknownText(name.to_owned()))?;
         Ok((doc, state))

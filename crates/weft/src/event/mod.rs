@@ -267,11 +267,58 @@ impl Draft {
                     .map(|(k, c)| (k.to_string(), pick(c)))
                     .collect();
                 (!changes.is_empty()).then(|| MapDiff {
-                    name: names.name(m).to_owned(),
+                    name: crate::doc::public_name(names.name(m)).to_owned(),
                     changes,
                 })
             })
             .collect()
+    }
+
+    /// Takes out everything recorded for map `map` (key -> change).
+    pub fn take_map(&mut self, map: MapIdx) -> BTreeMap<Box<str>, KeyChange> {
+        self.maps.remove(&map).unwrap_or_default()
+    }
+
+    /// Puts back (replacing) what is recorded for map `map`.
+    pub fn put_map(&mut self, map: MapIdx, keys: BTreeMap<Box<str>, KeyChange>) {
+        if !keys.is_empty() {
+            self.maps.insert(map, keys);
+        }
+    }
+
+    /// The maps with something recorded.
+    pub fn map_indices(&self) -> Vec<MapIdx> {
+        self.maps.keys().copied().collect()
+    }
+
+    /// The texts with something recorded (a change or an inverse).
+    pub fn text_indices(&self) -> Vec<TextIdx> {
+        let mut all: Vec<TextIdx> = self.texts.keys().copied().collect();
+        all.extend(self.inverse.iter().flat_map(|m| m.keys().copied()));
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
+    /// Takes out the change recorded for `text` (per unit) and its
+    /// inverse.
+    pub fn take_text(&mut self, text: TextIdx) -> ([Vec<Delta>; 3], Vec<Delta>) {
+        let change = self.texts.remove(&text).unwrap_or_default();
+        let inverse = self
+            .inverse
+            .as_mut()
+            .and_then(|m| m.remove(&text))
+            .unwrap_or_default();
+        (change, inverse)
+    }
+
+    /// Puts back (replacing) the change of `text` (per unit) and its
+    /// inverse (kept only if the draft keeps inverses).
+    pub fn put_text(&mut self, text: TextIdx, change: [Vec<Delta>; 3], inverse: Vec<Delta>) {
+        self.texts.insert(text, change);
+        if let Some(m) = &mut self.inverse {
+            m.insert(text, inverse);
+        }
     }
 
     /// The units it keeps.

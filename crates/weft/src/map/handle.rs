@@ -117,7 +117,23 @@ impl<'a> Map<'a> {
         if self.state.get(key) == value.as_ref() {
             return Ok(());
         }
+        self.write_as(key, |_| value)
+    }
+
+    /// Writes `key` with `value(id)`, given the id of the op that writes
+    /// it (a deleted container's next incarnation is named after it),
+    /// even when the key has that value already. The value's depth is
+    /// not checked: the caller makes a flat one.
+    pub(crate) fn write_as(
+        &mut self,
+        key: &str,
+        value: impl FnOnce(crate::OpId) -> Option<Value>,
+    ) -> Result<()> {
+        if let Some(e) = &self.broken {
+            return Err(e.clone());
+        }
         let seq = self.log.reserve_local(self.peer, 1)?;
+        let value = value(self.log.seq_to_id(seq));
         let set = self.log.push_map_set(seq, self.map, key, value);
         let (lamport, peer) = set.stamp();
         let change = self.state.apply(key, lamport, peer, set.value.as_ref());
@@ -150,7 +166,7 @@ impl<'a> Map<'a> {
 
     /// The map's name.
     pub fn name(&self) -> &str {
-        self.log.map_names().name(self.map)
+        crate::doc::public_name(self.log.map_names().name(self.map))
     }
 }
 

@@ -1,5 +1,11 @@
 //! The reference model: a naive FugueMax list with Peritext-style marks,
 //! block markers and maps, one element per char, linear scans everywhere.
+//!
+//! It holds one text, "t", and any number of maps; deleting "t" or a map
+//! (as `Doc::delete_text` / `delete_map` do) writes the name of its next
+//! incarnation in a register map, and each text op names the incarnation
+//! it went to: the incarnation shown is in `items`, the others wait in
+//! `hidden`.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -52,6 +58,8 @@ struct RefMark {
 enum RefOp {
     Insert {
         id: Id,
+        /// The incarnation of "t" it went to.
+        text: String,
         ch: char,
         left: Option<Id>,
         right: Option<Id>,
@@ -60,10 +68,12 @@ enum RefOp {
     },
     Delete {
         id: Id,
+        text: String,
         target: Id,
     },
     Anchor {
         id: Id,
+        text: String,
         anchor: RefAnchor,
         left: Option<Id>,
         right: Option<Id>,
@@ -136,6 +146,30 @@ pub struct RefDoc {
     /// Per block marker, its attribute writes: key -> (Lamport, peer,
     /// value) of the greatest.
     block_sets: HashMap<Id, BTreeMap<String, (u32, u64, Value)>>,
+    /// The incarnation of "t" in `items` ("" for "t" itself).
+    shown: String,
+    /// The other incarnations of "t".
+    hidden: HashMap<String, Vec<RefItem>>,
+}
+
+/// The registers of deleted texts and maps, as Weft keeps them.
+const TEXT_REGISTER: &str = "\u{1}t";
+const MAP_REGISTER: &str = "\u{1}m";
+
+/// The incarnation `value` (the register's value for `name`) names.
+fn incarnation(name: &str, value: Option<&Value>) -> String {
+    match value {
+        None => name.to_owned(),
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => panic!("the model writes strings, not {v:?}"),
+    }
+}
+
+/// The name incarnation `raw` shows under.
+fn public(raw: &str) -> &str {
+    raw.strip_prefix('\u{1}')
+        .and_then(|r| r.split_once('\u{1}'))
+        .map_or(raw, |(_, n)| n)
 }
 
 impl RefDoc {
@@ -349,8 +383,10 @@ impl RefDoc {
         let mut left = left0;
         for ch in s.chars() {
             let id = self.next_id();
+            let text = self.shown_name();
             self.apply(RefOp::Insert {
                 id,
+                text,
                 ch,
                 left,
                 right,
@@ -402,7 +438,8 @@ impl RefDoc {
             .collect();
         for target in targets {
             let id = self.next_id();
-            self.apply(RefOp::Delete { id, target });
+            let text = self.shown_name();
+            self.apply(RefOp::Delete { id, text, target });
         }
     }
 
@@ -443,8 +480,10 @@ impl RefDoc {
                 lamport: self.next_lamport,
                 peer: self.peer,
             });
+            let text = self.shown_name();
             self.apply(RefOp::Anchor {
                 id,
+                text,
                 anchor: RefAnchor {
                     mark: start,
                     end,
@@ -571,7 +610,80 @@ impl RefDoc {
         self.apply_with(op, lamport);
     }
 
+    /// The incarnation of "t" shown.
+    fn shown_name(&self) -> String {
+        if self.shown.is_empty() {
+            "t".to_owned()
+        } else {
+            self.shown.clone()
+        }
+    }
+
+    /// The incarnation map `name` resolves to.
+    fn map_raw(&self, name: &str) -> String {
+        let value = self
+            .maps
+            .get(MAP_REGISTER)
+            .and_then(|m| m.get(name))
+            .and_then(|e| e.2.as_ref());
+        incarnation(name, value)
+    }
+
+    /// Deletes text "t" as `Doc::delete_text` does: one register write
+    /// naming the next incarnation after its own id.
+    #[allow(dead_code)]
+    pub fn delete_text(&mut self) {
+        let (peer, counter) = self.next_id();
+        let next = format!("\u{1}{peer}@{counter}\u{1}t");
+        self.map_set(TEXT_REGISTER, "t", Some(Value::String(next)));
+    }
+
+    /// Deletes map `name` as `Doc::delete_map` does.
+    #[allow(dead_code)]
+    pub fn delete_map(&mut self, name: &str) {
+        let (peer, counter) = self.next_id();
+        let next = format!("\u{1}{peer}@{counter}\u{1}{name}");
+        self.map_set(MAP_REGISTER, name, Some(Value::String(next)));
+    }
+
+    /// Shows the incarnation of "t" the register names.
+    fn reshow(&mut self) {
+        let value = self
+            .maps
+            .get(TEXT_REGISTER)
+            .and_then(|m| m.get("t"))
+            .and_then(|e| e.2.as_ref());
+        let want = incarnation("t", value);
+        if want != self.shown_name() {
+            let items = self.hidden.remove(&want).unwrap_or_default();
+            let old = std::mem::replace(&mut self.items, items);
+            self.hidden.insert(self.shown_name(), old);
+            self.shown = want;
+        }
+    }
+
     fn apply_with(&mut self, op: RefOp, lamport: u32) {
+        let text = match &op {
+            RefOp::Insert { text, .. }
+            | RefOp::Delete { text, .. }
+            | RefOp::Anchor { text, .. } => Some(text.clone()),
+            _ => None,
+        };
+        match text {
+            // An op of a hidden incarnation: applied to it, in its place.
+            Some(text) if text != self.shown_name() => {
+                let items = self.hidden.remove(&text).unwrap_or_default();
+                let shown = std::mem::replace(&mut self.items, items);
+                self.apply_here(op, lamport);
+                let items = std::mem::replace(&mut self.items, shown);
+                self.hidden.insert(text, items);
+            }
+            _ => self.apply_here(op, lamport),
+        }
+        self.reshow();
+    }
+
+    fn apply_here(&mut self, op: RefOp, lamport: u32) {
         let id = op.id();
         let next = self.next.entry(id.0).or_insert(0);
         assert_eq!(*next, id.1, "ops arrive in counter order");
@@ -584,6 +696,7 @@ impl RefDoc {
                 left,
                 right,
                 block,
+                ..
             } => self.integrate(RefItem {
                 id: *id,
                 ch: Some(*ch),
@@ -616,6 +729,7 @@ impl RefDoc {
                 left,
                 right,
                 mark,
+                ..
             } => {
                 if let Some(m) = mark {
                     self.marks.insert(*id, m.clone());
@@ -675,6 +789,11 @@ impl RefDoc {
     /// Writes `key` of map `map` (`None` deletes it), unless it has that
     /// value already (as Weft, which then makes no op).
     pub fn map_set(&mut self, map: &str, key: &str, value: Option<Value>) {
+        let map = &if map.starts_with('\u{1}') {
+            map.to_owned()
+        } else {
+            self.map_raw(map)
+        };
         let now = self
             .maps
             .get(map)
@@ -694,17 +813,22 @@ impl RefDoc {
 
     /// Every map with entries, as [`map_contents`] lists a document's.
     pub fn map_contents(&self) -> Vec<(String, Vec<(String, Value)>)> {
-        self.maps
+        let mut out = self
+            .maps
             .iter()
+            .filter(|(raw, _)| !raw.starts_with('\u{1}') || public(raw) != raw.as_str())
+            .filter(|(raw, _)| self.map_raw(public(raw)) == **raw)
             .map(|(name, m)| {
                 let entries = m
                     .iter()
                     .filter_map(|(k, e)| e.2.clone().map(|v| (k.clone(), v)))
                     .collect::<Vec<_>>();
-                (name.clone(), entries)
+                (public(name).to_owned(), entries)
             })
             .filter(|(_, e)| !e.is_empty())
-            .collect()
+            .collect::<Vec<_>>();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
     }
 
     /// YjsMod / FugueMax integration, straight from the reference algorithm,

@@ -1,0 +1,598 @@
+//! Deleting texts and maps (`Doc::delete_text`, `Doc::delete_map`): what
+//! a deleted container shows, edits concurrent to a delete, concurrent
+//! deletes, recreating a name, events, undo, every way a document travels
+//! and time travel; a random run under every delivery against the model.
+
+#![expect(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    reason = "tests fail loudly on a broken assumption"
+)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use common::{doc, map_contents, sync, Rng};
+use weft::{
+    Delta, Doc, Error, ExportMode, Side, Subscription, UndoManager, Unit, Value, VersionVector,
+};
+
+/// The delta of text `name` (empty if `d` shows none).
+fn delta(d: &Doc, name: &str) -> Vec<Delta> {
+    d.get_text(name).map(|t| t.to_delta()).unwrap_or_default()
+}
+
+fn text(d: &Doc, name: &str) -> String {
+    d.get_text(name).map(|t| t.to_string()).unwrap_or_default()
+}
+
+const UNITS: [Unit; 3] = [Unit::Char, Unit::Utf16, Unit::Utf8];
+
+/// Every text and map of a document, kept only from its events (texts in
+/// every unit).
+#[derive(Default)]
+struct Seen {
+    texts: [BTreeMap<String, Vec<Delta>>; 3],
+    maps: BTreeMap<String, BTreeMap<String, Value>>,
+}
+
+struct DocMirror {
+    seen: Arc<Mutex<Seen>>,
+    _subs: Vec<Subscription>,
+}
+
+impl DocMirror {
+    fn attach(d: &mut Doc) -> DocMirror {
+        let seen: Arc<Mutex<Seen>> = Arc::default();
+        let mut subs = Vec::new();
+        for (k, unit) in UNITS.into_iter().enumerate() {
+            let s = Arc::clone(&seen);
+            subs.push(d.subscribe_in(unit, move |e| {
+                let mut s = s.lock().unwrap();
+                for diff in &e.texts {
+                    let mirror = s.texts[k].entry(diff.name.clone()).or_default();
+                    diff.apply_to(mirror, unit).unwrap();
+                }
+                if k == 0 {
+                    for diff in &e.maps {
+                        let map = s.maps.entry(diff.name.clone()).or_default();
+                        for (key, value) in &diff.changes {
+                            match value {
+                                Some(v) => map.insert(key.clone(), v.clone()),
+                                None => map.remove(key),
+                            };
+                        }
+                    }
+                }
+            }));
+        }
+        DocMirror { seen, _subs: subs }
+    }
+
+    /// Panics unless the mirrors equal what `d` shows.
+    fn check(&self, d: &Doc, what: &str) {
+        let s = self.seen.lock().unwrap();
+        for (k, unit) in UNITS.into_iter().enumerate() {
+            let mut names: Vec<String> = s.texts[k].keys().cloned().collect();
+            names.extend(d.text_names().map(str::to_owned));
+            for name in names {
+                let mirror = s.texts[k].get(&name).cloned().unwrap_or_default();
+                assert_eq!(mirror, delta(d, &name), "{what}: {unit:?} text {name:?}");
+            }
+        }
+        let mirrored: Vec<(String, Vec<(String, Value)>)> = s
+            .maps
+            .iter()
+            .map(|(n, m)| {
+                let entries = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                (n.clone(), entries)
+            })
+            .filter(|(_, e): &(String, Vec<_>)| !e.is_empty())
+            .collect();
+        assert_eq!(mirrored, map_contents(d), "{what}: maps");
+    }
+}
+
+#[test]
+fn a_deleted_text_is_gone_and_its_name_starts_over() {
+    let mut d = doc(1);
+    d.text("t").insert(0, "Hello").unwrap();
+    d.text("u").insert(0, "other").unwrap();
+    let cursor = d.text("t").cursor(2, Side::After).unwrap();
+    d.delete_text("t").unwrap();
+    assert!(d.get_text("t").is_none());
+    assert_eq!(d.text_names().collect::<Vec<_>>(), ["u"]);
+    assert_eq!(d.text_len("t", Unit::Char), 0);
+    assert_eq!(d.delete_text("t"), Err(Error::UnknownText("t".into())));
+    assert_eq!(
+        d.delete_text("none"),
+        Err(Error::UnknownText("none".into()))
+    );
+    // A cursor into the deleted text no longer finds its char.
+    assert_eq!(d.cursor_pos(&cursor), Err(Error::UnknownText("t".into())));
+
+    let mut t = d.text("t");
+    assert_eq!(t.to_string(), "");
+    assert_eq!(t.name(), "t");
+    t.insert(0, "again").unwrap();
+    assert_eq!(d.get_text("t").unwrap().name(), "t");
+    assert_eq!(d.text_names().collect::<Vec<_>>(), ["u", "t"]);
+    assert_eq!(text(&d, "t"), "again");
+    assert_eq!(text(&d, "u"), "other");
+    // Deleted twice: the third text of that name.
+    d.delete_text("t").unwrap();
+    d.text("t").insert(0, "third").unwrap();
+    assert_eq!(text(&d, "t"), "third");
+
+    // Reserved names: the registers cannot be written through the API.
+    assert!(matches!(
+        d.map("\u{1}t").set("t", "x"),
+        Err(Error::ReservedKey(_))
+    ));
+    assert!(d.map_names().next().is_none());
+    assert_eq!(
+        d.delete_map("m"),
+        Err(Error::UnknownMap("m".into())),
+        "never written"
+    );
+
+    // Checked out: refused, nothing changes.
+    let v = d.frontiers();
+    d.checkout(&v).unwrap();
+    assert_eq!(d.delete_text("u"), Err(Error::Detached));
+    d.checkout_to_latest().unwrap();
+    assert_eq!(d.frontiers(), v);
+
+    // The whole story syncs.
+    let mut e = doc(2);
+    sync(&mut e, &d);
+    assert_eq!(e.text_names().collect::<Vec<_>>(), ["u", "t"]);
+    assert_eq!(text(&e, "t"), "third");
+}
+
+/// Peer `pa` deletes text "t" and starts it over while peer `pb` types
+/// in the old one; the deliveries happen in `order`.
+fn concurrent_edit_and_delete(pa: u64, pb: u64, a_first: bool) {
+    let mut a = doc(pa);
+    a.text("t").insert(0, "shared").unwrap();
+    let mut b = doc(pb);
+    sync(&mut b, &a);
+    a.delete_text("t").unwrap();
+    a.text("t").insert(0, "new").unwrap();
+    b.text("t").insert(6, " edit").unwrap();
+    b.text("t").delete(0, 1).unwrap();
+    if a_first {
+        sync(&mut a, &b);
+        sync(&mut b, &a);
+    } else {
+        sync(&mut b, &a);
+        sync(&mut a, &b);
+    }
+    for d in [&a, &b] {
+        assert_eq!(text(d, "t"), "new", "peers {pa}/{pb}");
+        assert_eq!(d.text_names().collect::<Vec<_>>(), ["t"]);
+    }
+    // The hidden edits are in the history: same versions, same runs.
+    assert_eq!(a.version(), b.version());
+    assert_eq!(a.history_runs().unwrap(), b.history_runs().unwrap());
+    // After the merge, b's edits go to the new text, for everyone.
+    b.text("t").insert(3, "!").unwrap();
+    sync(&mut a, &b);
+    assert_eq!(text(&a, "t"), "new!");
+}
+
+#[test]
+fn edits_concurrent_to_a_delete_stay_hidden_under_both_peer_orders() {
+    for (pa, pb) in [(1, 2), (2, 1)] {
+        for a_first in [true, false] {
+            concurrent_edit_and_delete(pa, pb, a_first);
+        }
+    }
+}
+
+#[test]
+fn concurrent_deletes_agree_on_the_winner_under_both_peer_orders() {
+    for (pa, pb) in [(1, 2), (2, 1)] {
+        let mut a = doc(pa);
+        a.text("t").insert(0, "old").unwrap();
+        a.map("m").set("k", 1).unwrap();
+        let mut b = doc(pb);
+        sync(&mut b, &a);
+        for (d, what) in [(&mut a, "a"), (&mut b, "b")] {
+            d.delete_text("t").unwrap();
+            d.text("t").insert(0, what).unwrap();
+            d.delete_map("m").unwrap();
+            d.map("m").set("by", what).unwrap();
+        }
+        sync(&mut a, &b);
+        sync(&mut b, &a);
+        // Equal Lamport timestamps: the greater peer's delete wins.
+        let winner = if pa > pb { "a" } else { "b" };
+        for d in [&a, &b] {
+            assert_eq!(text(d, "t"), winner, "peers {pa}/{pb}");
+            assert_eq!(
+                map_contents(d),
+                [("m".to_owned(), vec![("by".to_owned(), Value::from(winner))])]
+            );
+        }
+        // A later delete beats both.
+        a.delete_text("t").unwrap();
+        a.text("t").insert(0, "later").unwrap();
+        sync(&mut b, &a);
+        assert_eq!(text(&b, "t"), "later");
+    }
+}
+
+#[test]
+fn a_deleted_map_hides_its_keys_and_concurrent_writes() {
+    for (pa, pb) in [(1, 2), (2, 1)] {
+        let mut a = doc(pa);
+        a.map("m").set("x", 1).unwrap();
+        a.map("m").set("y", 2).unwrap();
+        a.map("keep").set("z", 3).unwrap();
+        let mut b = doc(pb);
+        sync(&mut b, &a);
+        a.delete_map("m").unwrap();
+        assert!(a.get_map("m").is_none());
+        assert_eq!(a.map_names().collect::<Vec<_>>(), ["keep"]);
+        b.map("m").set("x", 10).unwrap(); // concurrent: hidden
+        b.map("m").set("w", 4).unwrap();
+        sync(&mut a, &b);
+        sync(&mut b, &a);
+        for d in [&a, &b] {
+            assert!(d.get_map("m").is_none(), "peers {pa}/{pb}");
+            assert_eq!(
+                map_contents(d),
+                [("keep".to_owned(), vec![("z".to_owned(), Value::I64(3))])]
+            );
+        }
+        // Recreated by a write after the delete.
+        b.map("m").set("x", 5).unwrap();
+        assert_eq!(b.map("m").name(), "m");
+        sync(&mut a, &b);
+        assert_eq!(a.get_map("m").unwrap().get("x"), Some(&Value::I64(5)));
+        assert_eq!(a.get_map("m").unwrap().len(), 1);
+        assert_eq!(a.map_names().collect::<Vec<_>>(), ["keep", "m"]);
+    }
+}
+
+#[test]
+fn events_report_a_delete_as_content_deleted_and_inserted() {
+    let mut a = doc(1);
+    let ma = DocMirror::attach(&mut a);
+    a.text("t").insert(0, "Hé😀 world").unwrap();
+    a.text("t").mark(0..3, "bold", true).unwrap();
+    a.map("m").set("k", 1).unwrap();
+    a.commit();
+    ma.check(&a, "created");
+    let mut b = doc(2);
+    let mb = DocMirror::attach(&mut b);
+    sync(&mut b, &a);
+    mb.check(&b, "synced");
+    let before_delete = a.frontiers();
+
+    // Deleted and started over within one change.
+    a.delete_text("t").unwrap();
+    a.text("t").insert(0, "fresh").unwrap();
+    a.delete_map("m").unwrap();
+    a.map("m").set("j", 2).unwrap();
+    a.commit();
+    ma.check(&a, "local delete");
+    // b edits the old text concurrently; its own mirror follows.
+    b.text("t").insert(0, "b: ").unwrap();
+    b.map("m").set("k", 3).unwrap();
+    b.commit();
+    mb.check(&b, "concurrent edit");
+    sync(&mut b, &a);
+    mb.check(&b, "remote delete");
+    sync(&mut a, &b);
+    ma.check(&a, "edits to the hidden text");
+    assert_eq!(text(&a, "t"), "fresh");
+    assert_eq!(text(&b, "t"), "fresh");
+
+    // Checkout before the delete and back.
+    a.checkout(&before_delete).unwrap();
+    assert_eq!(text(&a, "t"), "Hé😀 world");
+    ma.check(&a, "checkout before the delete");
+    a.checkout_to_latest().unwrap();
+    ma.check(&a, "back to latest");
+
+    // A snapshot into a subscribed empty document, lazily and eagerly.
+    let mut c = Doc::new();
+    let mc = DocMirror::attach(&mut c);
+    c.import(&a.export(ExportMode::Snapshot).unwrap()).unwrap();
+    mc.check(&c, "snapshot");
+    assert_eq!(text(&c, "t"), "fresh");
+}
+
+#[test]
+fn undo_of_a_delete_puts_the_content_back() {
+    let mut d = doc(1);
+    d.text("t").insert(0, "Hello world").unwrap();
+    d.text("t").mark(0..5, "bold", true).unwrap();
+    d.text("t").split_block(5, [("type", "h1")]).unwrap();
+    d.map("m").set("k", 1).unwrap();
+    d.commit();
+    let before_t = delta(&d, "t");
+    let before_m = map_contents(&d);
+    let mut undo = UndoManager::new(&mut d);
+    d.delete_text("t").unwrap();
+    d.delete_map("m").unwrap();
+    d.commit();
+    undo.checkpoint();
+    assert!(d.get_text("t").is_none());
+    undo.undo(&mut d).unwrap().unwrap();
+    assert_eq!(delta(&d, "t"), before_t);
+    assert_eq!(map_contents(&d), before_m);
+    undo.redo(&mut d).unwrap().unwrap();
+    assert_eq!(delta(&d, "t"), []);
+    assert!(map_contents(&d).is_empty());
+    undo.undo(&mut d).unwrap().unwrap();
+    assert_eq!(delta(&d, "t"), before_t);
+
+    // Undo of typing into a started-over text, and of the delete before.
+    d.delete_text("t").unwrap();
+    d.text("t").insert(0, "x").unwrap();
+    d.commit();
+    undo.checkpoint();
+    undo.undo(&mut d).unwrap().unwrap();
+    assert_eq!(delta(&d, "t"), before_t);
+}
+
+#[test]
+fn deleted_containers_travel_and_time_travel() {
+    let mut a = doc(1);
+    a.text("t").insert(0, "first").unwrap();
+    a.map("m").set("k", 1).unwrap();
+    let v1 = a.frontiers();
+    a.delete_text("t").unwrap();
+    a.delete_map("m").unwrap();
+    a.text("t").insert(0, "second").unwrap();
+    let v2 = a.frontiers();
+    let mut b = doc(2);
+    sync(&mut b, &a);
+    b.text("t").insert(0, "x").unwrap(); // a concurrent-free edit after
+    let v3 = b.frontiers();
+    sync(&mut a, &b);
+    let shows = |d: &Doc| (text(d, "t"), map_contents(d), d.text_names().count());
+    let want = shows(&a);
+    assert_eq!(want.0, "xsecond");
+
+    // Snapshots: lazily into an empty document, into a live one, shallow.
+    let snap = a.export(ExportMode::Snapshot).unwrap();
+    let mut c = Doc::new();
+    c.import(&snap).unwrap();
+    assert_eq!(shows(&c), want);
+    let mut live = doc(3);
+    live.text("t").insert(0, "mine").unwrap();
+    live.import(&snap).unwrap();
+    // live's own text is concurrent to the delete: hidden.
+    assert_eq!(text(&live, "t"), "xsecond");
+    assert!(live.version() >= a.version());
+    let mut s = Doc::new();
+    s.import(&a.export(ExportMode::ShallowSnapshot(&v2)).unwrap())
+        .unwrap();
+    assert_eq!(shows(&s), want);
+    s.text("t").insert(0, "s").unwrap();
+    sync(&mut a, &s);
+    assert_eq!(text(&a, "t"), "sxsecond");
+
+    // Old versions show what they had.
+    let old = a.fork_at(&v1).unwrap();
+    assert_eq!(text(&old, "t"), "first");
+    assert_eq!(
+        map_contents(&old),
+        [("m".to_owned(), vec![("k".to_owned(), Value::I64(1))])]
+    );
+    let mut at = Doc::new();
+    at.import(&a.export(ExportMode::SnapshotAt(&v1)).unwrap())
+        .unwrap();
+    assert_eq!(text(&at, "t"), "first");
+    assert_eq!(text(&a.fork_at(&v3).unwrap(), "t"), "xsecond");
+
+    // Diffs across the delete, both ways.
+    for (from, to) in [(&v1, &v3), (&v3, &v1)] {
+        let mut mirror = delta(&a.fork_at(from).unwrap(), "t");
+        for d in a.diff(from, to).unwrap() {
+            assert_eq!(d.name, "t");
+            d.apply_to(&mut mirror, Unit::Char).unwrap();
+        }
+        assert_eq!(mirror, delta(&a.fork_at(to).unwrap(), "t"));
+        let maps = a.diff_maps(from, to).unwrap();
+        let want = map_contents(&a.fork_at(to).unwrap());
+        let got: Vec<_> = maps
+            .iter()
+            .map(|m| {
+                let e: Vec<_> = m
+                    .changes
+                    .iter()
+                    .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
+                    .collect();
+                (m.name.clone(), e)
+            })
+            .filter(|(_, e)| !e.is_empty())
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    // revert_to before the delete brings the content back (in the text
+    // now shown), and syncs.
+    a.revert_to(&v1).unwrap();
+    assert_eq!(text(&a, "t"), "first");
+    assert_eq!(
+        map_contents(&a),
+        [("m".to_owned(), vec![("k".to_owned(), Value::I64(1))])]
+    );
+    sync(&mut b, &a);
+    assert_eq!(text(&b, "t"), "first");
+}
+
+/// One peer's step of the random run: an edit, a delete, or a sync.
+fn random_step(rng: &mut Rng, d: &mut Doc, m: &mut common::RefDoc) {
+    let len = m.len();
+    match rng.below(12) {
+        0..=3 => {
+            let pos = rng.below(len + 1);
+            let s = rng.text(3);
+            d.text("t").insert(pos, &s).unwrap();
+            m.insert(pos, &s);
+        }
+        4 if len > 0 => {
+            let pos = rng.below(len);
+            let n = 1 + rng.below((len - pos).min(3));
+            d.text("t").delete(pos, n).unwrap();
+            m.delete(pos, n);
+        }
+        5 | 6 => {
+            let key = ["a", "b", "c"][rng.below(3)];
+            let value = (!rng.chance(25)).then(|| Value::from(rng.below(100) as i64));
+            let map = ["m", "n"][rng.below(2)];
+            match &value {
+                Some(v) => d.map(map).set(key, v.clone()).unwrap(),
+                None => d.map(map).delete(key).unwrap(),
+            }
+            m.map_set(map, key, value);
+        }
+        7 => {
+            d.text("t");
+            d.delete_text("t").unwrap();
+            m.delete_text();
+        }
+        8 if d.get_map("m").is_some() => {
+            d.delete_map("m").unwrap();
+            m.delete_map("m");
+        }
+        _ => d.commit(),
+    }
+}
+
+fn random_deletes(seed: u64, steps: usize) {
+    let mut rng = Rng::new(seed ^ 0xde1e7e);
+    let mut docs: Vec<Doc> = (1..=3).map(doc).collect();
+    let mut models: Vec<common::RefDoc> = (1..=3).map(common::RefDoc::new).collect();
+    let mirrors: Vec<DocMirror> = docs.iter_mut().map(DocMirror::attach).collect();
+    let mut old: Vec<Vec<VersionVector>> = vec![vec![VersionVector::new()]; 3];
+    let mut network: Vec<(usize, Vec<u8>)> = Vec::new();
+    for _ in 0..steps {
+        let i = rng.below(3);
+        if rng.chance(70) {
+            random_step(&mut rng, &mut docs[i], &mut models[i]);
+            old[i].push(docs[i].version());
+        } else {
+            docs[i].commit();
+            let to = (i + 1 + rng.below(2)) % 3;
+            let bytes =
+                common::net::random_export(&mut rng, &docs[i], &docs[to].version(), &old[to]);
+            if rng.chance(20) {
+                network.push((to, bytes.clone()));
+            }
+            network.push((to, bytes));
+        }
+        assert_eq!(
+            delta(&docs[i], "t"),
+            models[i].to_delta(),
+            "seed {seed}: local"
+        );
+        while !network.is_empty() && rng.chance(40) {
+            let (to, bytes) = network.swap_remove(rng.below(network.len()));
+            deliver(&mut docs, &mut models, &mirrors, to, &bytes, seed);
+        }
+    }
+    for (to, bytes) in std::mem::take(&mut network) {
+        deliver(&mut docs, &mut models, &mirrors, to, &bytes, seed);
+    }
+    for _ in 0..2 {
+        for i in 0..3 {
+            for j in 0..3 {
+                if i != j {
+                    let from = docs[j].clone();
+                    sync(&mut docs[i], &from);
+                }
+            }
+        }
+    }
+    let mut model = models[0].clone();
+    model.merge_from(&models[1]);
+    model.merge_from(&models[2]);
+    let want = (delta(&docs[0], "t"), map_contents(&docs[0]));
+    assert_eq!(
+        want,
+        (model.to_delta(), model.map_contents()),
+        "seed {seed}: model"
+    );
+    for (d, mirror) in docs.iter().zip(&mirrors) {
+        assert_eq!((delta(d, "t"), map_contents(d)), want, "seed {seed}");
+        assert_eq!(d.version(), docs[0].version(), "seed {seed}");
+        assert_eq!(
+            d.text_names().collect::<Vec<_>>(),
+            docs[0].text_names().collect::<Vec<_>>()
+        );
+        assert_eq!(
+            d.history_runs().unwrap(),
+            docs[0].history_runs().unwrap(),
+            "seed {seed}"
+        );
+        mirror.check(d, &format!("seed {seed}: final"));
+    }
+    // An old version shows what the model had then; a shallow copy
+    // shows the same and merges on.
+    let at = old[0][rng.below(old[0].len())].clone();
+    let frontiers = docs[0].vv_to_frontiers(&at).unwrap();
+    let mut then = common::RefDoc::new(9);
+    then.merge_upto(&model, &at);
+    let fork = docs[0].fork_at(&frontiers).unwrap();
+    assert_eq!(
+        (delta(&fork, "t"), map_contents(&fork)),
+        (then.to_delta(), then.map_contents()),
+        "seed {seed}: fork_at"
+    );
+    let mut s = Doc::new();
+    s.import(
+        &docs[0]
+            .export(ExportMode::ShallowSnapshot(&frontiers))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        (delta(&s, "t"), map_contents(&s)),
+        want,
+        "seed {seed}: shallow"
+    );
+}
+
+fn deliver(
+    docs: &mut [Doc],
+    models: &mut [common::RefDoc],
+    mirrors: &[DocMirror],
+    to: usize,
+    bytes: &[u8],
+    seed: u64,
+) {
+    docs[to].import(bytes).unwrap();
+    let version = docs[to].version();
+    for j in 0..3 {
+        if j != to {
+            let other = models[j].clone();
+            models[to].merge_upto(&other, &version);
+        }
+    }
+    assert_eq!(
+        (delta(&docs[to], "t"), map_contents(&docs[to])),
+        (models[to].to_delta(), models[to].map_contents()),
+        "seed {seed}: delivered"
+    );
+    mirrors[to].check(&docs[to], &format!("seed {seed}: delivered"));
+}
+
+#[test]
+fn random_deletes_converge_under_every_delivery_and_match_the_model() {
+    let extra: u64 = std::env::var("WEFT_STRESS_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    for seed in 0..30 + extra {
+        random_deletes(seed, 200);
+    }
+}
