@@ -109,8 +109,38 @@ fn document_model() -> Doc {
     a
 }
 
+/// Deleted containers: a text deleted and restarted, a map deleted, each
+/// edited concurrently by another peer (kept, hidden), and a text deleted
+/// by two peers at once (peer 6's, later in Lamport time, wins).
+fn deleted_containers() -> Doc {
+    let mut a = doc(6);
+    a.text("draft").insert(0, "old draft").unwrap();
+    a.text("notes").insert(0, "notes").unwrap();
+    a.map("old").set("k", 1).unwrap();
+    a.commit();
+    let mut b = a.fork();
+    b.set_peer_id(7).unwrap();
+    a.delete_text("draft").unwrap();
+    a.text("draft").insert(0, "new draft").unwrap();
+    a.delete_map("old").unwrap();
+    a.delete_text("notes").unwrap();
+    a.text("notes").insert(0, "a's").unwrap();
+    b.text("draft").insert(0, "b: ").unwrap();
+    b.map("old").set("k", 2).unwrap();
+    b.delete_text("notes").unwrap();
+    b.text("notes").insert(0, "b's").unwrap();
+    a.commit();
+    let v = a.version();
+    a.import(&b.export(ExportMode::Updates { from: &v }).unwrap())
+        .unwrap();
+    assert_eq!(a.text("draft").to_string(), "new draft");
+    assert_eq!(a.text("notes").to_string(), "a's");
+    a
+}
+
 fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
     let mut model = document_model();
+    let mut deleted = deleted_containers();
     let (mut rich, earlier) = rich();
     let incremental = rich
         .export(ExportMode::Updates {
@@ -120,6 +150,16 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
     let pending = with_pending();
     let commits = with_commit_infos();
     vec![
+        (
+            "deleted-containers.update",
+            all(&mut deleted),
+            deleted.clone(),
+        ),
+        (
+            "deleted-containers.snapshot",
+            deleted.export(ExportMode::Snapshot).unwrap(),
+            deleted.clone(),
+        ),
         ("document-model.update", all(&mut model), model.clone()),
         (
             "document-model.snapshot",
@@ -204,7 +244,7 @@ fn fixtures_import_into_the_documents_they_hold() {
         // there are maps, embeds or blocks.
         let version = if name.starts_with("commits") {
             2
-        } else if name.starts_with("document-model") {
+        } else if name.starts_with("document-model") || name.starts_with("deleted") {
             3
         } else {
             1
@@ -216,6 +256,7 @@ fn fixtures_import_into_the_documents_they_hold() {
             "{name}"
         );
         let names: Vec<String> = expected.text_names().map(str::to_owned).collect();
+        assert_eq!(d.text_names().collect::<Vec<_>>(), names, "{name}");
         for n in &names {
             assert_eq!(
                 d.text(n).to_delta(),

@@ -194,9 +194,18 @@ fn maps_embeds(more: bool) -> Doc {
     a.text("t")
         .split_block(8, [("list", "bullet")])
         .expect("in bounds");
+    a.text("u").insert(0, "scratch").expect("in bounds");
+    a.map("gone").set("k", 1).expect("writable");
     let mut b = a.fork();
     b.set_peer_id(13).expect("valid id");
     b.map("m").set("n", 2).expect("writable");
+    // Deleted containers: a register write each, a text restarted, and
+    // edits concurrent to the deletes (kept, hidden).
+    a.delete_text("u").expect("a text");
+    a.text("u").insert(0, "new").expect("in bounds");
+    a.delete_map("gone").expect("a map");
+    b.text("u").insert(0, "b:").expect("in bounds");
+    b.map("gone").set("k", 2).expect("writable");
     b.text("t")
         .update_block(4, [("header", 2)])
         .expect("a marker");

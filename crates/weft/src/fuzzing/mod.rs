@@ -216,6 +216,14 @@ pub enum Action {
         /// What to do, and which attributes.
         op: u8,
     },
+    /// Peer `peer` deletes map "m" (`map`) or text "t" (see
+    /// [`Doc::delete_text`]); later edits start them over.
+    DeleteContainer {
+        /// Which peer.
+        peer: u8,
+        /// The map instead of the text.
+        map: bool,
+    },
 }
 
 /// The block attributes an [`Action::Block`] with `op` writes: one of two
@@ -305,6 +313,16 @@ fn delete_in(text: &mut crate::Text<'_>, unit: PosUnit, pos: usize, n: usize) ->
 
 /// Applies an edit action to `doc` (other actions are ignored).
 fn edit(doc: &mut Doc, action: &Action) {
+    if let Action::DeleteContainer { map, .. } = *action {
+        if map {
+            doc.map("m");
+            allowed(doc.delete_map("m"));
+        } else {
+            doc.text("t");
+            allowed(doc.delete_text("t"));
+        }
+        return;
+    }
     if let Action::MapSet { key, value, .. } = *action {
         let mut map = doc.map("m");
         let key = MAP_KEYS[key as usize % MAP_KEYS.len()];
@@ -643,7 +661,8 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
             | Action::Unmark { peer, .. }
             | Action::MapSet { peer, .. }
             | Action::Embed { peer, .. }
-            | Action::Block { peer, .. } => edit(&mut docs[peer as usize % n], action),
+            | Action::Block { peer, .. }
+            | Action::DeleteContainer { peer, .. } => edit(&mut docs[peer as usize % n], action),
             Action::Commit { peer } => {
                 docs[peer as usize % n].commit();
                 settled = Some(peer as usize % n);

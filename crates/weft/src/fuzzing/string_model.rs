@@ -99,6 +99,10 @@ pub fn run_text_vs_string(actions: &[Action]) {
                     model.insert(b, '\u{FFFC}');
                 }
             }
+            Action::DeleteContainer { map: false, .. } => {
+                doc.delete_text("t").expect("a text just named");
+                model.clear();
+            }
             _ => continue,
         }
         let text = doc.text("t");
