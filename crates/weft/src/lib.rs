@@ -42,6 +42,11 @@
 //!   `{"insert": "\n", "attributes": {...}}` in JSON), and `apply_delta`
 //!   maps Quill's line formats onto markers.
 //!
+//! - **Deleting containers**: [`Doc::delete_text`] and [`Doc::delete_map`]
+//!   delete a text or a map (one op in the history); the name then starts
+//!   a new one, and edits concurrent to the delete stay hidden with the
+//!   deleted container.
+//!
 //! - **Change events**: [`Doc::subscribe`] hears, after each local commit
 //!   and each import that applied something, a [`DocEvent`] naming its
 //!   [`EventTrigger`], the origin given with the commit or import, and a
@@ -107,7 +112,8 @@
 //! - History: [`Doc::diff`] between versions costs O(size of the older
 //!   one), not O(change); a shallow document cannot show versions that
 //!   hold ops concurrent to its root.
-//! - Texts and maps cannot be deleted (a map's keys can).
+//! - A deleted text or map cannot be brought back as it was (with the
+//!   edits concurrent to its delete): undo restores a copy of its content.
 //!
 //! # Errors
 //!
