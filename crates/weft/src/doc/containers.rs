@@ -28,19 +28,13 @@ use crate::error::{Error, Result, Unit};
 use crate::event::{apply_change, compose, diff_texts, Draft};
 use crate::id::{MapIdx, TextIdx};
 use crate::map::{KeyChange, Map, MapState, MapTable};
-use crate::oplog::OpLog;
+use crate::oplog::{OpLog, REGISTERS};
 use crate::style::{Delta, Value};
 
 use super::Doc;
 
 /// The first char of reserved names.
 const RESERVED: char = '\u{1}';
-
-/// The register of text incarnations: text name -> incarnation.
-pub(crate) const TEXT_REGISTER: &str = "\u{1}t";
-
-/// The register of map incarnations: map name -> incarnation.
-pub(crate) const MAP_REGISTER: &str = "\u{1}m";
 
 /// The two kinds of containers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,16 +44,18 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
-    fn register(self) -> &'static str {
+    /// Its register's index in [`REGISTERS`].
+    fn register(self) -> usize {
         match self {
-            Kind::Text => TEXT_REGISTER,
-            Kind::Map => MAP_REGISTER,
+            Kind::Text => 0,
+            Kind::Map => 1,
         }
     }
 }
 
 /// The name a container shows under: `raw` itself, or the name an
 /// incarnation stands for.
+#[inline]
 pub(crate) fn public_name(raw: &str) -> &str {
     match raw.strip_prefix(RESERVED) {
         Some(rest) => rest.split_once(RESERVED).map_or(raw, |(_, name)| name),
@@ -93,11 +89,10 @@ pub(crate) fn resolve<'a>(
     if name.starts_with(RESERVED) {
         return Cow::Borrowed(name);
     }
-    let register = log
-        .map_names()
-        .find(kind.register())
-        .and_then(|r| maps.get(r));
-    incarnation(name, register.and_then(|r| r.get(name)))
+    match log.map_names().register(kind.register()) {
+        None => Cow::Borrowed(name),
+        Some(r) => incarnation(name, maps.get(r).and_then(|r| r.get(name))),
+    }
 }
 
 impl Doc {
@@ -194,7 +189,7 @@ impl Doc {
                 Kind::Map => Error::UnknownMap(name.to_owned()),
             });
         }
-        let register = self.log.intern_map(kind.register());
+        let register = self.log.intern_map(REGISTERS[kind.register()]);
         let draft = super::events::open_draft(&mut self.draft, &self.observers);
         let mut map = Map::new(
             &mut self.log,
@@ -227,10 +222,15 @@ impl Doc {
     /// inserted (its inverse, if kept: back to the old content), and the
     /// registers' own changes go.
     pub(super) fn fold_incarnations(&self, draft: &mut Draft) {
+        let names = self.log.map_names();
+        if !names.has_reserved() && !self.texts.has_reserved() {
+            // Nothing deleted, no reserved names: nothing is hidden.
+            return;
+        }
         let mut folded_texts = BTreeSet::new();
         let mut folded_maps = BTreeSet::new();
         for kind in [Kind::Text, Kind::Map] {
-            let Some(register) = self.log.map_names().find(kind.register()) else {
+            let Some(register) = names.register(kind.register()) else {
                 continue;
             };
             for (name, change) in draft.take_map(register) {
@@ -245,18 +245,14 @@ impl Doc {
                 }
             }
         }
-        for t in draft.text_indices() {
+        draft.retain_texts(|t| {
             let raw = self.texts.get(t).map_or("", |s| s.name());
-            if !folded_texts.contains(&t) && !self.is_shown(Kind::Text, raw) {
-                draft.take_text(t);
-            }
-        }
-        for m in draft.map_indices() {
+            folded_texts.contains(&t) || self.is_shown(Kind::Text, raw)
+        });
+        draft.retain_maps(|m| {
             let raw = self.log.map_names().name(m);
-            if !folded_maps.contains(&m) && !self.is_shown(Kind::Map, raw) {
-                draft.take_map(m);
-            }
-        }
+            folded_maps.contains(&m) || self.is_shown(Kind::Map, raw)
+        });
     }
 
     /// [`Doc::fold_incarnations`] of one text whose incarnation changed

@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 use crate::map::{Map, MapRef};
 
-use super::containers::{self, Kind, MAP_REGISTER};
+use super::containers::{self, Kind};
 use super::{public_name, Doc};
 
 impl Doc {
@@ -22,7 +22,7 @@ impl Doc {
         } else {
             self.load().err()
         };
-        let map = if self.log.map_names().find(MAP_REGISTER).is_none() {
+        let map = if self.log.map_names().register(1).is_none() {
             self.log.intern_map(name)
         } else {
             let raw = containers::resolve(&self.log, &self.maps, Kind::Map, name).into_owned();

@@ -286,18 +286,18 @@ impl Draft {
         }
     }
 
-    /// The maps with something recorded.
-    pub fn map_indices(&self) -> Vec<MapIdx> {
-        self.maps.keys().copied().collect()
+    /// Drops what is recorded for the maps `keep` refuses.
+    pub fn retain_maps(&mut self, mut keep: impl FnMut(MapIdx) -> bool) {
+        self.maps.retain(|&m, _| keep(m));
     }
 
-    /// The texts with something recorded (a change or an inverse).
-    pub fn text_indices(&self) -> Vec<TextIdx> {
-        let mut all: Vec<TextIdx> = self.texts.keys().copied().collect();
-        all.extend(self.inverse.iter().flat_map(|m| m.keys().copied()));
-        all.sort_unstable();
-        all.dedup();
-        all
+    /// Drops what is recorded (changes and inverses) for the texts `keep`
+    /// refuses.
+    pub fn retain_texts(&mut self, mut keep: impl FnMut(TextIdx) -> bool) {
+        self.texts.retain(|&t, _| keep(t));
+        if let Some(inverse) = &mut self.inverse {
+            inverse.retain(|&t, _| keep(t));
+        }
     }
 
     /// Takes out the change recorded for `text` (per unit) and its

@@ -33,7 +33,17 @@ impl MapSet {
 pub(crate) struct MapNames {
     names: Vec<Box<str>>,
     index: BTreeMap<Box<str>, MapIdx>,
+    /// The maps named [`REGISTERS`], once interned: found in O(1) on
+    /// every `Doc::text` call.
+    registers: [Option<MapIdx>; 2],
+    /// Whether a name starts with U+0001 (the registers, deleted maps'
+    /// incarnations).
+    reserved: bool,
 }
+
+/// The names of the registers of deleted texts and of deleted maps (see
+/// `doc/containers.rs`).
+pub(crate) const REGISTERS: [&str; 2] = ["\u{1}t", "\u{1}m"];
 
 impl MapNames {
     /// The index of `name`, added to the table if missing.
@@ -44,7 +54,23 @@ impl MapNames {
         let i = MapIdx::new(self.names.len() as u32);
         self.names.push(name.into());
         self.index.insert(name.into(), i);
+        if let Some(k) = REGISTERS.iter().position(|r| *r == name) {
+            self.registers[k] = Some(i);
+        }
+        self.reserved |= name.starts_with('\u{1}');
         i
+    }
+
+    /// Whether some name starts with U+0001.
+    #[inline]
+    pub fn has_reserved(&self) -> bool {
+        self.reserved
+    }
+
+    /// The register [`REGISTERS`]`[k]`, if interned.
+    #[inline]
+    pub fn register(&self, k: usize) -> Option<MapIdx> {
+        self.registers.get(k).copied().flatten()
     }
 
     /// The index of `name`, if the table has it.

@@ -15,6 +15,9 @@ const SCAN_MAX: usize = 8;
 pub(crate) struct TextTable {
     states: Vec<TextState>,
     by_name: HashMap<Box<str>, TextIdx>,
+    /// Whether a name starts with U+0001 (a deleted text's incarnation,
+    /// see `doc/containers.rs`).
+    reserved: bool,
 }
 
 impl TextTable {
@@ -37,11 +40,18 @@ impl TextTable {
             Some(i) => i,
             None => {
                 let i = TextIdx::new(self.states.len() as u32);
+                self.reserved |= name.starts_with('\u{1}');
                 self.by_name.insert(name.into(), i);
                 self.states.push(TextState::new(name));
                 i
             }
         }
+    }
+
+    /// Whether some text's name starts with U+0001.
+    #[inline]
+    pub fn has_reserved(&self) -> bool {
+        self.reserved
     }
 
     /// Number of texts.
