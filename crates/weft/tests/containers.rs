@@ -596,3 +596,123 @@ fn random_deletes_converge_under_every_delivery_and_match_the_model() {
         random_deletes(seed, 200);
     }
 }
+
+/// `update` with every `from` in its body replaced by `to` (as long) and
+/// its checksum recomputed: what a peer running a modified build sends.
+fn forge(update: &[u8], from: &str, to: &str) -> Vec<u8> {
+    assert_eq!(from.len(), to.len());
+    let (head, body) = update.split_at(16);
+    let mut body = body.to_vec();
+    let mut found = 0;
+    let mut i = 0;
+    while i + from.len() <= body.len() {
+        if &body[i..i + from.len()] == from.as_bytes() {
+            body[i..i + from.len()].copy_from_slice(to.as_bytes());
+            found += 1;
+            i += from.len();
+        } else {
+            i += 1;
+        }
+    }
+    assert!(found > 0, "{from:?} is in the update");
+    let mut out = head[..8].to_vec();
+    out.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(&body).to_le_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
+/// Found by an outside attack: a forged register write under a reserved
+/// key (the raw name of the container shown, or the other register's
+/// name) made events report a delete the document never made, and leaked
+/// a register into events as a map. Reserved keys never resolve, so they
+/// change nothing anyone sees.
+#[test]
+fn forged_register_writes_under_reserved_keys_change_nothing_shown() {
+    let mut a = doc(1);
+    a.text("t").insert(0, "old").unwrap();
+    a.map("m").set("k", 1).unwrap();
+    a.delete_text("t").unwrap();
+    a.delete_map("m").unwrap();
+    a.text("t").insert(0, "fresh").unwrap();
+    a.map("m").set("k2", 2).unwrap();
+    a.commit();
+    let base = a.frontiers();
+    let mut victim = Doc::new();
+    let mirror = DocMirror::attach(&mut victim);
+    victim
+        .import(&a.export(ExportMode::Snapshot).unwrap())
+        .unwrap();
+    let shown = |d: &Doc| (text(d, "t"), map_contents(d));
+    let before = shown(&victim);
+    // The forger writes registers through a map it may write ("Q…"),
+    // renamed in the bytes. Its keys: each shown container's raw name,
+    // and the other register's name.
+    let mut forger = a.fork();
+    forger.set_peer_id(9).unwrap();
+    forger.map("Qt").set("Q1@3Qt", "x").unwrap();
+    forger.map("Qm").set("Q1@4Qm", "x").unwrap();
+    forger.map("Qm").set("Qt", "x").unwrap();
+    let update = forger
+        .export(ExportMode::Updates { from: &a.version() })
+        .unwrap();
+    let mut forged = forge(&update, "Q1@3Qt", "\u{1}1@3\u{1}t");
+    forged = forge(&forged, "Q1@4Qm", "\u{1}1@4\u{1}m");
+    forged = forge(&forged, "Qt", "\u{1}t");
+    forged = forge(&forged, "Qm", "\u{1}m");
+    victim.import(&forged).unwrap();
+    assert_eq!(shown(&victim), before);
+    assert_eq!(shown(&victim).0, "fresh");
+    mirror.check(&victim, "forged import");
+    victim.checkout(&base).unwrap();
+    mirror.check(&victim, "checkout before the forged writes");
+    victim.checkout_to_latest().unwrap();
+    mirror.check(&victim, "back");
+    victim.text("t").insert(5, "!").unwrap();
+    victim.commit();
+    mirror.check(&victim, "a local edit after");
+    assert_eq!(victim.map_names().collect::<Vec<_>>(), ["m"]);
+}
+
+/// Found by an outside attack: `Doc::text` of a reserved name wrote to
+/// it, so a peer could fill a predictable next incarnation before the
+/// delete that starts it; reads showed hidden containers and registers.
+#[test]
+fn reserved_names_are_refused_and_never_read() {
+    let mut a = doc(1);
+    a.text("t").insert(0, "text").unwrap();
+    a.map("m").set("k", 1).unwrap();
+    a.commit();
+    let mut b = doc(2);
+    sync(&mut b, &a);
+    let next = b.version().get(2);
+    let raw = format!("\u{1}2@{next}\u{1}t");
+    let before = a.version();
+    let mut t = a.text(&raw);
+    assert_eq!(t.to_string(), "");
+    for r in [
+        t.insert(0, "EVIL"),
+        t.insert_utf16(0, "EVIL"),
+        t.insert_embed(0, 1),
+        t.split_block(0, [("h", 1)]),
+        t.apply_delta(&[Delta::insert("EVIL")]),
+        t.cursor(0, Side::After).map(|_| ()),
+    ] {
+        assert_eq!(r, Err(Error::ReservedKey(raw.clone())));
+    }
+    assert_eq!(a.version(), before);
+    sync(&mut b, &a);
+    b.delete_text("t").unwrap();
+    assert_eq!(text(&b, "t"), "", "a new, empty text");
+    // Reads of reserved names show nothing.
+    b.text("t").insert(0, "new").unwrap();
+    assert!(b.get_text(&raw).is_none());
+    assert!(b.get_text("t").is_some());
+    assert_eq!(b.text_len(&raw, Unit::Char), 0);
+    assert!(b.get_map("\u{1}t").is_none());
+    assert!(b.get_text("\u{1}x").is_none());
+    assert_eq!(
+        b.delete_text("\u{1}x"),
+        Err(Error::UnknownText("\u{1}x".into()))
+    );
+    assert_eq!(b.text_names().collect::<Vec<_>>(), ["t"]);
+}

@@ -11,9 +11,12 @@
 //! hidden. Concurrent deletes of one name agree on the one that wins the
 //! register, so every replica shows the same incarnation.
 //!
-//! Names starting with U+0001 are reserved for this: such containers are
-//! never listed nor reported in events (unless they are an incarnation
-//! shown under its name).
+//! Names starting with U+0001 are reserved for this: the API refuses to
+//! write them ([`Doc::text`], [`Doc::map`]) and reads nothing through
+//! them, and containers of such names that arrive from peers are never
+//! listed nor reported in events (unless they are an incarnation shown
+//! under its name). Register keys that are reserved names resolve
+//! nothing: only a forged op writes them.
 //!
 //! Events name containers by their public name. A change of incarnation
 //! is reported (see [`Doc::fold_incarnations`]) as the old incarnation's
@@ -30,11 +33,42 @@ use crate::id::{MapIdx, TextIdx};
 use crate::map::{KeyChange, Map, MapState, MapTable};
 use crate::oplog::{OpLog, REGISTERS};
 use crate::style::{Delta, Value};
+use crate::text::{Need, Text, TextSource, TextState};
 
 use super::Doc;
 
 /// The first char of reserved names.
 const RESERVED: char = '\u{1}';
+
+/// What [`Doc::text`] gives for a reserved name: an empty text, none of
+/// the document's, whose every edit returns [`Error::ReservedKey`].
+#[derive(Debug, Clone)]
+pub(super) struct Refused {
+    state: TextState,
+    source: Refuse,
+}
+
+/// The "snapshot" of a [`Refused`] text: loading it for an edit fails.
+#[derive(Debug, Clone)]
+struct Refuse {
+    name: String,
+}
+
+impl TextSource for Refuse {
+    fn stored_text<'a>(&'a self, _log: &'a OpLog, _index: u32) -> Result<&'a str> {
+        Ok("")
+    }
+
+    fn load_text(
+        &mut self,
+        _log: &mut OpLog,
+        _state: &mut TextState,
+        _text: TextIdx,
+        _need: Need,
+    ) -> Result<()> {
+        Err(Error::ReservedKey(self.name.clone()))
+    }
+}
 
 /// The two kinds of containers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +113,7 @@ fn incarnation<'a>(name: &'a str, value: Option<&'a Value>) -> Cow<'a, str> {
 }
 
 /// The container `name` of `kind` shows: its current incarnation (a
-/// reserved name is its own).
+/// reserved name is its own: the public reads refuse such names first).
 pub(crate) fn resolve<'a>(
     log: &'a OpLog,
     maps: &'a MapTable,
@@ -112,7 +146,8 @@ impl Doc {
     /// show the text a version had, deleted or not.
     ///
     /// Names starting with U+0001 are reserved (this is how the deleted
-    /// texts are kept).
+    /// texts are kept): [`Doc::text`] refuses to edit them, and reads
+    /// of them show nothing.
     ///
     /// # Errors
     ///
@@ -207,6 +242,28 @@ impl Doc {
         })
     }
 
+    /// [`Doc::text`] of a reserved name (see [`Refused`]).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn refused_text(&mut self, name: &str) -> Text<'_> {
+        let refused = self.refused.insert(Box::new(Refused {
+            state: TextState::new(name),
+            source: Refuse {
+                name: name.to_owned(),
+            },
+        }));
+        Text::new(
+            &mut self.log,
+            &mut refused.state,
+            TextIdx::new(u32::MAX),
+            self.peer,
+            &mut self.scratch,
+            &self.style,
+            Some(&mut refused.source),
+            None,
+        )
+    }
+
     /// Whether the container of raw name `raw` is shown (under its public
     /// name): it is what that name resolves to, and not reserved.
     pub(crate) fn is_shown(&self, kind: Kind, raw: &str) -> bool {
@@ -234,6 +291,11 @@ impl Doc {
                 continue;
             };
             for (name, change) in draft.take_map(register) {
+                // A reserved name never resolves through the register
+                // (only a forged op writes such a key).
+                if name.starts_with(RESERVED) {
+                    continue;
+                }
                 let old = incarnation(&name, change.old.as_ref());
                 let new = incarnation(&name, change.new.as_ref());
                 if old == new {
@@ -271,7 +333,6 @@ impl Doc {
         if let Some(t) = new_t {
             draft.take_text(t);
         }
-        let old_now = raw_delta(old_t);
         let new_now = raw_delta(new_t);
         let mut change: [Vec<Delta>; 3] = Default::default();
         for unit in draft.units().iter() {
@@ -291,6 +352,7 @@ impl Doc {
         }
         let inverse = if draft.wants_inverse() {
             // The old text before the local edits, from its content now.
+            let old_now = raw_delta(old_t);
             let old_before = apply_change(&old_now, &old_inverse, Unit::Char).unwrap_or(old_now);
             diff_texts(&new_now, &old_before, Unit::Char)
         } else {

@@ -45,6 +45,9 @@ impl Doc {
     pub fn get_map(&self, name: &str) -> Option<MapRef<'_>> {
         // A snapshot with maps loads at import, so a document that is
         // still lazy has none: nothing to load here.
+        if name.starts_with('\u{1}') {
+            return None; // reserved: see `containers.rs`
+        }
         let raw = containers::resolve(&self.log, &self.maps, Kind::Map, name);
         let i = self.log.map_names().find(&raw)?;
         let name = public_name(self.log.map_names().name(i));

@@ -246,6 +246,8 @@ pub struct Doc {
     detached: Option<Box<Doc>>,
     /// How far exports included the open change (see `sent.rs`).
     sent: sent::Sent,
+    /// The text [`Doc::text`] last gave for a reserved name.
+    refused: Option<Box<containers::Refused>>,
 }
 
 impl Default for Doc {
@@ -287,6 +289,7 @@ impl Doc {
             draft: None,
             detached: None,
             sent: sent::Sent::default(),
+            refused: None,
         }
     }
 
@@ -427,8 +430,16 @@ impl Doc {
     /// After a lazy snapshot import, reading a text without marks comes
     /// straight from the snapshot; its first edit builds its tree (see
     /// [`Doc::load`]); a text with marks is built here, with the history.
+    ///
+    /// After [`Doc::delete_text`], the name starts a new text. Names
+    /// starting with U+0001 are reserved (that is how deleted texts are
+    /// kept): such a handle shows an empty text, none of the document's,
+    /// and every edit through it returns [`Error::ReservedKey`].
     #[inline]
     pub fn text(&mut self, name: &str) -> Text<'_> {
+        if name.starts_with('\u{1}') {
+            return self.refused_text(name);
+        }
         let index = if self.lazy.is_some() {
             self.lazy_text_index(name)
         } else {
@@ -494,6 +505,9 @@ impl Doc {
 
     /// Length of text `name` in `unit`, without creating it (0 if absent).
     pub fn text_len(&self, name: &str, unit: Unit) -> usize {
+        if name.starts_with('\u{1}') {
+            return 0;
+        }
         let raw = containers::resolve(&self.log, &self.maps, Kind::Text, name);
         self.texts
             .find(&raw)

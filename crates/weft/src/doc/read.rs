@@ -38,6 +38,9 @@ impl Doc {
     /// # Ok::<(), weft::Error>(())
     /// ```
     pub fn get_text(&self, name: &str) -> Option<TextRef<'_>> {
+        if name.starts_with('\u{1}') {
+            return None; // reserved: see `containers.rs`
+        }
         let raw = super::containers::resolve(&self.log, &self.maps, Kind::Text, name);
         self.get_text_raw(&raw)
     }
@@ -59,6 +62,9 @@ impl Doc {
 
     /// The loaded document (see [`Doc::loaded`]) and its text `name`.
     fn loaded_state(&self, name: &str) -> Result<(&Doc, &TextState)> {
+        if name.starts_with('\u{1}') {
+            return Err(Error::UnknownText(name.to_owned()));
+        }
         let doc = self.loaded()?;
         let raw = super::containers::resolve(&doc.log, &doc.maps, Kind::Text, name);
         let state = doc
