@@ -20,6 +20,7 @@ use crate::version::{Frontiers, VersionVector};
 /// What a document showed before a checkout: every text's delta and
 /// every map's state, by name.
 type Before = (Vec<(String, Vec<Delta>)>, Vec<(String, MapState)>);
+use super::containers::Kind;
 use super::Doc;
 
 impl Doc {
@@ -247,10 +248,12 @@ impl Doc {
             .unwrap_or_default()
     }
 
-    /// Every text's delta, in chars, by text index.
+    /// Every shown text's delta, in chars, by raw name (hidden texts
+    /// are not reported: see `containers.rs`).
     fn all_deltas(&self) -> Vec<(String, Vec<Delta>)> {
         self.texts
             .iter()
+            .filter(|t| self.is_shown(Kind::Text, t.name()))
             .map(|t| (t.name().to_owned(), self.raw_delta(t.name())))
             .collect()
     }
@@ -287,6 +290,10 @@ impl Doc {
         let before: std::collections::HashMap<&str, &Vec<Delta>> =
             before.iter().map(|(n, d)| (n.as_str(), d)).collect();
         for (i, state) in self.texts.iter().enumerate() {
+            // Shown neither before nor now: nothing to report.
+            if !before.contains_key(state.name()) && !self.is_shown(Kind::Text, state.name()) {
+                continue;
+            }
             let old = before.get(state.name()).copied().unwrap_or(&empty);
             let new = self.raw_delta(state.name());
             if *old != new {
