@@ -503,19 +503,7 @@ fn random_deletes(seed: u64, steps: usize) {
     for (to, bytes) in std::mem::take(&mut network) {
         deliver(&mut docs, &mut models, &mirrors, to, &bytes, seed);
     }
-    for _ in 0..2 {
-        for i in 0..3 {
-            for j in 0..3 {
-                if i != j {
-                    let from = docs[j].clone();
-                    sync(&mut docs[i], &from);
-                }
-            }
-        }
-    }
-    let mut model = models[0].clone();
-    model.merge_from(&models[1]);
-    model.merge_from(&models[2]);
+    let model = common::net::sync_everyone(&mut docs, &models);
     let want = (delta(&docs[0], "t"), map_contents(&docs[0]));
     assert_eq!(
         want,

@@ -485,23 +485,7 @@ fn random_deliveries(seed: u64, steps: usize) {
     for (to, bytes) in std::mem::take(&mut network) {
         deliver(&mut docs, &mut models, to, &bytes);
     }
-    for _ in 0..2 {
-        for i in 0..3 {
-            for j in 0..3 {
-                if i != j {
-                    let bytes = docs[j]
-                        .export(ExportMode::Updates {
-                            from: &docs[i].version(),
-                        })
-                        .unwrap();
-                    docs[i].import(&bytes).unwrap();
-                }
-            }
-        }
-    }
-    let mut model = models[0].clone();
-    model.merge_from(&models[1]);
-    model.merge_from(&models[2]);
+    let model = common::net::sync_everyone(&mut docs, &models);
     for d in &docs {
         assert!(d.pending_spans().is_empty(), "seed {seed}");
         assert_eq!(map_contents(d), model.map_contents(), "seed {seed}: model");

@@ -78,3 +78,29 @@ pub fn random_export(
         _ => from.export(ExportMode::Updates { from: &since }).unwrap(),
     }
 }
+
+/// Brings every document up to date with every other (each imports what
+/// it lacks from each, twice round), and returns the model every op of
+/// `models` gives: what all replicas must then show.
+#[allow(dead_code)]
+pub fn sync_everyone(docs: &mut [Doc], models: &[super::RefDoc]) -> super::RefDoc {
+    for _ in 0..2 {
+        for i in 0..docs.len() {
+            for j in 0..docs.len() {
+                if i != j {
+                    let bytes = docs[j]
+                        .export(ExportMode::Updates {
+                            from: &docs[i].version(),
+                        })
+                        .unwrap();
+                    docs[i].import(&bytes).unwrap();
+                }
+            }
+        }
+    }
+    let mut model = models[0].clone();
+    for m in &models[1..] {
+        model.merge_from(m);
+    }
+    model
+}
