@@ -20,8 +20,9 @@ use crate::version::{Frontiers, VersionVector};
 /// What a document showed before a checkout: every text's delta and
 /// every map's state, by name.
 type Before = (Vec<(String, Vec<Delta>)>, Vec<(String, MapState)>);
-use super::containers::Kind;
+use super::containers::{shown_under, Kind};
 use super::Doc;
+use crate::oplog::REGISTERS;
 
 impl Doc {
     /// Shows the document as it was at version `frontiers`: every read
@@ -287,11 +288,19 @@ impl Doc {
             }
         }
         let empty = Vec::new();
+        let register_before = maps_before.get(REGISTERS[0]).copied();
         let before: std::collections::HashMap<&str, &Vec<Delta>> =
             before.iter().map(|(n, d)| (n.as_str(), d)).collect();
         for (i, state) in self.texts.iter().enumerate() {
-            // Shown neither before nor now: nothing to report.
-            if !before.contains_key(state.name()) && !self.is_shown(Kind::Text, state.name()) {
+            // Shown neither before (where a text that did not exist yet
+            // was empty) nor now: nothing to report. The text shown
+            // before keeps its change even when hidden now: the event
+            // deletes what it holds now (see `containers.rs`).
+            let raw = state.name();
+            if !before.contains_key(raw)
+                && !self.is_shown(Kind::Text, raw)
+                && !shown_under(register_before, raw)
+            {
                 continue;
             }
             let old = before.get(state.name()).copied().unwrap_or(&empty);

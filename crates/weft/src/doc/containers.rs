@@ -129,6 +129,20 @@ pub(crate) fn resolve<'a>(
     }
 }
 
+/// Whether the container of raw name `raw` is shown when its kind's
+/// register is `register` (e.g. a version's, before a checkout): it is
+/// what its public name resolves to, and not a reserved name.
+pub(crate) fn shown_under(register: Option<&MapState>, raw: &str) -> bool {
+    let name = public_name(raw);
+    if name == raw && raw.starts_with(RESERVED) {
+        return false;
+    }
+    if name.starts_with(RESERVED) {
+        return name == raw;
+    }
+    incarnation(name, register.and_then(|r| r.get(name))) == raw
+}
+
 impl Doc {
     /// Deletes the text called `name`: it no longer shows (in
     /// [`Doc::get_text`], [`Doc::text_names`], deltas, events), and
@@ -267,9 +281,12 @@ impl Doc {
     /// Whether the container of raw name `raw` is shown (under its public
     /// name): it is what that name resolves to, and not reserved.
     pub(crate) fn is_shown(&self, kind: Kind, raw: &str) -> bool {
-        let name = public_name(raw);
-        (name != raw || !raw.starts_with(RESERVED))
-            && resolve(&self.log, &self.maps, kind, name) == raw
+        let register = self
+            .log
+            .map_names()
+            .register(kind.register())
+            .and_then(|r| self.maps.get(r));
+        shown_under(register, raw)
     }
 
     /// Rewrites `draft` (the changes of one event, recorded per raw
