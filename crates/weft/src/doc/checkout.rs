@@ -17,12 +17,14 @@ use crate::merge::Update;
 use crate::style::Delta;
 use crate::version::{Frontiers, VersionVector};
 
+use crate::oplog::REGISTERS;
+
+use super::containers::{shown_under, Kind};
+use super::Doc;
+
 /// What a document showed before a checkout: every text's delta and
 /// every map's state, by name.
 type Before = (Vec<(String, Vec<Delta>)>, Vec<(String, MapState)>);
-use super::containers::{shown_under, Kind};
-use super::Doc;
-use crate::oplog::REGISTERS;
 
 impl Doc {
     /// Shows the document as it was at version `frontiers`: every read
@@ -241,14 +243,6 @@ impl Doc {
         Ok(())
     }
 
-    /// The delta of the text of raw name `raw` (see `containers.rs`),
-    /// empty if there is none.
-    fn raw_delta(&self, raw: &str) -> Vec<Delta> {
-        self.get_text_raw(raw)
-            .map(|t| t.to_delta())
-            .unwrap_or_default()
-    }
-
     /// Every shown text's delta, in chars, by raw name (hidden texts
     /// are not reported: see `containers.rs`).
     fn all_deltas(&self) -> Vec<(String, Vec<Delta>)> {
@@ -303,8 +297,8 @@ impl Doc {
             {
                 continue;
             }
-            let old = before.get(state.name()).copied().unwrap_or(&empty);
-            let new = self.raw_delta(state.name());
+            let old = before.get(raw).copied().unwrap_or(&empty);
+            let new = self.raw_delta(raw);
             if *old != new {
                 draft.add(TextIdx::new(i as u32), |unit: Unit| {
                     diff_texts(old, &new, unit)

@@ -31,7 +31,7 @@ use crate::error::{Error, Result, Unit};
 use crate::event::{apply_change, compose, diff_texts, Draft};
 use crate::id::{MapIdx, TextIdx};
 use crate::map::{KeyChange, Map, MapState, MapTable};
-use crate::oplog::{OpLog, REGISTERS};
+use crate::oplog::{is_reserved, OpLog, REGISTERS};
 use crate::style::{Delta, Value};
 use crate::text::{Need, Text, TextSource, TextState};
 
@@ -113,14 +113,15 @@ fn incarnation<'a>(name: &'a str, value: Option<&'a Value>) -> Cow<'a, str> {
 }
 
 /// The container `name` of `kind` shows: its current incarnation (a
-/// reserved name is its own: the public reads refuse such names first).
+/// reserved name is its own: [`Doc::shown_text`] and [`Doc::shown_map`]
+/// read nothing through one, and `Doc::text` refuses it).
 pub(crate) fn resolve<'a>(
     log: &'a OpLog,
     maps: &'a MapTable,
     kind: Kind,
     name: &'a str,
 ) -> Cow<'a, str> {
-    if name.starts_with(RESERVED) {
+    if is_reserved(name) {
         return Cow::Borrowed(name);
     }
     match log.map_names().register(kind.register()) {
@@ -134,10 +135,10 @@ pub(crate) fn resolve<'a>(
 /// what its public name resolves to, and not a reserved name.
 pub(crate) fn shown_under(register: Option<&MapState>, raw: &str) -> bool {
     let name = public_name(raw);
-    if name == raw && raw.starts_with(RESERVED) {
+    if name == raw && is_reserved(raw) {
         return false;
     }
-    if name.starts_with(RESERVED) {
+    if is_reserved(name) {
         return name == raw;
     }
     incarnation(name, register.and_then(|r| r.get(name))) == raw
@@ -229,10 +230,10 @@ impl Doc {
         self.log.check_writable()?;
         self.load()?;
         let shown = match kind {
-            Kind::Text => self.get_text(name).is_some(),
-            Kind::Map => self.get_map(name).is_some(),
+            Kind::Text => self.shown_text(name).is_some(),
+            Kind::Map => self.shown_map(name).is_some(),
         };
-        if !shown || name.starts_with(RESERVED) {
+        if !shown {
             return Err(match kind {
                 Kind::Text => Error::UnknownText(name.to_owned()),
                 Kind::Map => Error::UnknownMap(name.to_owned()),
@@ -254,6 +255,27 @@ impl Doc {
                 id.peer, id.counter
             )))
         })
+    }
+
+    /// The text public name `name` shows, if any: none through a
+    /// reserved name.
+    pub(super) fn shown_text(&self, name: &str) -> Option<TextIdx> {
+        if is_reserved(name) {
+            return None;
+        }
+        self.texts
+            .find(&resolve(&self.log, &self.maps, Kind::Text, name))
+    }
+
+    /// The map public name `name` shows, if any: none through a reserved
+    /// name.
+    pub(super) fn shown_map(&self, name: &str) -> Option<MapIdx> {
+        if is_reserved(name) {
+            return None;
+        }
+        self.log
+            .map_names()
+            .find(&resolve(&self.log, &self.maps, Kind::Map, name))
     }
 
     /// [`Doc::text`] of a reserved name (see [`Refused`]).
@@ -310,7 +332,7 @@ impl Doc {
             for (name, change) in draft.take_map(register) {
                 // A reserved name never resolves through the register
                 // (only a forged op writes such a key).
-                if name.starts_with(RESERVED) {
+                if is_reserved(&name) {
                     continue;
                 }
                 let old = incarnation(&name, change.old.as_ref());
@@ -340,17 +362,11 @@ impl Doc {
         let old_t = self.texts.find(old);
         let new_t = self.texts.find(new);
         let at = old_t.or(new_t)?;
-        let raw_delta = |t: Option<TextIdx>| {
-            t.and_then(|t| self.texts.get(t))
-                .and_then(|s| self.get_text_raw(s.name()))
-                .map(|v| v.to_delta())
-                .unwrap_or_default()
-        };
         let (old_change, old_inverse) = old_t.map(|t| draft.take_text(t)).unwrap_or_default();
         if let Some(t) = new_t {
             draft.take_text(t);
         }
-        let new_now = raw_delta(new_t);
+        let new_now = self.raw_delta(new);
         let mut change: [Vec<Delta>; 3] = Default::default();
         for unit in draft.units().iter() {
             let len = old_t
@@ -369,7 +385,7 @@ impl Doc {
         }
         let inverse = if draft.wants_inverse() {
             // The old text before the local edits, from its content now.
-            let old_now = raw_delta(old_t);
+            let old_now = self.raw_delta(old);
             let old_before = apply_change(&old_now, &old_inverse, Unit::Char).unwrap_or(old_now);
             diff_texts(&new_now, &old_before, Unit::Char)
         } else {

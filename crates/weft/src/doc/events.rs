@@ -338,8 +338,7 @@ impl Doc {
     /// every text, whole.
     pub(super) fn snapshot_event(&self, texts: &[TextIdx], draft: &mut Draft) {
         for &t in texts {
-            let raw = self.texts.get(t).map_or("", |s| s.name());
-            if let Some(view) = self.get_text_raw(raw) {
+            if let Some(view) = self.text_view(t) {
                 let delta = view.to_delta();
                 if !delta.is_empty() {
                     draft.add(t, |_| delta.clone());

@@ -14,7 +14,6 @@ use crate::oplog::CommitInfo;
 use crate::style::{Delta, Value};
 use crate::version::{Frontiers, VersionVector};
 
-use super::containers::Kind;
 use super::Doc;
 
 /// One change of the history (see [`Doc::changes`]): a run of one peer's
@@ -319,10 +318,7 @@ impl Doc {
         let (old, new) = (doc.doc_at(&a, true)?, doc.doc_at(&b, true)?);
         let empty = MapState::default();
         let state = |d: &Doc, name: &str| {
-            let raw = super::containers::resolve(&d.log, &d.maps, Kind::Map, name);
-            d.log
-                .map_names()
-                .find(&raw)
+            d.shown_map(name)
                 .and_then(|i| d.maps.get(i))
                 .cloned()
                 .unwrap_or_else(|| empty.clone())

@@ -17,7 +17,7 @@ impl Doc {
     /// [`Doc::delete_text`]): every write through such a handle returns
     /// [`Error::ReservedKey`].
     pub fn map(&mut self, name: &str) -> Map<'_> {
-        let broken = if name.starts_with('\u{1}') {
+        let broken = if crate::oplog::is_reserved(name) {
             Some(Error::ReservedKey(name.to_owned()))
         } else {
             self.load().err()
@@ -45,11 +45,7 @@ impl Doc {
     pub fn get_map(&self, name: &str) -> Option<MapRef<'_>> {
         // A snapshot with maps loads at import, so a document that is
         // still lazy has none: nothing to load here.
-        if name.starts_with('\u{1}') {
-            return None; // reserved: see `containers.rs`
-        }
-        let raw = containers::resolve(&self.log, &self.maps, Kind::Map, name);
-        let i = self.log.map_names().find(&raw)?;
+        let i = self.shown_map(name)?;
         let name = public_name(self.log.map_names().name(i));
         Some(MapRef::new(name, self.maps.get(i)))
     }

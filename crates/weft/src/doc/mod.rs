@@ -437,7 +437,7 @@ impl Doc {
     /// and every edit through it returns [`Error::ReservedKey`].
     #[inline]
     pub fn text(&mut self, name: &str) -> Text<'_> {
-        if name.starts_with('\u{1}') {
+        if crate::oplog::is_reserved(name) {
             return self.refused_text(name);
         }
         let index = if self.lazy.is_some() {
@@ -505,12 +505,7 @@ impl Doc {
 
     /// Length of text `name` in `unit`, without creating it (0 if absent).
     pub fn text_len(&self, name: &str, unit: Unit) -> usize {
-        if name.starts_with('\u{1}') {
-            return 0;
-        }
-        let raw = containers::resolve(&self.log, &self.maps, Kind::Text, name);
-        self.texts
-            .find(&raw)
+        self.shown_text(name)
             .and_then(|i| self.texts.get(i))
             .map_or(0, |t| t.visible_len(unit) as usize)
     }

@@ -7,7 +7,6 @@ use crate::cursor::{Cursor, Side};
 use crate::error::{Error, Result, Unit};
 use crate::text::{TextRef, TextSource, TextState};
 
-use super::containers::Kind;
 use super::Doc;
 
 impl Doc {
@@ -38,21 +37,30 @@ impl Doc {
     /// # Ok::<(), weft::Error>(())
     /// ```
     pub fn get_text(&self, name: &str) -> Option<TextRef<'_>> {
-        if name.starts_with('\u{1}') {
-            return None; // reserved: see `containers.rs`
-        }
-        let raw = super::containers::resolve(&self.log, &self.maps, Kind::Text, name);
-        self.get_text_raw(&raw)
+        self.text_view(self.shown_text(name)?)
     }
 
     /// [`Doc::get_text`] of the text of raw name `raw` (see
     /// `containers.rs`), shown or not.
     pub(crate) fn get_text_raw(&self, raw: &str) -> Option<TextRef<'_>> {
-        let state = self.texts.get(self.texts.find(raw)?)?;
+        self.text_view(self.texts.find(raw)?)
+    }
+
+    /// The delta of the text of raw name `raw`, empty if there is none.
+    pub(super) fn raw_delta(&self, raw: &str) -> Vec<crate::Delta> {
+        self.get_text_raw(raw)
+            .map(|t| t.to_delta())
+            .unwrap_or_default()
+    }
+
+    /// A view of text `t` (from the loaded copy if reading its styles
+    /// needs the history).
+    pub(super) fn text_view(&self, t: crate::id::TextIdx) -> Option<TextRef<'_>> {
+        let state = self.texts.get(t)?;
         if state.unloaded().is_some_and(|u| u.counts.anchors > 0) {
             if let Ok(full) = self.loaded() {
                 if !std::ptr::eq(full, self) {
-                    return full.get_text_raw(raw);
+                    return full.text_view(t);
                 }
             }
         }
@@ -62,14 +70,9 @@ impl Doc {
 
     /// The loaded document (see [`Doc::loaded`]) and its text `name`.
     fn loaded_state(&self, name: &str) -> Result<(&Doc, &TextState)> {
-        if name.starts_with('\u{1}') {
-            return Err(Error::UnknownText(name.to_owned()));
-        }
         let doc = self.loaded()?;
-        let raw = super::containers::resolve(&doc.log, &doc.maps, Kind::Text, name);
         let state = doc
-            .texts
-            .find(&raw)
+            .shown_text(name)
             .and_then(|i| doc.texts.get(i))
             .ok_or_else(|| Error::UnknownText(name.to_owned()))?;
         Ok((doc, state))

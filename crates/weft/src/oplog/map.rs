@@ -45,6 +45,14 @@ pub(crate) struct MapNames {
 /// `doc/containers.rs`).
 pub(crate) const REGISTERS: [&str; 2] = ["\u{1}t", "\u{1}m"];
 
+/// Whether a text or map name is reserved (starts with U+0001): the
+/// registers' and deleted containers' incarnations' (see
+/// `doc/containers.rs`).
+#[inline]
+pub(crate) fn is_reserved(name: &str) -> bool {
+    name.starts_with('\u{1}')
+}
+
 impl MapNames {
     /// The index of `name`, added to the table if missing.
     pub fn intern(&mut self, name: &str) -> MapIdx {
@@ -57,7 +65,7 @@ impl MapNames {
         if let Some(k) = REGISTERS.iter().position(|r| *r == name) {
             self.registers[k] = Some(i);
         }
-        self.reserved |= name.starts_with('\u{1}');
+        self.reserved |= is_reserved(name);
         i
     }
 

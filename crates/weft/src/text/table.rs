@@ -40,7 +40,7 @@ impl TextTable {
             Some(i) => i,
             None => {
                 let i = TextIdx::new(self.states.len() as u32);
-                self.reserved |= name.starts_with('\u{1}');
+                self.reserved |= crate::oplog::is_reserved(name);
                 self.by_name.insert(name.into(), i);
                 self.states.push(TextState::new(name));
                 i
