@@ -400,7 +400,7 @@ impl BlockWriter {
 
 /// One op run as read from a block (seqs checked to be earlier ops, not
 /// yet what they refer to).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum ReadKind {
     Insert {
         left: Seq,
@@ -486,9 +486,7 @@ pub(crate) fn decode_block(
                 NO_SEQ
             } else {
                 let base = if left == NO_SEQ { seq } else { left };
-                let s = i64::from(base) + unzigzag(v - 1);
-                u32::try_from(s)
-                    .ok()
+                seq_at(base, unzigzag(v - 1))
                     .filter(|&s| s < seq)
                     .ok_or_else(|| r.malformed("right origin"))?
             };
@@ -501,18 +499,18 @@ pub(crate) fn decode_block(
             }
             DELETE | DELETE_BACKWARDS => {
                 let base = last_target.unwrap_or(seq);
-                let t = i64::from(base) + unzigzag(r.varint()?);
                 let reversed = kind == DELETE_BACKWARDS;
+                // Both ends are earlier ops: the run's targets lie between.
                 let span = i64::from(len - 1);
-                let last = if reversed { t - span } else { t + span };
-                if t < 0 || last < 0 || t >= i64::from(seq) || last >= i64::from(seq) {
+                let target = seq_at(base, unzigzag(r.varint()?)).filter(|&t| t < seq);
+                let last = target
+                    .and_then(|t| seq_at(t, if reversed { -span } else { span }))
+                    .filter(|&l| l < seq);
+                let (Some(target), Some(last)) = (target, last) else {
                     return Err(r.malformed("delete target"));
-                }
-                last_target = Some(last as Seq);
-                ReadKind::Delete {
-                    target: t as Seq,
-                    reversed,
-                }
+                };
+                last_target = Some(last);
+                ReadKind::Delete { target, reversed }
             }
             MARK_START | MARK_END => {
                 if len != 1 {
@@ -549,6 +547,14 @@ pub(crate) fn decode_block(
         return Err(r.malformed("trailing block bytes"));
     }
     Ok(seq)
+}
+
+/// `base + delta` as a seq: `None` where a hostile delta leaves the
+/// seqs (below zero, past `u32::MAX`) or the `i64` sum would overflow.
+fn seq_at(base: Seq, delta: i64) -> Option<Seq> {
+    i64::from(base)
+        .checked_add(delta)
+        .and_then(|s| Seq::try_from(s).ok())
 }
 
 /// A mark whose start op is in a shallow snapshot's trimmed root (see
@@ -657,4 +663,67 @@ pub(crate) fn read_root_marks(bytes: &[u8], trimmed: Seq) -> Result<Vec<RootMark
         return Err(r.malformed("trailing root mark bytes"));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests unwrap what must succeed")]
+mod tests {
+    use super::*;
+
+    /// One run of `len` ops of `kind` in text 0, then `rest`.
+    fn block(kind: u8, len: u8, rest: &[u64]) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_varint(&mut out, 1);
+        out.push(kind | (len << 4));
+        for &v in rest {
+            write_varint(&mut out, v);
+        }
+        out
+    }
+
+    /// Decodes `bytes` as the block at seq 5 of a 10-op history.
+    fn decode(bytes: &[u8]) -> Result<Vec<ReadKind>> {
+        let mut read = Vec::new();
+        decode_block(bytes, 5, 10, (1, 0), |_, _, _, kind| {
+            read.push(kind);
+            Ok(())
+        })?;
+        Ok(read)
+    }
+
+    /// Found by a mutation fuzzer (issue 25): a decoded delta added to a
+    /// seq unchecked overflowed `i64` (a panic with overflow checks on, a
+    /// wrapped and maybe accepted seq without).
+    #[test]
+    fn hostile_origin_and_target_deltas_are_errors_not_overflows() {
+        let huge = [u64::MAX, u64::MAX - 1, u64::MAX - 2, 1 << 63, (1 << 33) + 1];
+        for v in huge {
+            // A right origin, with and without a left one.
+            for left in [0, 2] {
+                assert!(decode(&block(INSERT, 1, &[left, v])).is_err(), "{v}");
+                assert!(decode(&block(MARK_END, 1, &[left, v, 1])).is_err(), "{v}");
+            }
+            // A delete target, and a run that walks past either end.
+            for kind in [DELETE, DELETE_BACKWARDS] {
+                for len in [1, 2, 15] {
+                    assert!(decode(&block(kind, len, &[v])).is_err(), "{v}");
+                }
+            }
+        }
+        // Runs that walk off the seqs from a valid first target.
+        assert!(decode(&block(DELETE_BACKWARDS, 3, &[zigzag(-4)])).is_err());
+        assert!(decode(&block(DELETE, 3, &[zigzag(-2)])).is_err());
+        // What is in range still reads.
+        assert_eq!(
+            decode(&block(DELETE_BACKWARDS, 2, &[zigzag(-1)])).unwrap(),
+            [ReadKind::Delete {
+                target: 4,
+                reversed: true
+            }]
+        );
+        assert_eq!(
+            decode(&block(INSERT, 1, &[1, zigzag(-3) + 1])).unwrap(),
+            [ReadKind::Insert { left: 4, right: 1 }]
+        );
+    }
 }
