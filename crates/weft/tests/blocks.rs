@@ -691,3 +691,41 @@ fn bad_input_is_refused_before_anything_changes() {
     undo.undo(&mut d).unwrap().unwrap();
     assert_eq!(delta(&d), before);
 }
+
+/// A block marker typed where a both-ways mark's text was all deleted
+/// left that mark on the list of marks to unmark after an insert (only
+/// chars and embeds took it), so the next insert, even an empty one at
+/// the end, asked for the styles past the end: `unreachable!` (issue 25).
+#[test]
+fn split_block_where_a_both_ways_mark_died_leaves_no_mark_to_unmark() {
+    for embed in [false, true] {
+        let mut d = doc(1);
+        let mut config = weft::StyleConfig::default();
+        config.set("both", weft::ExpandType::Both);
+        d.config_text_style(config);
+        let mut t = d.text("t");
+        t.insert(0, "ab").unwrap();
+        t.mark(0..1, "both", true).unwrap();
+        t.delete(0, 1).unwrap();
+        if embed {
+            t.insert_embed(0, "img").unwrap();
+        } else {
+            t.split_block(0, heading(1)).unwrap();
+        }
+        let len = t.len();
+        t.insert(len, "").unwrap();
+        t.insert(len, "c").unwrap();
+        t.insert(0, "d").unwrap();
+        d.commit();
+        d.assert_invariants();
+        // The dead mark styles nothing: not the marker, not the typing.
+        let shown = delta(&d);
+        assert!(
+            shown.iter().all(|x| !format!("{x:?}").contains("both")),
+            "{shown:?}"
+        );
+        let mut e = doc(2);
+        sync(&mut e, &d);
+        assert_eq!(delta(&e), shown);
+    }
+}

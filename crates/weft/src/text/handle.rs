@@ -274,7 +274,6 @@ impl<'a> Text<'a> {
             Object::Embed(value) => value.check_depth(0)?,
             Object::Block(attributes) => check_attributes(attributes.iter(), 0)?,
         }
-        let block = matches!(object, Object::Block(_));
         let seq = self.log.next_seq();
         let mut buf = [0u8; 4];
         let s: &str = EMBED_CHAR.encode_utf8(&mut buf);
@@ -286,8 +285,10 @@ impl<'a> Text<'a> {
                 self.record_inserted(pos, s, Some(&object));
             }
         }
-        // Styles do not show on a block marker: no need to unmark it.
-        if self.state.has_resurrected() && !block {
+        // Styles do not show on a block marker, but a mark over it has text
+        // again: unmarked like any char, it does not come back through
+        // typing next to the marker.
+        if self.state.has_resurrected() {
             self.unmark_resurrected(pos, 1)?;
         }
         Ok(())
@@ -297,6 +298,10 @@ impl<'a> Text<'a> {
     /// resurrected marks. Returns whether it inserted anything.
     #[inline(always)]
     fn insert_loaded(&mut self, pos: usize, s: &str) -> Result<bool> {
+        debug_assert!(
+            !self.state.has_resurrected(),
+            "an earlier insert left marks to unmark"
+        );
         // Loaded: the tree's count is the length.
         let len = self.state.len(Unit::Char) as usize;
         if pos > len {

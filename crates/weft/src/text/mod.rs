@@ -825,6 +825,10 @@ impl TextState {
     /// Checks the invariants listed in the module doc; panics on a broken
     /// one.
     pub fn assert_invariants(&self, content: &str) {
+        assert!(
+            self.resurrected.is_empty(),
+            "marks to unmark never outlive the insert that found them"
+        );
         let mut total = Cache::default();
         let mut seen = 0;
         for chunk in self.tree.iter() {
