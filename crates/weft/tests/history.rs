@@ -397,3 +397,127 @@ fn regression_empty_and_reversed_spans_export_nothing() {
         assert_eq!(b.version(), VersionVector::new());
     }
 }
+
+/// Every export of `doc` imports into a fresh document with the same
+/// text, version and commit infos.
+fn reopens(doc: &Doc, ctx: &str) {
+    let full = ExportMode::Updates {
+        from: &VersionVector::new(),
+    };
+    for mode in [ExportMode::Snapshot, full] {
+        let bytes = doc.export(mode).unwrap();
+        let mut fresh = Doc::new();
+        fresh
+            .import(&bytes)
+            .unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        assert_eq!(fresh.version(), doc.version(), "{ctx}");
+        let text = |d: &Doc| d.get_text("t").map(|t| t.to_string());
+        assert_eq!(text(&fresh), text(doc), "{ctx}");
+        assert_eq!(commit_infos(&fresh), commit_infos(doc), "{ctx}");
+    }
+}
+
+/// Issue 25: a peer sent ops the receiver already had with commit infos
+/// that overlapped the receiver's own; they were stored as they came,
+/// and from then on every export of the receiver (its own snapshots
+/// included) was refused as "commit infos out of order". Infos are now
+/// kept only for ops an import adds, as one commit of them, overlapping
+/// no other.
+#[test]
+fn forged_commit_infos_for_ops_held_or_not_sent_change_nothing() {
+    use weft::CommitOptions;
+    let mut a = common::doc(1);
+    a.text("t").insert(0, "abc").unwrap();
+    a.commit_with(CommitOptions::new().message("mine").timestamp(7));
+    a.text("t").insert(3, "d").unwrap();
+    a.commit();
+    let infos = commit_infos(&a);
+    let before = a.export(ExportMode::Snapshot).unwrap();
+
+    // A forger with a's peer id: the same op ids (other text), with a
+    // message on part of them, overlapping a's.
+    let mut forger = common::doc(1);
+    forger.text("t").insert(0, "x").unwrap();
+    let _sent = forger.export(ExportMode::Snapshot).unwrap();
+    forger.text("t").insert(1, "yzw").unwrap();
+    forger.commit_with(CommitOptions::new().message("forged"));
+    // ...and ops of its own (peer 9) in the same update, so the import
+    // adds something: infos must name ops it adds.
+    let mut nine = common::doc(9);
+    nine.text("t").insert(0, "9").unwrap();
+    nine.commit_with(CommitOptions::new().message("nine"));
+    forger
+        .import(&nine.export(ExportMode::Snapshot).unwrap())
+        .unwrap();
+    let whole = forger
+        .export(ExportMode::Updates {
+            from: &VersionVector::new(),
+        })
+        .unwrap();
+    a.import(&whole).unwrap();
+    reopens(&a, "after the forged infos");
+    let mut expected = infos.clone();
+    expected.extend(commit_infos(&nine));
+    assert_eq!(commit_infos(&a), expected);
+
+    // Infos for ops the import does not add (already held, or another
+    // peer's, not sent) are ignored the same way.
+    for bytes in [&whole, &before] {
+        a.import(bytes).unwrap();
+        reopens(&a, "after a re-sent history");
+        assert_eq!(commit_infos(&a), expected);
+    }
+    // An honest replica that gets the same ops from a and from the forger,
+    // in either order, ends with a's history, messages included.
+    for forged_first in [false, true] {
+        let mut b = common::doc(2);
+        let mine = a
+            .export(ExportMode::Updates {
+                from: &VersionVector::new(),
+            })
+            .unwrap();
+        let order = if forged_first {
+            [&whole, &mine]
+        } else {
+            [&mine, &whole]
+        };
+        for bytes in order {
+            b.import(bytes).unwrap();
+            reopens(&b, "replica");
+        }
+        if !forged_first {
+            assert_eq!(commit_infos(&b), commit_infos(&a));
+            assert_eq!(b.changes().unwrap(), a.changes().unwrap());
+        }
+    }
+}
+
+/// A commit received in parts (its first ops, then the rest) gets its
+/// message on every part, as on a replica that received it whole.
+#[test]
+fn a_commit_received_in_parts_keeps_one_message() {
+    use weft::CommitOptions;
+    let mut a = common::doc(1);
+    a.text("t").insert(0, "abcdef").unwrap();
+    a.commit_with(CommitOptions::new().message("whole"));
+    let spans = [IdSpan::new(1, 0..2), IdSpan::new(1, 2..6)];
+    let mut b = common::doc(2);
+    for span in &spans {
+        let part = a
+            .export(ExportMode::UpdatesInRange(std::slice::from_ref(span)))
+            .unwrap();
+        b.import(&part).unwrap();
+        reopens(&b, "part");
+    }
+    assert_eq!(commit_infos(&b), commit_infos(&a));
+    // A copy of b's first part only, then the rest from a.
+    let mut c = common::doc(3);
+    let first = a.export(ExportMode::UpdatesInRange(&spans[..1])).unwrap();
+    c.import(&first).unwrap();
+    let mut d = common::doc(4);
+    d.import(&c.export(ExportMode::Snapshot).unwrap()).unwrap();
+    reopens(&d, "copy of a part");
+    d.import(&a.export(ExportMode::Snapshot).unwrap()).unwrap();
+    reopens(&d, "the rest");
+    assert_eq!(commit_infos(&d), commit_infos(&a));
+}

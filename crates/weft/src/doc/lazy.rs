@@ -131,7 +131,7 @@ impl LazyDoc {
         let head = self.head.as_ref().expect("loaded above");
         self.loaded = Some(self.snap.load_history(log, head, &self.doc_index)?);
         for info in &self.snap.commits {
-            log.add_commit_info(info.clone());
+            log.add_loaded_commit_info(info);
         }
         Ok(())
     }

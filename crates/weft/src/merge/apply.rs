@@ -12,7 +12,7 @@ use std::ops::Range;
 
 use crate::error::{Error, Result};
 use crate::id::{Counter, IdSpan, OpId, PeerId, Seq, TextIdx};
-use crate::oplog::{OpKind, OpLog, OpRun, NO_CONTENT};
+use crate::oplog::{AddedChange, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::style::ExpandType;
 use crate::text::{char_len, utf16_len, Item, Object, TextTable, EMBED_CHAR};
 
@@ -46,9 +46,15 @@ pub(crate) fn apply(
     draft: Option<&mut Draft>,
 ) -> Result<Vec<IdSpan>> {
     log.reserve(plan.ops.len(), update.content.len());
-    for info in &update.commits {
-        log.add_commit_info(info.clone());
-    }
+    // Commit infos are checked against the ops they arrive with (see
+    // `OpLog::add_imported_commit_info`): what each peer held before, and
+    // the changes added.
+    let held_before: Vec<Counter> = update
+        .commits
+        .iter()
+        .map(|i| log.known_end(i.peer))
+        .collect();
+    let mut added = Vec::new();
     let watch = draft.is_some().then(|| events::watch(log, texts, &plan));
     for name in &plan.new_texts {
         texts.find_or_create(name);
@@ -97,6 +103,18 @@ pub(crate) fn apply(
     for change in plan.changes {
         // The change's ops get seqs from here (as the plan numbered them).
         let first_seq = log.next_seq();
+        if !update.commits.is_empty() {
+            let previous = change
+                .counter
+                .checked_sub(1)
+                .and_then(|c| log.id_to_seq(OpId::new(change.peer, c)));
+            added.push(AddedChange {
+                peer: change.peer,
+                counter: change.counter,
+                len: change.len,
+                continues: previous.is_some_and(|p| change.deps.iter().all(|&d| d == p)),
+            });
+        }
         log.push_remote_change(change.peer, change.counter, change.len, change.deps);
         applied.push(IdSpan::new(
             change.peer,
@@ -201,6 +219,9 @@ pub(crate) fn apply(
                 }
             }
         }
+    }
+    for (info, &held) in update.commits.iter().zip(&held_before) {
+        log.add_imported_commit_info(info, held, &added);
     }
     if let Some(linear) = linear {
         linear.finish(texts, &touched, log.content())?;

@@ -23,8 +23,20 @@ pub(crate) struct CommitInfo {
 }
 
 /// The commit infos of a history, by (peer, first counter). A peer's
-/// commits never overlap.
+/// commits never overlap, and each covers only ops the history holds.
 pub(crate) type CommitInfos = BTreeMap<(PeerId, Counter), CommitInfo>;
+
+/// One change an import added, as [`OpLog::add_imported_commit_info`]
+/// checks infos against it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AddedChange {
+    pub peer: PeerId,
+    pub counter: Counter,
+    pub len: u32,
+    /// It depends on its peer's previous op and nothing else, as every
+    /// part of a commit after its first does.
+    pub continues: bool,
+}
 
 impl OpLog {
     /// Stores `info` (one already stored for the same ops wins: a commit
@@ -34,6 +46,90 @@ impl OpLog {
             self.commit_infos
                 .entry((info.peer, info.start))
                 .or_insert(info);
+        }
+    }
+
+    /// Stores `info`, which arrived with an import, if it passes the rule
+    /// below; ignores it otherwise (the ops import all the same: a
+    /// message is never worth refusing edits for). Returns whether it was
+    /// stored.
+    ///
+    /// The rule: a peer may only tell of commits whose ops it sends now.
+    /// So `info` is kept only if
+    /// - the import added ops it covers (`added`: the import's changes);
+    /// - it is one commit: each added change that starts inside it
+    ///   continues the op just before it and depends on nothing else
+    ///   ([`AddedChange::continues`]);
+    /// - no other commit claims its ops: no stored info overlaps it but
+    ///   one with the same first op, timestamp and message (the same
+    ///   commit, received in parts), and the ops of it held before this
+    ///   import (below `held_before`) are that stored info's.
+    ///
+    /// A stored info covers only ops the history holds: `info` is cut at
+    /// the peer's known end, and grows as the rest of its commit arrives.
+    /// Replicas that receive the same commits in any order and in any
+    /// parts end with the same infos.
+    pub fn add_imported_commit_info(
+        &mut self,
+        info: &CommitInfo,
+        held_before: Counter,
+        added: &[AddedChange],
+    ) -> bool {
+        let (start, end) = (info.start, info.end);
+        let mut adds = false;
+        for c in added.iter().filter(|c| c.peer == info.peer) {
+            if c.counter < end && c.counter.saturating_add(c.len) > start {
+                adds = true;
+                if c.counter > start && !c.continues {
+                    return false;
+                }
+            }
+        }
+        let end = end.min(self.known_end(info.peer));
+        if !adds || end <= start {
+            return false;
+        }
+        let kept = {
+            let mut overlapping = self.commit_infos_in(info.peer, start..end);
+            match (overlapping.next(), overlapping.next()) {
+                (None, _) => held_before <= start,
+                (Some(j), None) => {
+                    j.start == start
+                        && j.timestamp == info.timestamp
+                        && j.message == info.message
+                        && held_before <= j.end
+                }
+                (Some(_), Some(_)) => false,
+            }
+        };
+        if kept {
+            match self.commit_infos.get_mut(&(info.peer, start)) {
+                // More of a commit partly held: it grows.
+                Some(stored) => stored.end = stored.end.max(end),
+                None => {
+                    let mut info = info.clone();
+                    info.end = end;
+                    self.commit_infos.insert((info.peer, start), info);
+                }
+            }
+        }
+        kept
+    }
+
+    /// Stores `info`, read from a snapshot this history was loaded from:
+    /// cut to the ops the history holds, and dropped if nothing of it is
+    /// left or another stored info overlaps it.
+    pub fn add_loaded_commit_info(&mut self, info: &CommitInfo) {
+        let end = info.end.min(self.known_end(info.peer));
+        if info.start < end
+            && self
+                .commit_infos_in(info.peer, info.start..end)
+                .next()
+                .is_none()
+        {
+            let mut info = info.clone();
+            info.end = end;
+            self.commit_infos.insert((info.peer, info.start), info);
         }
     }
 

@@ -23,7 +23,7 @@ pub(crate) use shallow::minus;
 mod versions;
 
 pub(crate) use change::Change;
-pub(crate) use commits::CommitInfo;
+pub(crate) use commits::{AddedChange, CommitInfo};
 pub(crate) use map::{is_reserved, MapNames, MapSet, REGISTERS};
 pub(crate) use mark::{KeyTable, Mark};
 pub(crate) use op::{origins_at, AnchorOp, OpKind, OpRun, NO_CONTENT};
