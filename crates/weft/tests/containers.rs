@@ -581,6 +581,7 @@ fn deliver(
     seed: u64,
 ) {
     docs[to].import(bytes).unwrap();
+    docs[to].assert_exports_reopen();
     let version = docs[to].latest_version();
     for j in 0..3 {
         if j != to {

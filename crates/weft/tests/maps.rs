@@ -540,6 +540,7 @@ fn random_deliveries(seed: u64, steps: usize) {
 /// holds.
 fn deliver(docs: &mut [Doc], models: &mut [common::RefDoc], to: usize, bytes: &[u8]) {
     docs[to].import(bytes).unwrap();
+    docs[to].assert_exports_reopen();
     let version = docs[to].version();
     for k in 0..models.len() {
         if k != to {

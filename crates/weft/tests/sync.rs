@@ -680,3 +680,51 @@ fn one_update_waiting_on_many_ops_releases_change_by_change() {
         assert!(d.pending_spans().is_empty());
     }
 }
+
+/// Issue 25: an update parked for an op of a third peer, whose own ops
+/// then came in a snapshot from a document reusing their peer id, left
+/// `pending_spans()` empty but stayed parked, and every snapshot of the
+/// document carried it as a pending update that was ready, which every
+/// reader refuses. Ops that become known any way now resolve the parked
+/// changes that hold them.
+#[test]
+fn a_parked_change_whose_ops_arrive_another_way_leaves_the_pending_set() {
+    for whole in [false, true] {
+        let mut c = doc(3);
+        c.text("t").insert(0, "cc").unwrap();
+        c.commit();
+        let mut b = doc(2);
+        b.import(&c.export(ExportMode::Snapshot).unwrap()).unwrap();
+        b.text("t").insert(1, "bbb").unwrap();
+        b.commit();
+        // a gets b's change alone: it waits for c's ops.
+        let mut a = doc(1);
+        a.text("t").insert(0, "a").unwrap();
+        a.commit();
+        let parked = b
+            .export(ExportMode::Updates { from: &c.version() })
+            .unwrap();
+        a.import(&parked).unwrap();
+        assert_eq!(a.pending_spans(), vec![IdSpan::new(2, 0..3)]);
+        // Another document that uses peer id 2 (a copy, a misconfigured
+        // app) types three ops, and a imports its snapshot or update.
+        let mut twin = doc(2);
+        twin.text("t").insert(0, "xyz").unwrap();
+        twin.commit();
+        let bytes = if whole {
+            twin.export(ExportMode::Snapshot).unwrap()
+        } else {
+            twin.export(ExportMode::Updates {
+                from: &VersionVector::new(),
+            })
+            .unwrap()
+        };
+        a.import(&bytes).unwrap();
+        assert_eq!(a.pending_spans(), vec![]);
+        a.assert_exports_reopen();
+        // c's ops arriving later change nothing more.
+        a.import(&c.export(ExportMode::Snapshot).unwrap()).unwrap();
+        a.assert_exports_reopen();
+        a.assert_invariants();
+    }
+}

@@ -3,6 +3,8 @@
 use crate::error::Result;
 use crate::id::IdSpan;
 use crate::text::TextState;
+use crate::version::VersionVector;
+use crate::ExportMode;
 
 use super::Doc;
 
@@ -20,6 +22,56 @@ impl Doc {
             if t.unloaded().is_none() {
                 t.assert_invariants(self.log.content());
             }
+        }
+    }
+
+    /// Checks that every export of the latest document imports into a
+    /// fresh document that shows the same state: every text's delta, every
+    /// map, the version and (through a snapshot, which carries it) the
+    /// pending set. Panics otherwise. Exports from a copy, since an export
+    /// notes what it sent. Tests and fuzzing call it after every import,
+    /// successful or not: a document must always be able to reopen its own
+    /// exports.
+    #[doc(hidden)]
+    pub fn assert_exports_reopen(&self) {
+        let doc = self.latest().clone();
+        let state = |d: &Doc, pending: bool| {
+            let texts: Vec<_> = d
+                .text_names()
+                .map(|n| (n.to_owned(), d.get_text(n).map(|t| t.to_delta())))
+                .collect();
+            let maps: Vec<_> = d
+                .map_names()
+                .map(|n| {
+                    let entries: Vec<(String, crate::Value)> = d
+                        .get_map(n)
+                        .map(|m| m.iter().map(|(k, v)| (k.to_owned(), v.clone())).collect())
+                        .unwrap_or_default();
+                    (n.to_owned(), entries)
+                })
+                .collect();
+            let pending = if pending {
+                d.pending_spans()
+            } else {
+                Vec::new()
+            };
+            // Names in any order (an update lists them as its ops use
+            // them), and an empty container is no content (an update names
+            // only containers its ops touch).
+            let (mut texts, mut maps) = (texts, maps);
+            texts.retain(|t| t.1.as_ref().is_some_and(|d| !d.is_empty()));
+            maps.retain(|m| !m.1.is_empty());
+            texts.sort_by(|a, b| a.0.cmp(&b.0));
+            maps.sort_by(|a, b| a.0.cmp(&b.0));
+            (texts, maps, d.version(), pending)
+        };
+        let bytes = doc.export(ExportMode::Snapshot);
+        check_reopens(&doc, bytes, "a snapshot", |d| state(d, true));
+        // A shallow document has no full history to send.
+        if doc.shallow_since().is_none() {
+            let from = VersionVector::new();
+            let bytes = doc.export(ExportMode::Updates { from: &from });
+            check_reopens(&doc, bytes, "a full update", |d| state(d, false));
         }
     }
 
@@ -87,4 +139,25 @@ impl Doc {
             d.texts.iter().map(TextState::item_count).sum(),
         )
     }
+}
+
+/// Imports `bytes`, an export of `doc`, into a fresh document and checks
+/// that it reads as `doc` does through `state`.
+fn check_reopens<S: PartialEq + std::fmt::Debug>(
+    doc: &Doc,
+    bytes: Result<Vec<u8>>,
+    what: &str,
+    state: impl Fn(&Doc) -> S,
+) {
+    let bytes = bytes.unwrap_or_else(|e| panic!("{what} of the document does not export: {e}"));
+    let mut fresh = Doc::new();
+    fresh.config_text_style(doc.text_style_config().clone());
+    if let Err(e) = fresh.import(&bytes) {
+        panic!("{what} of the document does not import: {e}");
+    }
+    assert_eq!(
+        state(&fresh),
+        state(doc),
+        "{what} of the document reads differently"
+    );
 }

@@ -715,6 +715,11 @@ impl Doc {
         let mut i = 0;
         while let Some(span) = applied.get(i).cloned() {
             i += 1;
+            // Parked changes whose own ops this span made known (another
+            // update held them) wait for nothing any more.
+            for w in self.pending.wake_holding(span.peer, span.counters.end) {
+                self.resolve_if_known(&w);
+            }
             for w in self.pending.wake(span.peer, span.counters.end) {
                 if w.change == merge::WHOLE {
                     if let Some(parked) = self.pending.take(&w) {
@@ -726,6 +731,23 @@ impl Doc {
             }
         }
         Ok(())
+    }
+
+    /// Resolves entry `w` (taken from [`merge::Pending::wake_holding`]) if the
+    /// document knows all of its ops: those of its change, or of its whole
+    /// update.
+    fn resolve_if_known(&mut self, w: &merge::Waiting) {
+        let Some(parked) = self.pending.get(w) else {
+            return; // stale: its update left
+        };
+        let known = |c: &merge::UpdateChange| self.log.known_end(c.peer) >= c.counter + c.len;
+        if w.change == merge::WHOLE {
+            if parked.update.changes.iter().all(known) {
+                self.pending.take(w);
+            }
+        } else if parked.update.changes.get(w.change).is_none_or(known) {
+            self.pending.resolved(w);
+        }
     }
 
     /// [`Doc::release`] for change `w.change` of a parked update.

@@ -505,6 +505,7 @@ fn sync(docs: &mut [Doc], from: usize, to: usize) {
         .export(ExportMode::Updates { from: &v })
         .expect("exports do not fail");
     docs[to].import(&bytes).expect("a peer's update imports");
+    docs[to].assert_exports_reopen();
 }
 
 /// Messages in flight, and the versions each peer had when messages were
@@ -578,6 +579,7 @@ fn deliver(docs: &mut [Doc], to: usize, bytes: &[u8]) {
         if let Err(e) = doc.import(bytes) {
             panic!("a peer's export does not import: {e:?}");
         }
+        doc.assert_exports_reopen();
     }
 }
 
@@ -604,6 +606,7 @@ fn corrupt(docs: &mut [Doc], from: usize, to: usize, cut: u16, snapshot: bool) {
             before,
             "a failed import changed the doc"
         );
+        docs[to].assert_exports_reopen();
     }
 }
 
@@ -701,6 +704,7 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
                         .export(ExportMode::Snapshot)
                         .expect("exports do not fail");
                     docs[to].import(&bytes).expect("a peer's snapshot imports");
+                    docs[to].assert_exports_reopen();
                     settled = Some(to);
                 }
             }

@@ -10,9 +10,15 @@
 //! by one costs O(n log n), not a re-plan of the whole update per op. An
 //! update re-sent while parked is kept once.
 //!
+//! Each such change is also filed under its own last op: ops can become
+//! known through another update (one from a document that reuses the peer
+//! id) before the blocker arrives, if it ever does, and a change whose
+//! ops are known waits for nothing.
+//!
 //! Invariant: no parked update is ready (its blockers are unknown to the
-//! document), which is why a snapshot can carry the parked updates and
-//! its reader park them again from the snapshot's version alone.
+//! document, and it holds ops the document lacks), which is why a
+//! snapshot can carry the parked updates and its reader park them again
+//! from the snapshot's version alone.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -52,6 +58,9 @@ struct Slot {
     parked: Parked,
     /// Changes filed on their own that are not known yet.
     left: usize,
+    /// Per change of the update, whether it was resolved (a change can be
+    /// found known twice: through its blocker and through its own ops).
+    resolved: Vec<bool>,
 }
 
 /// The pending set. See the module doc.
@@ -64,6 +73,10 @@ pub(crate) struct Pending {
     free: Vec<usize>,
     /// Entries by blocker: woken once the document knows that op.
     waiting: BTreeMap<(PeerId, Counter), SmallVec<[Waiting; 1]>>,
+    /// Entries by their own change's last op: looked at once the document
+    /// knows that op, which it may learn from another update (one that
+    /// reuses the peer id) before the blocker arrives, if ever.
+    holding: BTreeMap<(PeerId, Counter), SmallVec<[Waiting; 1]>>,
     /// Slots by a hash of their bytes, to keep duplicates out.
     by_hash: HashMap<u64, SmallVec<[usize; 1]>>,
     len: usize,
@@ -103,7 +116,29 @@ impl Pending {
             return;
         }
         let left = waits.iter().filter(|w| w.1 != WHOLE).count();
-        let slot = Slot { parked, left };
+        // The last op of each change that waits, or of every change of an
+        // update that waits whole.
+        let mut ends: SmallVec<[(OpId, usize); 2]> = SmallVec::new();
+        for &(_, change) in waits {
+            let changes = &parked.update.changes;
+            let of = |i: usize| {
+                changes
+                    .get(i)
+                    .filter(|c| c.len > 0)
+                    .map(|c| (OpId::new(c.peer, c.counter + (c.len - 1)), change))
+            };
+            if change == WHOLE {
+                ends.extend((0..changes.len()).filter_map(of));
+            } else {
+                ends.extend(of(change));
+            }
+        }
+        let resolved = vec![false; parked.update.changes.len()];
+        let slot = Slot {
+            parked,
+            left,
+            resolved,
+        };
         let slot = match self.free.pop() {
             Some(i) => {
                 self.slots[i] = Some(slot);
@@ -126,6 +161,17 @@ impl Pending {
                     change,
                 },
             );
+        }
+        for (last, change) in ends {
+            let w = Waiting {
+                slot,
+                generation,
+                change,
+            };
+            let entries = self.holding.entry((last.peer, last.counter)).or_default();
+            if !entries.contains(&w) {
+                entries.push(w);
+            }
         }
         self.len += 1;
     }
@@ -150,6 +196,18 @@ impl Pending {
         }
     }
 
+    /// Takes out every entry whose own change ends below counter `end` of
+    /// `peer` (the document now knows those ops): the caller checks
+    /// whether each is known now and resolves it. O(k log P) for k
+    /// entries.
+    pub fn wake_holding(&mut self, peer: PeerId, end: Counter) -> Vec<Waiting> {
+        let mut out = Vec::new();
+        while let Some((&key, _)) = self.holding.range((peer, 0)..(peer, end)).next() {
+            out.extend(self.holding.remove(&key).unwrap_or_default());
+        }
+        out
+    }
+
     /// The update entry `w` is about, unless it is stale.
     pub fn get(&self, w: &Waiting) -> Option<&Parked> {
         if self.generations.get(w.slot) != Some(&w.generation) {
@@ -168,7 +226,10 @@ impl Pending {
     pub fn resolved(&mut self, w: &Waiting) {
         let done = match self.slots.get_mut(w.slot).and_then(Option::as_mut) {
             Some(slot) if self.generations.get(w.slot) == Some(&w.generation) => {
-                slot.left = slot.left.saturating_sub(1);
+                if let Some(done @ false) = slot.resolved.get_mut(w.change) {
+                    *done = true;
+                    slot.left = slot.left.saturating_sub(1);
+                }
                 slot.left == 0
             }
             _ => false,
