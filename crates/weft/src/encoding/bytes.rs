@@ -135,6 +135,13 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
 
+    pub fn u16_le(&mut self) -> Result<u16> {
+        let b = self.take(2)?;
+        let mut a = [0u8; 2];
+        a.copy_from_slice(b);
+        Ok(u16::from_le_bytes(a))
+    }
+
     pub fn u64_le(&mut self) -> Result<u64> {
         let b = self.take(8)?;
         let mut a = [0u8; 8];
@@ -201,6 +208,18 @@ impl<'a> Reader<'a> {
         let bytes = self.bytes()?;
         Ok(Reader::new(bytes, self.offset() - bytes.len()))
     }
+}
+
+/// Most items a decoder reserves room for ahead of reading them.
+const MAX_RESERVED: usize = 1024;
+
+/// The capacity to reserve for `n` items a decoder was told are coming
+/// (`n` from [`Reader::count`]): at most [`MAX_RESERVED`], so that memory
+/// follows the items actually read, not what the input claims. (A count
+/// is bounded by the bytes left, but values nest: each level reserving
+/// for all the bytes left made a 1 MB value reserve 1 GB.)
+pub(crate) fn bounded_capacity(n: usize) -> usize {
+    n.min(MAX_RESERVED)
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::id::{PeerId, Seq};
 use crate::oplog::{CommitInfo, OpLog};
 
-use super::bytes::{unzigzag, write_bytes, write_varint, zigzag, Reader};
+use super::bytes::{bounded_capacity, unzigzag, write_bytes, write_varint, zigzag, Reader};
 
 const HAS_TIMESTAMP: u8 = 1;
 const HAS_MESSAGE: u8 = 2;
@@ -77,7 +77,7 @@ pub(crate) fn write_infos<'a>(
 /// commits, trailing bytes), [`Error::InvalidPeerId`].
 pub(crate) fn read_infos(r: &mut Reader<'_>) -> Result<Vec<CommitInfo>> {
     let n = r.count("commit info count")?;
-    let mut out: Vec<CommitInfo> = Vec::with_capacity(n);
+    let mut out: Vec<CommitInfo> = Vec::with_capacity(bounded_capacity(n));
     for _ in 0..n {
         let peer = r.u64_le()?;
         if peer == PeerId::MAX {

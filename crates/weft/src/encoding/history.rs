@@ -39,7 +39,9 @@ use crate::id::{PeerId, Seq, TextIdx, NO_SEQ};
 use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{ExpandType, Value};
 
-use super::bytes::{peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader};
+use super::bytes::{
+    bounded_capacity, peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader,
+};
 use super::value::{read_map_value, read_string, read_value, write_map_value, write_value};
 
 /// Encoded bytes after which a history block ends (blocks end between
@@ -91,7 +93,7 @@ pub(crate) fn decode_changes(bytes: &[u8], peers: &[PeerId], log: &mut OpLog) ->
             return Err(r.malformed("change"));
         }
         let k = r.count("dependency count")?;
-        let mut deps = smallvec::SmallVec::with_capacity(k);
+        let mut deps = smallvec::SmallVec::with_capacity(bounded_capacity(k));
         for _ in 0..k {
             let back = r.u32("dependency")?;
             if back == 0 || back > seq {
@@ -628,7 +630,7 @@ pub(crate) fn read_root_marks(bytes: &[u8], trimmed: Seq) -> Result<Vec<RootMark
         }
     };
     let n = r.count("root mark count")?;
-    let mut out: Vec<RootMark> = Vec::with_capacity(n);
+    let mut out: Vec<RootMark> = Vec::with_capacity(bounded_capacity(n));
     for _ in 0..n {
         let text = r.u32("text index")?;
         let start = r.u32("root mark start")?;

@@ -29,7 +29,7 @@ use crate::style::Value;
 
 use weft_kv::MemKvStore;
 
-use super::bytes::{write_bytes, write_varint, Reader};
+use super::bytes::{bounded_capacity, write_bytes, write_varint, Reader};
 use super::value::{
     read_map_value, read_object_ref, read_object_table, read_string, write_map_value, ObjectTable,
 };
@@ -78,7 +78,7 @@ fn write_names(log: &OpLog) -> Vec<u8> {
 fn read_names(value: &[u8]) -> Result<Vec<Box<str>>> {
     let mut r = Reader::new(value, 0);
     let n = r.count("map count")?;
-    let mut names = Vec::with_capacity(n);
+    let mut names = Vec::with_capacity(bounded_capacity(n));
     for _ in 0..n {
         names.push(Box::<str>::from(read_string(&mut r)?));
     }
@@ -135,7 +135,7 @@ pub(super) fn write_root_sets(log: &OpLog, trimmed: Seq) -> Option<Vec<u8>> {
 pub(super) fn read_root_sets(value: &[u8], trimmed: Seq, maps: usize) -> Result<Vec<RootSet>> {
     let mut r = Reader::new(value, 0);
     let n = r.count("root map op count")?;
-    let mut out: Vec<RootSet> = Vec::with_capacity(n);
+    let mut out: Vec<RootSet> = Vec::with_capacity(bounded_capacity(n));
     let mut at: Seq = 0;
     for _ in 0..n {
         let gap = r.u32("root map op")?;

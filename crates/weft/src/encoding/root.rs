@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::id::{Seq, TextIdx, NO_SEQ, UNKNOWN_ORIGIN};
 use crate::oplog::{OpKind, OpLog, OpRun};
 
-use super::bytes::{write_varint, Reader};
+use super::bytes::{bounded_capacity, write_varint, Reader};
 use super::history;
 use super::load::{push_insert, run_at, SegmentCursor};
 use super::maps::RootSet;
@@ -41,7 +41,7 @@ pub(super) fn encode_ranges(ranges: &[Range<Seq>]) -> Vec<u8> {
 pub(super) fn decode_ranges(value: &[u8], limit: Seq) -> Result<Vec<Range<Seq>>> {
     let mut r = Reader::new(value, 0);
     let n = r.count("range count")?;
-    let mut out: Vec<Range<Seq>> = Vec::with_capacity(n);
+    let mut out: Vec<Range<Seq>> = Vec::with_capacity(bounded_capacity(n));
     let mut at: Seq = 0;
     for _ in 0..n {
         let gap = r.u32("range start")?;

@@ -20,7 +20,9 @@ use crate::oplog::{CommitInfo, OpLog};
 use crate::text::{prefix_units, Cache, TextState, TextTable};
 use crate::version::{Frontiers, VersionVector};
 
-use super::bytes::{peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader};
+use super::bytes::{
+    bounded_capacity, peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader,
+};
 use super::history;
 use super::root::{deleted_later, encode_ranges};
 
@@ -135,28 +137,67 @@ fn decompress_with_room<'a>(
     if len > packed.len().saturating_mul(ratio).saturating_add(64) {
         return Err(malformed);
     }
-    // Zeroed by the allocator, which is often free (fresh pages), unlike
-    // zeroing only `len` bytes of a bigger buffer.
-    let mut out = vec![0u8; len.saturating_add(room)];
-    let got = match codec {
-        Codec::Lz4 => lz4_flex::block::decompress_into(packed, &mut out).ok(),
-        Codec::Deflate => {
-            let slot = out.get_mut(..len).unwrap_or(&mut []);
-            miniz_oxide::inflate::decompress_slice_iter_to_slice(
-                slot,
-                std::iter::once(packed),
-                false,
-                true,
-            )
-            .ok()
+    // Memory follows what the stream really holds, not what the value
+    // claims: LZ4's length is checked before anything is allocated,
+    // deflate's output grows as it decodes (up to `len`).
+    let out = match codec {
+        Codec::Lz4 => {
+            if lz4_output_len(packed, len) != Some(len) {
+                return Err(malformed);
+            }
+            // Zeroed by the allocator, which is often free (fresh pages),
+            // unlike zeroing only `len` bytes of a bigger buffer.
+            let mut out = vec![0u8; len.saturating_add(room)];
+            match lz4_flex::block::decompress_into(packed, &mut out) {
+                Ok(n) if n == len => out.truncate(len),
+                _ => return Err(malformed),
+            }
+            out
         }
+        Codec::Deflate => match miniz_oxide::inflate::decompress_to_vec_with_limit(packed, len) {
+            Ok(mut out) if out.len() == len => {
+                out.reserve_exact(room);
+                out
+            }
+            _ => return Err(malformed),
+        },
     };
-    match got {
-        Some(n) if n == len => {
-            out.truncate(len);
-            Ok(Cow::Owned(out))
+    Ok(Cow::Owned(out))
+}
+
+/// The length of what LZ4 block `packed` decompresses to, if it is a
+/// well-formed block of at most `limit` bytes (every match within the
+/// output so far); reads only its tokens. O(tokens).
+fn lz4_output_len(packed: &[u8], limit: usize) -> Option<usize> {
+    let mut r = Reader::new(packed, 0);
+    // A length nibble of 15 continues in bytes until one is not 255.
+    let extended = |r: &mut Reader<'_>, mut n: usize| -> Option<usize> {
+        if n == 15 {
+            loop {
+                let b = r.u8().ok()?;
+                n = n.checked_add(usize::from(b))?;
+                if b != 255 {
+                    break;
+                }
+            }
         }
-        _ => Err(malformed),
+        Some(n)
+    };
+    let mut out = 0usize;
+    loop {
+        let token = r.u8().ok()?;
+        let literals = extended(&mut r, usize::from(token >> 4))?;
+        r.take(literals).ok()?;
+        out = out.checked_add(literals).filter(|&o| o <= limit)?;
+        if r.is_empty() {
+            return Some(out);
+        }
+        let offset = usize::from(r.u16_le().ok()?);
+        if offset == 0 || offset > out {
+            return None;
+        }
+        let matched = extended(&mut r, usize::from(token & 15))?.checked_add(4)?;
+        out = out.checked_add(matched).filter(|&o| o <= limit)?;
     }
 }
 
@@ -596,7 +637,7 @@ impl Snapshot {
 fn decode_pending(value: &[u8]) -> Result<Vec<Parked>> {
     let mut r = Reader::new(value, 0);
     let n = r.count("pending update count")?;
-    let mut out = Vec::with_capacity(n);
+    let mut out = Vec::with_capacity(bounded_capacity(n));
     for _ in 0..n {
         let bytes = r.bytes()?;
         match super::decode(bytes)? {
@@ -622,7 +663,7 @@ fn decode_meta(bytes: &[u8]) -> Result<Meta> {
         return Err(Error::HistoryFull);
     }
     let n = r.count("peer count")?;
-    let mut peers = Vec::with_capacity(n);
+    let mut peers = Vec::with_capacity(bounded_capacity(n));
     for _ in 0..n {
         let p = r.u64_le()?;
         if p == PeerId::MAX {
@@ -631,8 +672,8 @@ fn decode_meta(bytes: &[u8]) -> Result<Meta> {
         peers.push(p);
     }
     let n = r.count("text count")?;
-    let mut texts: Vec<TextMeta> = Vec::with_capacity(n);
-    let mut names = std::collections::HashSet::with_capacity(n);
+    let mut texts: Vec<TextMeta> = Vec::with_capacity(bounded_capacity(n));
+    let mut names = std::collections::HashSet::with_capacity(bounded_capacity(n));
     for _ in 0..n {
         let name = std::str::from_utf8(r.bytes()?).map_err(|_| r.malformed("text name"))?;
         if !names.insert(name) {

@@ -13,7 +13,9 @@ use crate::oplog::{Change, CommitInfo, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::style::{ExpandType, Value};
 use crate::text::{char_len, TextTable};
 
-use super::bytes::{peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader};
+use super::bytes::{
+    bounded_capacity, peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader,
+};
 use super::value::{
     read_map_value, read_object_ref, read_object_table, read_string, read_value, write_map_value,
     write_value, ObjectTable,
@@ -454,7 +456,7 @@ pub(crate) fn decode_body(body: &[u8], version: u8) -> Result<Update> {
 
     let mut s = r.section()?;
     let n = s.count("peer count")?;
-    let mut peers = Vec::with_capacity(n);
+    let mut peers = Vec::with_capacity(bounded_capacity(n));
     for _ in 0..n {
         let peer = s.u64_le()?;
         if peer == PeerId::MAX {
@@ -465,7 +467,7 @@ pub(crate) fn decode_body(body: &[u8], version: u8) -> Result<Update> {
 
     let mut s = r.section()?;
     let n = s.count("text count")?;
-    let mut texts = Vec::with_capacity(n);
+    let mut texts = Vec::with_capacity(bounded_capacity(n));
     for _ in 0..n {
         let name = std::str::from_utf8(s.bytes()?).map_err(|_| s.malformed("text name"))?;
         texts.push(Box::from(name));
@@ -515,7 +517,7 @@ pub(crate) fn decode_body(body: &[u8], version: u8) -> Result<Update> {
     }
 
     let n = cs.count("change count")?;
-    let mut changes = Vec::with_capacity(n);
+    let mut changes = Vec::with_capacity(bounded_capacity(n));
     let mut ops = RunReader {
         // Every run takes at least two bytes.
         runs: Vec::with_capacity(os.remaining() / 2),

@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::style::Value;
 use crate::text::Object;
 
-use super::bytes::{unzigzag, write_bytes, write_varint, zigzag, Reader};
+use super::bytes::{bounded_capacity, unzigzag, write_bytes, write_varint, zigzag, Reader};
 
 /// Deepest nesting of lists and maps a decoder accepts.
 pub(crate) const MAX_DEPTH: u32 = 32;
@@ -153,7 +153,7 @@ impl ObjectTable {
 /// Reads what [`ObjectTable::write`] wrote.
 pub(crate) fn read_object_table(r: &mut Reader<'_>) -> Result<Vec<Object>> {
     let n = r.count("object count")?;
-    let mut out = Vec::with_capacity(n);
+    let mut out = Vec::with_capacity(bounded_capacity(n));
     for _ in 0..n {
         out.push(read_object(r)?);
     }
@@ -185,7 +185,7 @@ fn read_tagged(r: &mut Reader<'_>, tag: u8, depth: u32) -> Result<Value> {
         6 => {
             // `count` checks the count against the bytes left.
             let n = r.count("list length")?;
-            let mut items = Vec::with_capacity(n);
+            let mut items = Vec::with_capacity(bounded_capacity(n));
             for _ in 0..n {
                 items.push(read_value(r, depth + 1)?);
             }

@@ -23,7 +23,9 @@
     clippy::panic
 )]
 
-use crate::encoding::bytes::{open_framed, write_bytes, write_checksum, write_varint};
+use crate::encoding::bytes::{
+    bounded_capacity, open_framed, write_bytes, write_checksum, write_varint,
+};
 use crate::encoding::value::{read_string, read_value, write_value};
 use crate::error::Result;
 use crate::style::Value;
@@ -85,7 +87,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Vec<Record>> {
     let mut r = open_framed(bytes, MAGIC, VERSION)?;
     // Each record takes at least four bytes; `count` checks one.
     let n = r.count("record count")?;
-    let mut records: Vec<Record> = Vec::with_capacity(n);
+    let mut records: Vec<Record> = Vec::with_capacity(bounded_capacity(n));
     for _ in 0..n {
         let key = read_string(&mut r)?;
         if records.last().is_some_and(|prev| prev.key >= key) {
