@@ -8,6 +8,10 @@
 //! - `text_lookup/after_{0,1000}_deletes`: `Doc::text` of a name after 0
 //!   (1,000) deletes of it, each followed by an edit: the name resolves
 //!   through the register in O(log) (no walk over incarnations).
+//! - `names/after_{0,16000}_deletes`: `Doc::text_names` and
+//!   `Doc::map_names` of a document with three texts and three maps, one
+//!   of each deleted and created again 0 (16,000) times: they visit one
+//!   incarnation per name shown, so both take the same time.
 #![expect(
     missing_docs,
     reason = "criterion_group! generates an undocumented pub fn"
@@ -94,5 +98,28 @@ fn text_lookup(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, delete_text, text_lookup);
+fn names(c: &mut Criterion) {
+    let mut group = c.benchmark_group("names");
+    for deletes in [0, 16_000] {
+        let mut doc = Doc::new();
+        for name in ["a", "b", "c"] {
+            doc.text(name).insert(0, "x").expect("in bounds");
+            doc.map(name).set("k", 1).expect("a map");
+        }
+        for _ in 0..deletes {
+            doc.delete_text("a").expect("a text");
+            doc.text("a").insert(0, "x").expect("in bounds");
+            doc.delete_map("a").expect("a map");
+            doc.map("a").set("k", 1).expect("a map");
+        }
+        doc.commit();
+        assert_eq!(doc.text_names().count(), 3);
+        group.bench_function(format!("after_{deletes}_deletes"), |b| {
+            b.iter(|| black_box(doc.text_names().count() + doc.map_names().count()))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, delete_text, text_lookup, names);
 criterion_main!(benches);

@@ -763,3 +763,44 @@ fn a_delete_imported_while_checked_out_shows_on_return() {
     a.checkout(&f).unwrap();
     mirror.check(&a, "before the import again");
 }
+
+/// Issue 25: `text_names` / `map_names` walked every incarnation ever
+/// made (a peer that deleted and recreated one text 16,000 times made
+/// each call cost 1.5 ms); they now visit one incarnation per name, and
+/// list the same names in the same order (a name created again counts
+/// as created then), on every replica.
+#[test]
+fn names_after_many_deletes_list_each_shown_container_once_in_order() {
+    let mut a = doc(1);
+    for name in ["a", "b", "c"] {
+        a.text(name).insert(0, name).unwrap();
+        a.map(name).set("k", name).unwrap();
+    }
+    for _ in 0..300 {
+        a.delete_text("a").unwrap();
+        a.text("a").insert(0, "again").unwrap();
+        a.delete_map("b").unwrap();
+        a.map("b").set("k", 1).unwrap();
+    }
+    a.delete_text("c").unwrap();
+    a.delete_map("c").unwrap();
+    a.commit();
+    let texts = |d: &Doc| d.text_names().map(str::to_owned).collect::<Vec<_>>();
+    let maps = |d: &Doc| d.map_names().map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(texts(&a), ["b", "a"]);
+    assert_eq!(maps(&a), ["a", "b"]);
+    // The deleted "c" comes back last when written again.
+    a.text("c").insert(0, "new").unwrap();
+    a.map("c").set("k", 2).unwrap();
+    assert_eq!(texts(&a), ["b", "a", "c"]);
+    assert_eq!(maps(&a), ["a", "b", "c"]);
+    // Replicas agree, through an update and through a snapshot.
+    let mut b = doc(2);
+    sync(&mut b, &a);
+    let mut s = Doc::new();
+    s.import(&a.export(ExportMode::Snapshot).unwrap()).unwrap();
+    for d in [&b, &s] {
+        assert_eq!(texts(d), texts(&a));
+        assert_eq!(maps(d), maps(&a));
+    }
+}

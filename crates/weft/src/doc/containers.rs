@@ -31,7 +31,7 @@ use crate::error::{Error, Result, Unit};
 use crate::event::{apply_change, compose, diff_texts, Draft};
 use crate::id::{MapIdx, TextIdx};
 use crate::map::{KeyChange, Map, MapState, MapTable};
-use crate::oplog::{is_reserved, OpLog, REGISTERS};
+use crate::oplog::{is_reserved, public_name, OpLog, PublicNames, REGISTERS};
 use crate::style::{Delta, Value};
 use crate::text::{Need, Text, TextSource, TextState};
 
@@ -84,16 +84,6 @@ impl Kind {
             Kind::Text => 0,
             Kind::Map => 1,
         }
-    }
-}
-
-/// The name a container shows under: `raw` itself, or the name an
-/// incarnation stands for.
-#[inline]
-pub(crate) fn public_name(raw: &str) -> &str {
-    match raw.strip_prefix(RESERVED) {
-        Some(rest) => rest.split_once(RESERVED).map_or(raw, |(_, name)| name),
-        None => raw,
     }
 }
 
@@ -298,6 +288,28 @@ impl Doc {
             Some(&mut refused.source),
             None,
         )
+    }
+
+    /// The public names of `public` whose container of `kind` shows, in
+    /// the order of those containers' indexes (`index` finds a container
+    /// by raw name). O(k log k) for k public names: each resolves to the
+    /// one incarnation it shows, hidden ones are never visited.
+    pub(crate) fn shown_names<'a>(
+        &'a self,
+        kind: Kind,
+        public: &'a PublicNames,
+        index: impl Fn(&str) -> Option<usize>,
+    ) -> Vec<&'a str> {
+        let mut shown: Vec<(usize, &str)> = public
+            .iter()
+            .filter_map(|name| {
+                let raw = resolve(&self.log, &self.maps, kind, name);
+                let i = index(&raw)?;
+                self.is_shown(kind, &raw).then_some((i, name))
+            })
+            .collect();
+        shown.sort_unstable_by_key(|&(i, _)| i);
+        shown.into_iter().map(|(_, name)| name).collect()
     }
 
     /// Whether the container of raw name `raw` is shown (under its public

@@ -329,9 +329,9 @@ impl Doc {
 
     /// The public name of text `t` (see `containers.rs`).
     pub(super) fn text_name(&self, t: TextIdx) -> String {
-        self.texts
-            .get(t)
-            .map_or_else(String::new, |s| super::public_name(s.name()).to_owned())
+        self.texts.get(t).map_or_else(String::new, |s| {
+            crate::oplog::public_name(s.name()).to_owned()
+        })
     }
 
     /// The event of a snapshot imported lazily into an empty document:

@@ -4,7 +4,8 @@ use crate::error::{Error, Result};
 use crate::map::{Map, MapRef};
 
 use super::containers::{self, Kind};
-use super::{public_name, Doc};
+use super::Doc;
+use crate::oplog::public_name;
 
 impl Doc {
     /// The map called `name`, created empty if the document has none yet
@@ -69,10 +70,14 @@ impl Doc {
     /// The names of the document's maps, in the order it first saw them
     /// (deleted ones left out: see [`Doc::delete_map`]).
     pub fn map_names(&self) -> impl Iterator<Item = &str> + '_ {
-        self.log
-            .map_names()
-            .iter()
-            .filter(|raw| self.is_shown(Kind::Map, raw))
-            .map(public_name)
+        let names = self.log.map_names();
+        if !names.has_reserved() {
+            // No register, no reserved names: every map shows.
+            return names.iter().collect::<Vec<_>>().into_iter();
+        }
+        let shown = self.shown_names(Kind::Map, names.public_names(), |raw| {
+            names.find(raw).map(|i| i.as_usize())
+        });
+        shown.into_iter()
     }
 }

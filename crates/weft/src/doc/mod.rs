@@ -29,7 +29,6 @@ use crate::oplog::OpLog;
 use crate::style::StyleConfig;
 use crate::text::{Need, Text, TextSource, TextTable, Unloaded};
 use crate::version::{Frontiers, VersionVector};
-pub(crate) use containers::public_name;
 use containers::Kind;
 pub use history::ChangeMeta;
 use lazy::LazyDoc;
@@ -494,13 +493,23 @@ impl Doc {
     }
 
     /// Names of the document's texts, in order of creation (deleted ones
-    /// left out: see [`Doc::delete_text`]).
+    /// left out: see [`Doc::delete_text`]; a text created again after a
+    /// delete counts as created then). O(names shown), however often
+    /// texts were deleted and created again.
     pub fn text_names(&self) -> impl Iterator<Item = &str> + '_ {
-        self.texts
-            .iter()
-            .map(|t| t.name())
-            .filter(|raw| self.is_shown(Kind::Text, raw))
-            .map(public_name)
+        if !self.texts.has_reserved() && !self.log.map_names().has_reserved() {
+            // Nothing deleted, no reserved names: every text shows.
+            return self
+                .texts
+                .iter()
+                .map(|t| t.name())
+                .collect::<Vec<_>>()
+                .into_iter();
+        }
+        let shown = self.shown_names(Kind::Text, self.texts.public_names(), |raw| {
+            self.texts.find(raw).map(|i| i.as_usize())
+        });
+        shown.into_iter()
     }
 
     /// Length of text `name` in `unit`, without creating it (0 if absent).

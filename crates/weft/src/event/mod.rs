@@ -267,7 +267,7 @@ impl Draft {
                     .map(|(k, c)| (k.to_string(), pick(c)))
                     .collect();
                 (!changes.is_empty()).then(|| MapDiff {
-                    name: crate::doc::public_name(names.name(m)).to_owned(),
+                    name: crate::oplog::public_name(names.name(m)).to_owned(),
                     changes,
                 })
             })

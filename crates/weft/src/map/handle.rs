@@ -166,7 +166,7 @@ impl<'a> Map<'a> {
 
     /// The map's name.
     pub fn name(&self) -> &str {
-        crate::doc::public_name(self.log.map_names().name(self.map))
+        crate::oplog::public_name(self.log.map_names().name(self.map))
     }
 }
 

@@ -39,6 +39,8 @@ pub(crate) struct MapNames {
     /// Whether a name starts with U+0001 (the registers, deleted maps'
     /// incarnations).
     reserved: bool,
+    /// The public names of the maps.
+    public: PublicNames,
 }
 
 /// The names of the registers of deleted texts and of deleted maps (see
@@ -53,6 +55,43 @@ pub(crate) fn is_reserved(name: &str) -> bool {
     name.starts_with('\u{1}')
 }
 
+/// The name a container shows under: `raw` itself, or the name an
+/// incarnation (`"\u{1}{peer}@{counter}\u{1}{name}"`, see
+/// `doc/containers.rs`) stands for.
+#[inline]
+pub(crate) fn public_name(raw: &str) -> &str {
+    match raw.strip_prefix('\u{1}') {
+        Some(rest) => rest.split_once('\u{1}').map_or(raw, |(_, name)| name),
+        None => raw,
+    }
+}
+
+/// The distinct public names (see [`public_name`]) of a table's
+/// containers, in order of first use, reserved ones left out (they never
+/// show): what lists the names shown in time proportional to them, not to
+/// every incarnation a peer ever made.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PublicNames {
+    names: Vec<Box<str>>,
+    seen: std::collections::HashSet<Box<str>>,
+}
+
+impl PublicNames {
+    /// Notes the public name of container `raw`.
+    pub fn add(&mut self, raw: &str) {
+        let name = public_name(raw);
+        if !is_reserved(name) && !self.seen.contains(name) {
+            self.seen.insert(name.into());
+            self.names.push(name.into());
+        }
+    }
+
+    /// The names, in order of first use.
+    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+        self.names.iter().map(|n| &**n)
+    }
+}
+
 impl MapNames {
     /// The index of `name`, added to the table if missing.
     pub fn intern(&mut self, name: &str) -> MapIdx {
@@ -62,6 +101,7 @@ impl MapNames {
         let i = MapIdx::new(self.names.len() as u32);
         self.names.push(name.into());
         self.index.insert(name.into(), i);
+        self.public.add(name);
         if let Some(k) = REGISTERS.iter().position(|r| *r == name) {
             self.registers[k] = Some(i);
         }
@@ -99,5 +139,10 @@ impl MapNames {
     /// The names, by index.
     pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
         self.names.iter().map(|n| &**n)
+    }
+
+    /// The distinct public names of the maps.
+    pub fn public_names(&self) -> &PublicNames {
+        &self.public
     }
 }

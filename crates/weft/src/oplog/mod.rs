@@ -24,7 +24,7 @@ mod versions;
 
 pub(crate) use change::Change;
 pub(crate) use commits::{AddedChange, CommitInfo};
-pub(crate) use map::{is_reserved, MapNames, MapSet, REGISTERS};
+pub(crate) use map::{is_reserved, public_name, MapNames, MapSet, PublicNames, REGISTERS};
 pub(crate) use mark::{KeyTable, Mark};
 pub(crate) use op::{origins_at, AnchorOp, OpKind, OpRun, NO_CONTENT};
 

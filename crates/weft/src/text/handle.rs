@@ -133,7 +133,7 @@ impl<'a> Text<'a> {
 
     /// The text's name in its document.
     pub fn name(&self) -> &str {
-        crate::doc::public_name(self.state.name())
+        crate::oplog::public_name(self.state.name())
     }
 
     /// Length in chars. O(1).

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use crate::id::TextIdx;
+use crate::oplog::PublicNames;
 
 use super::TextState;
 
@@ -18,6 +19,8 @@ pub(crate) struct TextTable {
     /// Whether a name starts with U+0001 (a deleted text's incarnation,
     /// see `doc/containers.rs`).
     reserved: bool,
+    /// The public names of the texts.
+    public: PublicNames,
 }
 
 impl TextTable {
@@ -42,6 +45,7 @@ impl TextTable {
                 let i = TextIdx::new(self.states.len() as u32);
                 self.reserved |= crate::oplog::is_reserved(name);
                 self.by_name.insert(name.into(), i);
+                self.public.add(name);
                 self.states.push(TextState::new(name));
                 i
             }
@@ -52,6 +56,11 @@ impl TextTable {
     #[inline]
     pub fn has_reserved(&self) -> bool {
         self.reserved
+    }
+
+    /// The distinct public names of the texts.
+    pub fn public_names(&self) -> &PublicNames {
+        &self.public
     }
 
     /// Number of texts.

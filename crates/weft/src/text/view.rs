@@ -86,7 +86,7 @@ impl<'a> TextRef<'a> {
 
     /// The text's name in its document.
     pub fn name(&self) -> &'a str {
-        crate::doc::public_name(self.state.name())
+        crate::oplog::public_name(self.state.name())
     }
 
     /// Length in chars. O(1).
