@@ -569,6 +569,13 @@ impl Doc {
     /// Atomic: on error the document (texts, version, pending set) is
     /// exactly as before.
     ///
+    /// Commit messages and timestamps (see [`Doc::commit_with`]) that come
+    /// with the ops are kept only for ops this import adds, as one commit
+    /// of them that overlaps no commit the document knows (but the same
+    /// commit, received in parts); any other is ignored, not an error: a
+    /// peer cannot attach messages to ops the document holds, nor make its
+    /// exports unreadable, and the ops import all the same.
+    ///
     /// # Errors
     ///
     /// [`Error::EmptyInput`], [`Error::BadMagic`] for bytes that are not a
