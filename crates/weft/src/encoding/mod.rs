@@ -136,9 +136,9 @@
 //! Limits on decoding: a compressed value's declared length is at most
 //! 255 times its compressed bytes plus 64 for LZ4 (1,032 times for a
 //! shallow snapshot's deflate), the most each codec can expand; larger is
-//! malformed. An LZ4 block's tokens are walked to check that it produces
-//! exactly that length before anything is allocated, and deflate output
-//! grows only as it decodes. A count of items reserves room for at most
+//! malformed. An LZ4 block that claims more than 8 times its size has its
+//! tokens walked to check that it produces exactly that length before
+//! anything is allocated, and deflate output grows only as it decodes. A count of items reserves room for at most
 //! 1,024 of them ahead (`bytes::bounded_capacity`). So a failed import
 //! allocates at most a small multiple of its input (`tests/import_memory.rs`
 //! and the `import` fuzz target check 64 times plus 4 MiB).

@@ -49,6 +49,9 @@ pub(super) const KEY_TEXT: u8 = b't';
 const MAX_RATIO: usize = 255;
 /// [`MAX_RATIO`] for deflate (a 258-byte match in under two bits).
 const MAX_RATIO_DEFLATE: usize = 1032;
+/// An LZ4 value that claims to expand more than this is walked (its
+/// tokens only) to check that it does before its output is allocated.
+const CHECKED_RATIO: usize = 8;
 
 /// A key: one tag byte and a big-endian u32 (so keys sort by the number).
 pub(super) fn key(tag: u8, n: u32) -> [u8; 5] {
@@ -138,11 +141,14 @@ fn decompress_with_room<'a>(
         return Err(malformed);
     }
     // Memory follows what the stream really holds, not what the value
-    // claims: LZ4's length is checked before anything is allocated,
-    // deflate's output grows as it decodes (up to `len`).
+    // claims: an LZ4 value that claims more than `CHECKED_RATIO` times its
+    // size has its length checked before anything is allocated (text
+    // compresses far less: reading it pays no second pass), deflate's
+    // output grows as it decodes (up to `len`).
     let out = match codec {
         Codec::Lz4 => {
-            if lz4_output_len(packed, len) != Some(len) {
+            let claims_much = len > packed.len().saturating_mul(CHECKED_RATIO);
+            if claims_much && lz4_output_len(packed, len) != Some(len) {
                 return Err(malformed);
             }
             // Zeroed by the allocator, which is often free (fresh pages),
