@@ -982,6 +982,38 @@ impl Snapshot {
 mod tests {
     use super::*;
 
+    /// The token walk agrees with the decompressor on real blocks, and
+    /// refuses blocks that claim more, or less, or point before the start.
+    #[test]
+    fn lz4_walk_finds_the_length_of_what_a_block_produces() {
+        let inputs: Vec<Vec<u8>> = vec![
+            b"a".to_vec(),
+            vec![b'a'; 100_000],
+            (0..50_000u32).map(|i| (i * 7 % 251) as u8).collect(),
+            "Hello wörld 😀 ".repeat(3_000).into_bytes(),
+        ];
+        for raw in inputs {
+            for packed in [
+                lz4_flex::block::compress(&raw),
+                super::super::lz4hc::compress(&raw),
+            ] {
+                assert_eq!(lz4_output_len(&packed, raw.len()), Some(raw.len()));
+                assert_eq!(lz4_output_len(&packed, raw.len() - 1), None);
+                for cut in [1, packed.len() / 2, packed.len() - 1] {
+                    let short = lz4_output_len(&packed[..cut], raw.len());
+                    assert_ne!(short, Some(raw.len()), "cut at {cut}");
+                }
+                let mut value = Vec::new();
+                write_varint(&mut value, raw.len() as u64 * 2);
+                value.extend_from_slice(&packed);
+                assert!(decompress_with_room(&value, "t", 0, Codec::Lz4).is_err());
+            }
+        }
+        // A match whose offset reaches before the output's start.
+        assert_eq!(lz4_output_len(&[0x10, b'x', 2, 0, 0x00], 100), None);
+        assert_eq!(lz4_output_len(&[0x10, b'x', 1, 0, 0x00], 100), Some(5));
+    }
+
     /// Segments whose lengths and starts take one to five varint bytes.
     fn sample() -> Vec<Segment> {
         let mut segments = Vec::new();
