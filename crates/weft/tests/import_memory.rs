@@ -68,8 +68,50 @@ fn forged(bytes: &[u8]) -> Option<Vec<u8>> {
     Some(fixed)
 }
 
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A real snapshot whose value `key` is replaced by a valid LZ4 block that
+/// expands `k * 255` times about (one literal, then one match of offset 1
+/// and that length, then five literals): it decompresses in full, then
+/// fails to parse. Found by an outside attack: the codecs' own limits
+/// (255x) let a 263 KB snapshot make its reader allocate 64 MiB.
+fn lz4_bomb(key: &[u8], k: usize) -> Vec<u8> {
+    let mut d = Doc::new();
+    d.text("t").insert(0, "hello").unwrap();
+    let snapshot = d.export(weft::ExportMode::Snapshot).unwrap();
+    let matched = 4 + 15 + 255 * k;
+    let mut lz = vec![0x1F, 0xFF, 0x01, 0x00];
+    lz.extend(std::iter::repeat_n(255u8, k));
+    lz.push(0);
+    lz.extend_from_slice(&[0x50, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]);
+    let mut value = Vec::new();
+    varint(&mut value, (1 + matched + 5) as u64);
+    value.extend_from_slice(&lz);
+    let mut store = weft::weft_kv::MemKvStore::new();
+    store.import_all(&snapshot[16..]).unwrap();
+    store.set(key, &value);
+    let mut bad = snapshot[..16].to_vec();
+    bad.extend_from_slice(&store.export_all());
+    forged(&bad).unwrap()
+}
+
 #[test]
 fn failed_imports_allocate_a_bounded_multiple_of_their_input() {
+    // Values that really expand 255x, then fail: the changes table, a
+    // history block, the text.
+    for key in [&b"c"[..], b"h\0\0\0\0", b"t\0\0\0\0", b"d"] {
+        let bomb = lz4_bomb(key, 256 * 1024);
+        let mut doc = Doc::new();
+        let failed = bounded(&bomb, |b| doc.import(b).is_err() || doc.load().is_err());
+        assert!(failed, "{key:?}");
+    }
+
     // Nested counts in a presence message, a mark value, a map write.
     let message = nested_presence(1 << 20, 33);
     let store = EphemeralStore::new(30_000);

@@ -824,3 +824,29 @@ fn lazy_position_conversion_matches_the_tree() {
     }
     assert!(lazy.is_lazy());
 }
+
+/// Readers refuse values that claim to expand more than 16x (LZ4) or 8x
+/// (deflate), so writers store a value that would raw: a text of one
+/// repeated char still round-trips through every snapshot kind.
+#[test]
+fn a_text_that_compresses_past_the_readers_limit_is_stored_raw() {
+    let mut d = Doc::new();
+    d.text("t").insert(0, &"a".repeat(200_000)).unwrap();
+    d.text("t").delete(50_000, 100_000).unwrap();
+    d.commit();
+    let frontiers = d.frontiers();
+    for mode in [
+        ExportMode::Snapshot,
+        ExportMode::ShallowSnapshot(&frontiers),
+        ExportMode::SnapshotAt(&frontiers),
+    ] {
+        let bytes = d.export(mode).unwrap();
+        assert!(bytes.len() > 100_000 / 16, "{}", bytes.len());
+        let mut e = Doc::new();
+        e.import(&bytes).unwrap();
+        e.load().unwrap();
+        assert_eq!(e.text("t").to_string(), d.text("t").to_string());
+        e.assert_invariants();
+    }
+    d.assert_exports_reopen();
+}

@@ -134,9 +134,11 @@
 //! ```
 //!
 //! Limits on decoding: a compressed value's declared length is at most
-//! 255 times its compressed bytes plus 64 for LZ4 (1,032 times for a
-//! shallow snapshot's deflate), the most each codec can expand; larger is
-//! malformed. An LZ4 block that claims more than 8 times its size has its
+//! 16 times its compressed bytes plus 64 for LZ4 (8 times for a shallow
+//! snapshot's deflate); larger is malformed. Writers store a value raw
+//! rather than compress it further (real text compresses 2-4x), so that
+//! what a hostile snapshot makes a reader decompress stays a small
+//! multiple of its size, not the 255x (1,032x) the codecs allow. An LZ4 block that claims more than 8 times its size has its
 //! tokens walked to check that it produces exactly that length before
 //! anything is allocated, and deflate output grows only as it decodes. A count of items reserves room for at most
 //! 1,024 of them ahead (`bytes::bounded_capacity`). So a failed import

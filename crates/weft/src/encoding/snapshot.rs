@@ -43,12 +43,17 @@ const KEY_ROOT: &[u8] = b"r";
 pub(super) const KEY_SEGMENTS: u8 = b's';
 pub(super) const KEY_TEXT: u8 = b't';
 
-/// LZ4 never expands more than this per compressed byte, so a declared
-/// size above `compressed * MAX_RATIO + 64` is a lie: nothing is
-/// allocated for it.
-const MAX_RATIO: usize = 255;
-/// [`MAX_RATIO`] for deflate (a 258-byte match in under two bits).
-const MAX_RATIO_DEFLATE: usize = 1032;
+/// The most an LZ4 value may expand: a declared size above
+/// `compressed * MAX_RATIO + 64` is malformed, and nothing is allocated
+/// for it. Writers store a value raw rather than exceed it (real text
+/// compresses 2-4x: only a text of one repeated pattern would), so what
+/// a hostile snapshot can make a reader decompress before it fails is a
+/// small multiple of its size (the codec itself allows 255x).
+const MAX_RATIO: usize = 16;
+/// [`MAX_RATIO`] for deflate, whose values (a shallow snapshot's deleted
+/// text and segments) are parsed into larger structures (the codec
+/// itself allows 1,032x).
+const MAX_RATIO_DEFLATE: usize = 8;
 /// An LZ4 value that claims to expand more than this is walked (its
 /// tokens only) to check that it does before its output is allocated.
 const CHECKED_RATIO: usize = 8;
@@ -83,6 +88,16 @@ pub(super) enum Codec {
     Deflate,
 }
 
+impl Codec {
+    /// The most a value may expand (see [`MAX_RATIO`]).
+    fn max_ratio(self) -> usize {
+        match self {
+            Codec::Lz4 => MAX_RATIO,
+            Codec::Deflate => MAX_RATIO_DEFLATE,
+        }
+    }
+}
+
 /// Deflate level of shallow snapshots (miniz's default: level 9 saves
 /// under 1% on texts and takes twice as long).
 const DEFLATE_LEVEL: u8 = 6;
@@ -97,13 +112,15 @@ fn pack(raw: &[u8], codec: Codec) -> Vec<u8> {
         Codec::Lz4 => lz4_flex::block::compress(raw),
         Codec::Deflate => miniz_oxide::deflate::compress_to_vec(raw, DEFLATE_LEVEL),
     };
-    framed(raw, packed)
+    framed(raw, packed, codec)
 }
 
-/// `raw` as a value, given its compressed bytes `packed`: stored when
-/// that is not smaller.
-fn framed(raw: &[u8], packed: Vec<u8>) -> Vec<u8> {
-    if raw.is_empty() || packed.len() + 5 >= raw.len() {
+/// `raw` as a value, given its compressed bytes `packed` (by `codec`):
+/// stored when that is not smaller, or expands more than readers take
+/// (see [`MAX_RATIO`]).
+fn framed(raw: &[u8], packed: Vec<u8>, codec: Codec) -> Vec<u8> {
+    let too_dense = raw.len() > packed.len().saturating_mul(codec.max_ratio()) + 64;
+    if raw.is_empty() || packed.len() + 5 >= raw.len() || too_dense {
         return stored(raw);
     }
     let mut out = Vec::with_capacity(packed.len() + 5);
@@ -133,11 +150,12 @@ fn decompress_with_room<'a>(
     if len == 0 {
         return Ok(Cow::Borrowed(packed));
     }
-    let ratio = match codec {
-        Codec::Lz4 => MAX_RATIO,
-        Codec::Deflate => MAX_RATIO_DEFLATE,
-    };
-    if len > packed.len().saturating_mul(ratio).saturating_add(64) {
+    if len
+        > packed
+            .len()
+            .saturating_mul(codec.max_ratio())
+            .saturating_add(64)
+    {
         return Err(malformed);
     }
     // Memory follows what the stream really holds, not what the value
@@ -494,7 +512,11 @@ fn encode_state(
         Codec::Deflate => (
             meta,
             pack(&seg_bytes, codec),
-            framed(text.as_bytes(), super::lz4hc::compress(text.as_bytes())),
+            framed(
+                text.as_bytes(),
+                super::lz4hc::compress(text.as_bytes()),
+                Codec::Lz4,
+            ),
         ),
     }
 }
