@@ -521,3 +521,53 @@ fn a_commit_received_in_parts_keeps_one_message() {
     reopens(&d, "the rest");
     assert_eq!(commit_infos(&d), commit_infos(&a));
 }
+
+/// Found by an outside attack (issue 25): a fork (or `fork_at`) carried
+/// the open change away without counting it as sent, so a message given
+/// to the change afterwards covered ops the fork's replicas already had
+/// and never received the message for: their histories differed for good.
+#[test]
+fn a_fork_of_the_open_change_counts_as_sent() {
+    use weft::CommitOptions;
+    for at in [false, true] {
+        let mut a = common::doc(1);
+        a.text("t").insert(0, "hello").unwrap(); // open change
+        let fork = if at {
+            a.fork_at(&a.frontiers()).unwrap()
+        } else {
+            a.fork()
+        };
+        let mut c = common::doc(3);
+        c.import(
+            &fork
+                .export(ExportMode::Updates {
+                    from: &VersionVector::new(),
+                })
+                .unwrap(),
+        )
+        .unwrap();
+        a.text("t").insert(5, "!").unwrap();
+        a.commit_with(CommitOptions::new().message("m").timestamp(5));
+        let mut d = common::doc(4);
+        d.import(
+            &a.export(ExportMode::Updates {
+                from: &VersionVector::new(),
+            })
+            .unwrap(),
+        )
+        .unwrap();
+        c.import(
+            &a.export(ExportMode::Updates { from: &c.version() })
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(c.version(), d.version());
+        assert_eq!(commit_infos(&c), commit_infos(&d), "fork_at: {at}");
+        assert_eq!(commit_infos(&c), commit_infos(&a));
+        // The message covers the op typed after the fork.
+        assert_eq!(
+            commit_infos(&a).keys().copied().collect::<Vec<_>>(),
+            [(1, 5)]
+        );
+    }
+}

@@ -728,3 +728,34 @@ fn a_parked_change_whose_ops_arrive_another_way_leaves_the_pending_set() {
         a.assert_invariants();
     }
 }
+
+/// Found by an outside attack (issue 25): a document that edits under the
+/// peer id a parked change builds on (another document's id, reused)
+/// made the ops that change waited for; it stayed parked, ready, and the
+/// document's snapshot no longer imported. A local change now releases
+/// what it unblocks, as an import would.
+#[test]
+fn local_ops_under_a_reused_peer_id_release_what_they_unblock() {
+    let mut a = doc(1);
+    a.text("t").insert(0, "abc").unwrap();
+    a.commit();
+    let v = a.version();
+    a.text("t").insert(3, "def").unwrap();
+    a.commit();
+    let mut b = doc(2);
+    let events = std::sync::Arc::new(std::sync::Mutex::new(0));
+    let seen = events.clone();
+    let _sub = b.subscribe(move |_| *seen.lock().unwrap() += 1);
+    b.import(&a.export(ExportMode::Updates { from: &v }).unwrap())
+        .unwrap();
+    assert_eq!(b.pending_spans(), vec![IdSpan::new(1, 3..6)]);
+    b.set_peer_id(1).unwrap();
+    b.text("t").insert(0, "xyz").unwrap();
+    b.commit();
+    assert_eq!(b.pending_spans(), vec![]);
+    assert_eq!(b.version().get(1), 6);
+    b.assert_exports_reopen();
+    b.assert_invariants();
+    // The local change and the released ops were both reported.
+    assert_eq!(*events.lock().unwrap(), 2);
+}

@@ -235,6 +235,7 @@ impl Doc {
         let was_open = self.log.is_open();
         let from = (was_open && self.observers.wants_local_updates())
             .then(|| self.log.committed_version().clone());
+        let start = self.log.committed_version().get(self.peer);
         self.log.commit();
         if let Some(mut draft) = self.draft.take() {
             if was_open {
@@ -252,6 +253,34 @@ impl Doc {
         if let Some(from) = from {
             self.send_local_update(&from);
         }
+        if was_open && !self.pending.is_empty() {
+            self.release_after_local(start);
+        }
+    }
+
+    /// After a local change of ops `start..` of this document's peer:
+    /// parked updates that waited for those ids (another document used
+    /// this peer id) apply or leave, as if the ops had been imported, and
+    /// subscribers hear of what applied as an import. Without this, a
+    /// snapshot would carry a parked update that is ready, which every
+    /// reader refuses.
+    #[cold]
+    fn release_after_local(&mut self, start: crate::id::Counter) {
+        // Merging needs the whole history (a lazily imported snapshot
+        // with pending updates may not have loaded it yet).
+        if self.load().is_err() {
+            return;
+        }
+        let end = self.log.version().get(self.peer);
+        let mut applied = vec![crate::IdSpan::new(self.peer, start..end)];
+        let mut draft = self.new_draft();
+        let released = self.release(&mut applied, draft.as_mut());
+        debug_assert!(released.is_ok(), "releasing parked updates failed");
+        let status = ImportStatus {
+            applied: applied.split_off(1),
+            ..ImportStatus::default()
+        };
+        self.emit_import(draft, &status, None);
     }
 
     /// Hands the update since `from` (the change just committed) to the

@@ -208,6 +208,10 @@ impl Doc {
         let upto = doc.log.frontiers_to_vv(frontiers)?;
         let mut fork = doc.doc_at(&upto, false)?;
         fork.style = self.style.clone();
+        // As for `fork`: the open change's ops it holds count as sent.
+        if self.detached.is_none() {
+            self.note_sent(doc, &crate::ExportMode::SnapshotAt(frontiers));
+        }
         Ok(fork)
     }
 

@@ -350,6 +350,12 @@ impl Doc {
     /// A fork of a checked-out document (see [`Doc::checkout`]) shows the
     /// same version; [`Doc::fork_at`] gives an editable copy of a version.
     pub fn fork(&self) -> Doc {
+        // The fork carries the open change away like an export: a message
+        // given to it later must not cover ops that replicas of the fork
+        // already have (see `sent.rs`).
+        if self.detached.is_none() {
+            self.note_sent(self, &ExportMode::Snapshot);
+        }
         let mut doc = self.clone();
         doc.commit();
         doc.peer = random_peer_id();
