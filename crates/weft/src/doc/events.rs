@@ -235,7 +235,9 @@ impl Doc {
         let was_open = self.log.is_open();
         let from = (was_open && self.observers.wants_local_updates())
             .then(|| self.log.committed_version().clone());
-        let start = self.log.committed_version().get(self.peer);
+        // Only a document with parked updates looks at what it committed.
+        let start = (was_open && !self.pending.is_empty())
+            .then(|| self.log.committed_version().get(self.peer));
         self.log.commit();
         if let Some(mut draft) = self.draft.take() {
             if was_open {
@@ -253,7 +255,7 @@ impl Doc {
         if let Some(from) = from {
             self.send_local_update(&from);
         }
-        if was_open && !self.pending.is_empty() {
+        if let Some(start) = start {
             self.release_after_local(start);
         }
     }
