@@ -759,3 +759,40 @@ fn local_ops_under_a_reused_peer_id_release_what_they_unblock() {
     // The local change and the released ops were both reported.
     assert_eq!(*events.lock().unwrap(), 2);
 }
+
+/// Found by a second outside attack (issue 25): local ops that made the
+/// first part of a parked change known (the peer id reused) left its rest
+/// parked behind a blocker the document would never need, while every
+/// reader of its snapshot saw that rest as ready and refused it.
+#[test]
+fn local_ops_that_cover_part_of_a_parked_change_release_the_rest() {
+    let mut a = doc(1);
+    a.text("t").insert(0, "abc").unwrap();
+    a.commit();
+    let mut b = doc(2);
+    b.import(&a.export(ExportMode::Snapshot).unwrap()).unwrap();
+    let mut c = doc(3);
+    c.import(&a.export(ExportMode::Snapshot).unwrap()).unwrap();
+    c.text("t").insert(0, "Z").unwrap();
+    c.commit(); // 3:0, which b never gets
+    a.import(
+        &c.export(ExportMode::Updates { from: &a.version() })
+            .unwrap(),
+    )
+    .unwrap();
+    a.text("t").insert(4, "def").unwrap();
+    a.commit(); // 1:3..6, after 3:0
+    b.import(
+        &a.export(ExportMode::UpdatesInRange(&[IdSpan::new(1, 3..6)]))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(b.pending_spans(), vec![IdSpan::new(1, 3..6)]);
+    b.set_peer_id(1).unwrap();
+    b.text("t").insert(0, "xy").unwrap();
+    b.commit(); // 1:3..5
+    assert_eq!(b.pending_spans(), vec![]);
+    assert_eq!(b.version().get(1), 6);
+    b.assert_exports_reopen();
+    b.assert_invariants();
+}

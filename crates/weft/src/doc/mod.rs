@@ -721,7 +721,9 @@ impl Doc {
             }
         }
         let bytes = bytes();
-        self.pending.park(Parked { update, bytes }, &waits);
+        let latest = &self.log;
+        self.pending
+            .park(Parked { update, bytes }, &waits, |p| latest.known_end(p));
     }
 
     /// Applies the pending changes that the ops in `applied` (and those
@@ -737,12 +739,12 @@ impl Doc {
         let mut i = 0;
         while let Some(span) = applied.get(i).cloned() {
             i += 1;
-            // Parked changes whose own ops this span made known (another
-            // update held them) wait for nothing any more.
-            for w in self.pending.wake_holding(span.peer, span.counters.end) {
-                self.resolve_if_known(&w);
-            }
-            for w in self.pending.wake(span.peer, span.counters.end) {
+            // Parked changes waiting for their blockers, and those whose
+            // own first ops this span made known (another update or local
+            // edits held them: they may wait for less now).
+            let mut woken = self.pending.wake_holding(span.peer, span.counters.end);
+            woken.extend(self.pending.wake(span.peer, span.counters.end));
+            for w in woken {
                 if w.change == merge::WHOLE {
                     if let Some(parked) = self.pending.take(&w) {
                         self.release_whole(parked, applied, draft.as_deref_mut())?;
@@ -753,23 +755,6 @@ impl Doc {
             }
         }
         Ok(())
-    }
-
-    /// Resolves entry `w` (taken from [`merge::Pending::wake_holding`]) if the
-    /// document knows all of its ops: those of its change, or of its whole
-    /// update.
-    fn resolve_if_known(&mut self, w: &merge::Waiting) {
-        let Some(parked) = self.pending.get(w) else {
-            return; // stale: its update left
-        };
-        let known = |c: &merge::UpdateChange| self.log.known_end(c.peer) >= c.counter + c.len;
-        if w.change == merge::WHOLE {
-            if parked.update.changes.iter().all(known) {
-                self.pending.take(w);
-            }
-        } else if parked.update.changes.get(w.change).is_none_or(known) {
-            self.pending.resolved(w);
-        }
     }
 
     /// [`Doc::release`] for change `w.change` of a parked update.
@@ -938,7 +923,8 @@ impl Doc {
             for w in &mut waits {
                 w.1 = merge::WHOLE;
             }
-            self.pending.park(p.clone(), &waits);
+            self.pending
+                .park(p.clone(), &waits, |peer| version.get(peer));
         }
         let mut doc_index = Vec::with_capacity(snapshot.meta.texts.len());
         for (i, t) in snapshot.meta.texts.iter().enumerate() {

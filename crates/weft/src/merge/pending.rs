@@ -10,10 +10,11 @@
 //! by one costs O(n log n), not a re-plan of the whole update per op. An
 //! update re-sent while parked is kept once.
 //!
-//! Each such change is also filed under its own last op: ops can become
-//! known through another update (one from a document that reuses the peer
-//! id) before the blocker arrives, if it ever does, and a change whose
-//! ops are known waits for nothing.
+//! Each such change is also filed under its own first op: its ops can
+//! become known another way (an update from, or local edits of, a
+//! document that reuses the peer id) before the blocker arrives, if it
+//! ever does; a change whose first ops are known waits only for its own
+//! previous op, and one whose ops are all known waits for nothing.
 //!
 //! Invariant: no parked update is ready (its blockers are unknown to the
 //! document, and it holds ops the document lacks), which is why a
@@ -73,9 +74,9 @@ pub(crate) struct Pending {
     free: Vec<usize>,
     /// Entries by blocker: woken once the document knows that op.
     waiting: BTreeMap<(PeerId, Counter), SmallVec<[Waiting; 1]>>,
-    /// Entries by their own change's last op: looked at once the document
-    /// knows that op, which it may learn from another update (one that
-    /// reuses the peer id) before the blocker arrives, if ever.
+    /// Entries by their own change's first op: looked at again once the
+    /// document knows that op, which it may learn another way (a document
+    /// that reuses the peer id) before the blocker arrives, if ever.
     holding: BTreeMap<(PeerId, Counter), SmallVec<[Waiting; 1]>>,
     /// Slots by a hash of their bytes, to keep duplicates out.
     by_hash: HashMap<u64, SmallVec<[usize; 1]>>,
@@ -103,8 +104,15 @@ impl Pending {
     /// knows op `blocker`. Each change should be filed once: woken, it is
     /// looked at alone, and filed again under its next blocker if it is
     /// still not ready. An update with the same bytes already parked is
-    /// not added again. O(w log P) for w entries.
-    pub fn park(&mut self, parked: Parked, waits: &[(OpId, usize)]) {
+    /// not added again. Each change whose first op `known` says the
+    /// document lacks is also filed under that op. O(w log P) for w
+    /// entries.
+    pub fn park(
+        &mut self,
+        parked: Parked,
+        waits: &[(OpId, usize)],
+        known: impl Fn(PeerId) -> Counter,
+    ) {
         let hash = hash_of(&parked.bytes);
         let dupes = self.by_hash.entry(hash).or_default();
         if dupes.iter().any(|&s| {
@@ -116,21 +124,22 @@ impl Pending {
             return;
         }
         let left = waits.iter().filter(|w| w.1 != WHOLE).count();
-        // The last op of each change that waits, or of every change of an
+        // The first op of each change that waits, or of every change of an
         // update that waits whole.
-        let mut ends: SmallVec<[(OpId, usize); 2]> = SmallVec::new();
+        let mut firsts: SmallVec<[(OpId, usize); 2]> = SmallVec::new();
         for &(_, change) in waits {
             let changes = &parked.update.changes;
             let of = |i: usize| {
+                // Only a first op not known yet: its arrival is news (once).
                 changes
                     .get(i)
-                    .filter(|c| c.len > 0)
-                    .map(|c| (OpId::new(c.peer, c.counter + (c.len - 1)), change))
+                    .filter(|c| c.len > 0 && c.counter >= known(c.peer))
+                    .map(|c| (OpId::new(c.peer, c.counter), change))
             };
             if change == WHOLE {
-                ends.extend((0..changes.len()).filter_map(of));
+                firsts.extend((0..changes.len()).filter_map(of));
             } else {
-                ends.extend(of(change));
+                firsts.extend(of(change));
             }
         }
         let resolved = vec![false; parked.update.changes.len()];
@@ -162,13 +171,13 @@ impl Pending {
                 },
             );
         }
-        for (last, change) in ends {
+        for (first, change) in firsts {
             let w = Waiting {
                 slot,
                 generation,
                 change,
             };
-            let entries = self.holding.entry((last.peer, last.counter)).or_default();
+            let entries = self.holding.entry((first.peer, first.counter)).or_default();
             if !entries.contains(&w) {
                 entries.push(w);
             }
@@ -196,9 +205,9 @@ impl Pending {
         }
     }
 
-    /// Takes out every entry whose own change ends below counter `end` of
-    /// `peer` (the document now knows those ops): the caller checks
-    /// whether each is known now and resolves it. O(k log P) for k
+    /// Takes out every entry whose own change starts below counter `end`
+    /// of `peer` (the document now knows its first ops): the caller looks
+    /// at each again, as when its blocker is known. O(k log P) for k
     /// entries.
     pub fn wake_holding(&mut self, peer: PeerId, end: Counter) -> Vec<Waiting> {
         let mut out = Vec::new();
