@@ -149,8 +149,17 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
             let line = "the quick brown fox jumps over the lazy dog; ";
             d.text("t").insert(0, &line.repeat(24)).expect("in bounds");
             let root = d.frontiers();
+            // Irregular deletes: segments that deflate under the 2x
+            // readers take (regular ones compress more, and are stored).
+            let mut x = 7u64;
             for i in 0..60 {
-                d.text("t").delete(i * 15, 3).expect("in bounds");
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let (skip, len) = ((x >> 33) % 9, 1 + (x >> 40) % 5);
+                d.text("t")
+                    .delete(i * 15 + skip as usize, len as usize)
+                    .expect("in bounds");
             }
             d.text("t").insert(7, line).expect("in bounds");
             d.export(ExportMode::ShallowSnapshot(&root))

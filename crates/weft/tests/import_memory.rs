@@ -101,8 +101,88 @@ fn lz4_bomb(key: &[u8], k: usize) -> Vec<u8> {
     forged(&bad).unwrap()
 }
 
+/// A real snapshot of "hello world" with value `key` set to `value`.
+fn with_value(key: &[u8], value: &[u8], shallow: bool) -> Vec<u8> {
+    let mut d = Doc::new();
+    d.text("t").insert(0, "hello world").unwrap();
+    d.commit();
+    d.text("t").delete(0, 3).unwrap();
+    d.commit();
+    let frontiers = d.frontiers();
+    let mode = if shallow {
+        weft::ExportMode::ShallowSnapshot(&frontiers)
+    } else {
+        weft::ExportMode::Snapshot
+    };
+    let snapshot = d.export(mode).unwrap();
+    let mut store = weft::weft_kv::MemKvStore::new();
+    store.import_all(&snapshot[16..]).unwrap();
+    store.set(key, value);
+    let mut bad = snapshot[..16].to_vec();
+    bad.extend_from_slice(&store.export_all());
+    forged(&bad).unwrap()
+}
+
+/// `n` segments of one char each, contiguous (two bytes apiece), whose
+/// text the snapshot lacks: they parse, then fail.
+fn many_segments(n: usize) -> Vec<u8> {
+    let mut raw = Vec::new();
+    varint(&mut raw, n as u64);
+    let mut x = 99u64;
+    for _ in 0..n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        raw.push(if x % 32 == 0 { 3 } else { 2 });
+    }
+    raw.extend(std::iter::repeat_n(0u8, n));
+    raw
+}
+
+/// `raw` as a compressed snapshot value: its length, then `packed`.
+fn packed_value(raw: &[u8], packed: &[u8]) -> Vec<u8> {
+    let mut value = Vec::new();
+    varint(&mut value, raw.len() as u64);
+    value.extend_from_slice(packed);
+    value
+}
+
 #[test]
 fn failed_imports_allocate_a_bounded_multiple_of_their_input() {
+    // Found by a second outside attack: segments values that expand
+    // within the codecs' limits (LZ4 about 14x, deflate about 7x) still
+    // parse into 30 bytes per byte; and a meta claiming a huge text made
+    // the reader reserve room for it before checking the text.
+    let raw = many_segments(4 << 20);
+    let lz4 = packed_value(&raw, &lz4_flex::block::compress(&raw));
+    let deflate = packed_value(&raw, &miniz_oxide::deflate::compress_to_vec(&raw, 10));
+    for (value, shallow) in [(&lz4, false), (&deflate, true), (&lz4, true)] {
+        let bomb = with_value(b"s\0\0\0\0", value, shallow);
+        let mut doc = Doc::new();
+        let failed = bounded(&bomb, |b| doc.import(b).is_err() || doc.load().is_err());
+        assert!(failed, "shallow: {shallow}");
+    }
+    let mut d = Doc::new();
+    d.text("t").insert(0, "hello").unwrap();
+    d.commit();
+    let snapshot = d.export(weft::ExportMode::Snapshot).unwrap();
+    let mut store = weft::weft_kv::MemKvStore::new();
+    store.import_all(&snapshot[16..]).unwrap();
+    let meta = store.get(b"m").unwrap().to_vec();
+    let at = meta
+        .windows(6)
+        .position(|w| w == b"\x01t\x05\x05\x05\x00")
+        .unwrap();
+    let mut m = meta[..at + 3].to_vec();
+    m.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x0f]);
+    m.extend_from_slice(&meta[at + 4..]);
+    store.set(b"m", &m);
+    let mut bad = snapshot[..16].to_vec();
+    bad.extend_from_slice(&store.export_all());
+    let bad = forged(&bad).unwrap();
+    let mut doc = Doc::new();
+    assert!(bounded(&bad, |b| doc.import(b).is_err() || doc.load().is_err()));
+
     // Values that really expand 255x, then fail: the changes table, a
     // history block, the text.
     for key in [&b"c"[..], b"h\0\0\0\0", b"t\0\0\0\0", b"d"] {

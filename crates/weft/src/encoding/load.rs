@@ -348,7 +348,7 @@ impl Snapshot {
         }
         let content = log.content().get(..range.end).ok_or(bad("snapshot text"))?;
         let value = self.store.get(&key(KEY_SEGMENTS, unloaded.index));
-        let raw = self.unpack(value.unwrap_or(&[]), "segments")?;
+        let raw = self.unpack_segments(value.unwrap_or(&[]))?;
         let segs = SegmentReader::new(&raw)?;
         // In an ASCII text every char is one byte and one UTF-16 unit, so
         // no item needs its chars looked at.

@@ -135,7 +135,8 @@
 //!
 //! Limits on decoding: a compressed value's declared length is at most
 //! 16 times its compressed bytes plus 64 for LZ4 (8 times for a shallow
-//! snapshot's deflate); larger is malformed. Writers store a value raw
+//! snapshot's deflate, 2 times for segments, whatever the codec: each
+//! segment becomes about 30 bytes of tree); larger is malformed. Writers store a value raw
 //! rather than compress it further (real text compresses 2-4x), so that
 //! what a hostile snapshot makes a reader decompress stays a small
 //! multiple of its size, not the 255x (1,032x) the codecs allow. An LZ4 block that claims more than 8 times its size has its

@@ -88,6 +88,12 @@ pub(super) enum Codec {
     Deflate,
 }
 
+/// The most a segments value may expand, whatever its codec: each
+/// segment (two bytes or more) becomes a segment and an item of a text's
+/// tree, about 30 times its bytes, so more would let a failed load
+/// allocate far more than its input.
+const MAX_RATIO_SEGMENTS: usize = 2;
+
 impl Codec {
     /// The most a value may expand (see [`MAX_RATIO`]).
     fn max_ratio(self) -> usize {
@@ -105,6 +111,11 @@ const DEFLATE_LEVEL: u8 = 6;
 /// `raw` as a value: its varint length, then `codec`'s compressed bytes
 /// (or stored when that is not smaller).
 fn pack(raw: &[u8], codec: Codec) -> Vec<u8> {
+    pack_at_most(raw, codec, codec.max_ratio())
+}
+
+/// [`pack`], stored raw if it would expand more than `max_ratio`.
+fn pack_at_most(raw: &[u8], codec: Codec, max_ratio: usize) -> Vec<u8> {
     if raw.is_empty() {
         return stored(raw);
     }
@@ -112,14 +123,14 @@ fn pack(raw: &[u8], codec: Codec) -> Vec<u8> {
         Codec::Lz4 => lz4_flex::block::compress(raw),
         Codec::Deflate => miniz_oxide::deflate::compress_to_vec(raw, DEFLATE_LEVEL),
     };
-    framed(raw, packed, codec)
+    framed(raw, packed, max_ratio)
 }
 
-/// `raw` as a value, given its compressed bytes `packed` (by `codec`):
-/// stored when that is not smaller, or expands more than readers take
-/// (see [`MAX_RATIO`]).
-fn framed(raw: &[u8], packed: Vec<u8>, codec: Codec) -> Vec<u8> {
-    let too_dense = raw.len() > packed.len().saturating_mul(codec.max_ratio()) + 64;
+/// `raw` as a value, given its compressed bytes `packed`: stored when
+/// that is not smaller, or expands more than `max_ratio` (what readers
+/// take, see [`MAX_RATIO`]).
+fn framed(raw: &[u8], packed: Vec<u8>, max_ratio: usize) -> Vec<u8> {
+    let too_dense = raw.len() > packed.len().saturating_mul(max_ratio) + 64;
     if raw.is_empty() || packed.len() + 5 >= raw.len() || too_dense {
         return stored(raw);
     }
@@ -133,6 +144,22 @@ fn framed(raw: &[u8], packed: Vec<u8>, codec: Codec) -> Vec<u8> {
 /// errors.
 pub(super) fn decompress<'a>(value: &'a [u8], what: &'static str) -> Result<Cow<'a, [u8]>> {
     decompress_with_room(value, what, 0, Codec::Lz4)
+}
+
+/// [`decompress_with_room`] for a value that may expand at most
+/// `max_ratio` times.
+fn decompress_at_most<'a>(
+    value: &'a [u8],
+    what: &'static str,
+    codec: Codec,
+    max_ratio: usize,
+) -> Result<Cow<'a, [u8]>> {
+    let mut r = Reader::new(value, 0);
+    let len = usize::try_from(r.varint()?).unwrap_or(usize::MAX);
+    if len > r.remaining().saturating_mul(max_ratio).saturating_add(64) {
+        return Err(Error::Malformed { offset: 0, what });
+    }
+    decompress_with_room(value, what, 0, codec)
 }
 
 /// [`decompress`], where a decompressed value gets capacity for `room`
@@ -158,6 +185,9 @@ fn decompress_with_room<'a>(
     {
         return Err(malformed);
     }
+    // Room to grow, for a text: never more than the text (its size in the
+    // meta, which the caller's room follows, is checked only after).
+    let room = room.min(len);
     // Memory follows what the stream really holds, not what the value
     // claims: an LZ4 value that claims more than `CHECKED_RATIO` times its
     // size has its length checked before anything is allocated (text
@@ -511,11 +541,11 @@ fn encode_state(
         Codec::Lz4 => (meta, stored(&seg_bytes), pack(text.as_bytes(), codec)),
         Codec::Deflate => (
             meta,
-            pack(&seg_bytes, codec),
+            pack_at_most(&seg_bytes, codec, MAX_RATIO_SEGMENTS),
             framed(
                 text.as_bytes(),
                 super::lz4hc::compress(text.as_bytes()),
-                Codec::Lz4,
+                MAX_RATIO,
             ),
         ),
     }
@@ -748,7 +778,12 @@ fn decode_meta(bytes: &[u8]) -> Result<Meta> {
 
 #[cfg(test)]
 fn decode_segments(value: &[u8]) -> Result<Vec<Segment>> {
-    segments_of(&decompress(value, "segments")?)
+    segments_of(&decompress_at_most(
+        value,
+        "segments",
+        Codec::Lz4,
+        MAX_RATIO_SEGMENTS,
+    )?)
 }
 
 /// The segments of a decompressed segments value.
@@ -954,11 +989,14 @@ impl Snapshot {
 
     /// The segments of snapshot text `i`.
     pub(super) fn segments(&self, i: u32) -> Result<Vec<Segment>> {
-        let raw = self.unpack(
-            self.store.get(&key(KEY_SEGMENTS, i)).unwrap_or(&[]),
-            "segments",
-        )?;
+        let raw = self.unpack_segments(self.store.get(&key(KEY_SEGMENTS, i)).unwrap_or(&[]))?;
         segments_of(&raw)
+    }
+
+    /// A segments value, decompressed: it may expand at most
+    /// [`MAX_RATIO_SEGMENTS`] times.
+    pub(super) fn unpack_segments<'a>(&self, value: &'a [u8]) -> Result<Cow<'a, [u8]>> {
+        decompress_at_most(value, "segments", self.codec, MAX_RATIO_SEGMENTS)
     }
 
     /// The visible text of snapshot text `i` in document order,
@@ -970,7 +1008,7 @@ impl Snapshot {
         let raw = match decompress_with_room(value, "snapshot text", room, Codec::Lz4)? {
             Cow::Owned(raw) => raw,
             Cow::Borrowed(raw) => {
-                let mut owned = Vec::with_capacity(raw.len().saturating_add(room));
+                let mut owned = Vec::with_capacity(raw.len().saturating_add(room.min(raw.len())));
                 owned.extend_from_slice(raw);
                 owned
             }
