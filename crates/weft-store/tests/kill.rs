@@ -30,7 +30,11 @@ pub fn child_exe() -> PathBuf {
         .and_then(|deps| deps.parent())
         .expect("target/<profile>/deps");
     let child = dir.join("examples").join("crash_child");
-    assert!(child.exists(), "{} is missing: run through cargo test", child.display());
+    assert!(
+        child.exists(),
+        "{} is missing: run through cargo test",
+        child.display()
+    );
     child
 }
 
@@ -160,7 +164,12 @@ fn acknowledged_appends_survive_kill_9_on_sqlite() {
         verify(&store, &acked);
         if run % 25 == 0 || run == runs as u64 {
             let report = store.check().expect("check");
-            assert!(report.is_ok(), "{:?} {:?}", report.problems, report.database);
+            assert!(
+                report.is_ok(),
+                "{:?} {:?}",
+                report.problems,
+                report.database
+            );
         }
     }
     // Compaction still runs after all those kills.

@@ -6,4 +6,5 @@
 
 mod common;
 mod conformance;
+mod corruption;
 mod kill;
