@@ -1,121 +1,118 @@
-//! Group commit: one writer thread turns the appends that queued while
-//! the previous transaction was committing into one transaction, so many
-//! appends share one fsync.
+//! Group commit: appends that queue while a transaction is committing
+//! share the next transaction, so many appends cost one fsync.
 //!
-//! An append enqueues its row and blocks on its own reply; the reply is
-//! sent only after the transaction holding the row committed (or failed:
-//! then every append of that transaction gets the error and nothing of it
-//! is stored). Rows of one document are committed in the order they were
-//! enqueued. The queue is bounded, so a flood of appends waits instead of
-//! growing memory.
+//! There is no writer thread: the first appender that finds no commit
+//! running becomes the leader, takes the queue (in order, at most
+//! `max_batch` rows), commits it, publishes the outcome of every row in
+//! it and wakes the others; one of them leads the next batch. A lone
+//! writer thus commits its own row with no thread handoff, and under load
+//! each fsync carries every row that arrived while the previous one ran.
+//!
+//! An append enqueues its row and waits for its own outcome, published
+//! only after the transaction holding the row committed (or failed: then
+//! every row of that transaction gets the error and none is stored). Rows
+//! are committed in the order they were enqueued.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use crate::backend::{Backend, NewRow};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
-/// Appends that may wait in the queue.
+/// Rows that may wait in the queue; more appenders block until it drains.
 const QUEUE: usize = 8192;
 
-struct Request {
-    row: NewRow,
-    reply: SyncSender<Result<Option<u64>>>,
+#[derive(Default)]
+struct State {
+    queue: VecDeque<(u64, NewRow)>,
+    /// Outcomes not yet picked up, by ticket.
+    done: HashMap<u64, Result<Option<u64>>>,
+    next_ticket: u64,
+    committing: bool,
+    commits: u64,
 }
 
-/// The writer thread and its queue.
+/// The queue of rows to commit.
 pub(crate) struct GroupCommit {
-    queue: Mutex<Option<SyncSender<Request>>>,
-    thread: Mutex<Option<JoinHandle<()>>>,
-    commits: Arc<AtomicU64>,
+    backend: Arc<dyn Backend>,
+    max_batch: usize,
+    state: Mutex<State>,
+    changed: Condvar,
 }
 
-/// The answer to one enqueued row.
-pub(crate) struct Ticket(Receiver<Result<Option<u64>>>);
-
-impl Ticket {
-    /// Blocks until the row's transaction committed: its sequence number,
-    /// or `None` if its document was deleted meanwhile.
-    pub(crate) fn wait(self) -> Result<Option<u64>> {
-        self.0.recv().unwrap_or(Err(Error::Closed))
-    }
-}
+/// The claim on one enqueued row's outcome.
+pub(crate) struct Ticket(u64);
 
 impl GroupCommit {
-    /// Starts the writer thread; at most `max_batch` rows per transaction.
-    pub(crate) fn start(backend: Arc<dyn Backend>, max_batch: usize) -> Result<GroupCommit> {
-        let (tx, rx) = mpsc::sync_channel::<Request>(QUEUE);
-        let commits = Arc::new(AtomicU64::new(0));
-        let counter = Arc::clone(&commits);
-        let thread = std::thread::Builder::new()
-            .name("weft-store-commit".into())
-            .spawn(move || run(&*backend, &rx, max_batch.max(1), &counter))
-            .map_err(|_| Error::Closed)?;
-        Ok(GroupCommit {
-            queue: Mutex::new(Some(tx)),
-            thread: Mutex::new(Some(thread)),
-            commits,
-        })
+    /// A queue committing at most `max_batch` rows per transaction.
+    pub(crate) fn new(backend: Arc<dyn Backend>, max_batch: usize) -> GroupCommit {
+        GroupCommit {
+            backend,
+            max_batch: max_batch.max(1),
+            state: Mutex::new(State::default()),
+            changed: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // The state is consistent between statements; a panic elsewhere
+        // while holding it leaves nothing half-done.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Transactions run so far.
     pub(crate) fn commits(&self) -> u64 {
-        self.commits.load(Ordering::Relaxed)
+        self.lock().commits
     }
 
     /// Enqueues `row`; blocks while the queue is full.
-    pub(crate) fn submit(&self, row: NewRow) -> Result<Ticket> {
-        let (reply, answer) = mpsc::sync_channel(1);
-        let queue = self
-            .queue
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-            .ok_or(Error::Closed)?;
-        queue
-            .send(Request { row, reply })
-            .map_err(|_| Error::Closed)?;
-        Ok(Ticket(answer))
-    }
-}
-
-impl Drop for GroupCommit {
-    fn drop(&mut self) {
-        // Closing the queue ends the thread once it answered every request.
-        self.queue.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(t) = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            let _ = t.join();
+    pub(crate) fn submit(&self, row: NewRow) -> Ticket {
+        let mut state = self.lock();
+        while state.queue.len() >= QUEUE {
+            state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
         }
+        let ticket = state.next_ticket;
+        state.next_ticket += 1;
+        state.queue.push_back((ticket, row));
+        Ticket(ticket)
     }
-}
 
-fn run(backend: &dyn Backend, rx: &Receiver<Request>, max_batch: usize, commits: &AtomicU64) {
-    while let Ok(first) = rx.recv() {
-        let mut batch = vec![first];
-        while batch.len() < max_batch {
-            match rx.try_recv() {
-                Ok(r) => batch.push(r),
-                Err(_) => break,
+    /// Blocks until the row's transaction committed: its sequence number,
+    /// or `None` if its document was deleted meanwhile. Leads commits
+    /// while no one else does.
+    pub(crate) fn wait(&self, ticket: Ticket) -> Result<Option<u64>> {
+        let mut state = self.lock();
+        loop {
+            if let Some(outcome) = state.done.remove(&ticket.0) {
+                return outcome;
             }
-        }
-        let (rows, replies): (Vec<NewRow>, Vec<_>) =
-            batch.into_iter().map(|r| (r.row, r.reply)).unzip();
-        let outcome = backend.insert_batch(&rows);
-        commits.fetch_add(1, Ordering::Relaxed);
-        match outcome {
-            Ok(seqs) => {
-                for (reply, seq) in replies.into_iter().zip(seqs) {
-                    // The appender may have gone (its thread died): fine.
-                    let _ = reply.send(Ok(seq));
+            if state.committing {
+                state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+                continue;
+            }
+            // Lead: commit what is queued (our row is in it or was
+            // committed by an earlier leader, whose outcome we took above).
+            let n = state.queue.len().min(self.max_batch);
+            let (tickets, rows): (Vec<u64>, Vec<NewRow>) = state.queue.drain(..n).unzip();
+            state.committing = true;
+            drop(state);
+            let outcome = self.backend.insert_batch(&rows);
+            state = self.lock();
+            state.committing = false;
+            state.commits += 1;
+            match outcome {
+                Ok(seqs) => {
+                    for (t, seq) in tickets.into_iter().zip(seqs) {
+                        state.done.insert(t, Ok(seq));
+                    }
+                }
+                Err(e) => {
+                    for t in tickets {
+                        state.done.insert(t, Err(e.clone()));
+                    }
                 }
             }
-            Err(e) => {
-                for reply in replies {
-                    let _ = reply.send(Err(e.clone()));
-                }
-            }
+            self.changed.notify_all();
         }
     }
 }

@@ -141,8 +141,7 @@ pub enum Error {
         /// The column that does not read.
         column: &'static str,
     },
-    /// The store's writer thread is gone (it panicked, or the process is
-    /// shutting down); open the store again.
+    /// A thread of the store (the compactor) could not start.
     Closed,
 }
 
@@ -192,7 +191,7 @@ impl fmt::Display for Error {
                 f,
                 "document {document:?}: stored column {column} does not read"
             ),
-            Error::Closed => write!(f, "the store's writer is gone; open the store again"),
+            Error::Closed => write!(f, "a thread of the store could not start"),
         }
     }
 }

@@ -40,7 +40,7 @@ CREATE TABLE IF NOT EXISTS weft_updates (
     checksum INTEGER NOT NULL,
     bytes BLOB NOT NULL,
     PRIMARY KEY (doc, seq)
-);
+) WITHOUT ROWID;
 ";
 
 /// How many idle read connections are kept.

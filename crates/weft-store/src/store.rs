@@ -420,7 +420,8 @@ impl Store {
     /// # Errors
     ///
     /// [`Error::Database`] if the file cannot be opened or is not a
-    /// SQLite database; [`Error::Closed`] if a thread cannot start.
+    /// SQLite database; [`Error::Closed`] if the compactor thread cannot
+    /// start.
     pub fn open_sqlite(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
         let backend = Sqlite::open(path.as_ref())?;
         Store::with_backend(Arc::new(backend), options)
@@ -440,7 +441,7 @@ impl Store {
     }
 
     fn with_backend(backend: Arc<dyn Backend>, options: StoreOptions) -> Result<Store> {
-        let writer = GroupCommit::start(Arc::clone(&backend), options.max_batch)?;
+        let writer = GroupCommit::new(Arc::clone(&backend), options.max_batch);
         let shared = Arc::new(Shared {
             backend,
             writer,
@@ -578,14 +579,9 @@ impl Store {
                 checksum: checksum(update),
                 bytes: update.to_vec(),
             });
-            match ticket {
-                Ok(t) => {
-                    loaded.in_flight += 1;
-                    loaded.tail_bytes += update.len() as u64;
-                    Ok((Some(t), version, pending))
-                }
-                Err(e) => Err(e),
-            }
+            loaded.in_flight += 1;
+            loaded.tail_bytes += update.len() as u64;
+            Ok((Some(ticket), version, pending))
         })?;
         let Some(ticket) = ticket else {
             return Ok(Appended {
@@ -594,7 +590,7 @@ impl Store {
                 pending,
             });
         };
-        let outcome = ticket.wait();
+        let outcome = shared.writer.wait(ticket);
         let mut state = entry.state.lock().unwrap_or_else(|e| e.into_inner());
         let Some(loaded) = state.as_mut() else {
             unreachable!("an entry stays loaded once loaded");
