@@ -337,6 +337,12 @@ macro_rules! suite {
                 super::$name(&crate::common::SqliteDb::new());
             })*
         }
+        mod postgres {
+            $(#[test]
+            fn $name() {
+                super::$name(&crate::pg::PgDb::new());
+            })*
+        }
     };
 }
 

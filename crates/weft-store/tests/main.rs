@@ -8,3 +8,4 @@ mod common;
 mod conformance;
 mod corruption;
 mod kill;
+mod pg;
