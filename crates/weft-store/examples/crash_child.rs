@@ -2,6 +2,7 @@
 //! appends one-keystroke updates from several threads to many documents
 //! and prints `ack <document> <peer> <counter end>` as each append
 //! returns, until it is killed (or a bound on time or appends ends it).
+//! An append that fails (the database went away) is retried.
 //!
 //! Usage: `crash_child sqlite <file> <run> <threads> <documents> <pause ms>`
 //! or `crash_child postgres <config> ...` (with the `postgres` feature).
@@ -54,7 +55,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let peer = run * 256 + t + 1;
                 let mut copies = Vec::new();
                 for d in 0..docs {
-                    let mut doc = store.load(&format!("d{d}"))?;
+                    let mut doc = loop {
+                        match store.load(&format!("d{d}")) {
+                            Ok(doc) => break doc,
+                            Err(e) if start.elapsed() > Duration::from_secs(MAX_SECONDS) => {
+                                return Err(e)
+                            }
+                            Err(e) => {
+                                println!("error {e}");
+                                std::thread::sleep(Duration::from_millis(20));
+                            }
+                        }
+                    };
                     doc.set_peer_id(peer).map_err(|e| Error::Import {
                         document: format!("d{d}"),
                         source: e,
@@ -87,7 +99,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                                 document: id.clone(),
                                 source: e,
                             })?;
-                    store.append(&id, &update)?;
+                    // While the database is away (a PostgreSQL server
+                    // stopped by the test), retry the same update: later
+                    // ones build on it.
+                    while let Err(e) = store.append(&id, &update) {
+                        if start.elapsed() > Duration::from_secs(MAX_SECONDS) {
+                            return Err(e);
+                        }
+                        println!("error {e}");
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
                     let end = doc.version().get(peer);
                     let mut out = std::io::stdout().lock();
                     writeln!(out, "ack {id} {peer} {end}").ok();

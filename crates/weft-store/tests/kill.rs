@@ -51,14 +51,22 @@ pub struct Campaign {
     pub kills: usize,
     pub acks: usize,
     pub killed_before_ready: usize,
+    pub server_stops: usize,
 }
 
 /// Acknowledged counter ends, by (document, peer).
 pub type Acked = HashMap<(String, u64), u32>;
 
-/// Starts the child, kills it after a random delay, and records the
-/// acknowledgements it printed.
-pub fn run_and_kill(mut cmd: Command, rng: &mut Rng, acked: &mut Acked, campaign: &mut Campaign) {
+/// Starts the child, kills it after a random delay (calling `mid_load`
+/// first, if given, while it appends), and records the acknowledgements
+/// it printed.
+pub fn run_and_kill(
+    mut cmd: Command,
+    rng: &mut Rng,
+    acked: &mut Acked,
+    campaign: &mut Campaign,
+    mid_load: Option<&dyn Fn()>,
+) {
     let mut child: Child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -85,6 +93,10 @@ pub fn run_and_kill(mut cmd: Command, rng: &mut Rng, acked: &mut Acked, campaign
             lines.push(line.clone());
         }
         std::thread::sleep(Duration::from_millis(rng.below(150)));
+        if let Some(f) = mid_load {
+            f();
+            std::thread::sleep(Duration::from_millis(rng.below(100)));
+        }
     }
     child.kill().expect("kill -9");
     let status = child.wait().expect("wait for the child");
@@ -158,7 +170,7 @@ fn acknowledged_appends_survive_kill_9_on_sqlite() {
         cmd.arg("sqlite")
             .arg(db.file())
             .args([run, THREADS, DOCS as u64, pause].map(|n| n.to_string()));
-        run_and_kill(cmd, &mut rng, &mut acked, &mut campaign);
+        run_and_kill(cmd, &mut rng, &mut acked, &mut campaign, None);
         let store = Store::open_sqlite(db.file(), StoreOptions::new().compaction_ratio(None))
             .expect("reopen after kill -9");
         verify(&store, &acked);
@@ -192,5 +204,69 @@ fn acknowledged_appends_survive_kill_9_on_sqlite() {
         start.elapsed().as_secs_f64()
     );
     assert!(campaign.acks > runs, "the children acknowledged appends");
+    assert!(generations > 0, "the children compacted");
+}
+
+#[test]
+fn acknowledged_appends_survive_kill_9_and_server_crashes_on_postgres() {
+    let seed = seed("kill9_postgres");
+    let mut rng = Rng::new(seed);
+    let server = crate::pg::PgServer::start();
+    let config = server.config(&server.new_database());
+    let runs = kills(100);
+    let mut acked = Acked::new();
+    let mut campaign = Campaign::default();
+    let start = Instant::now();
+    let stopped = std::cell::Cell::new(false);
+    let stop = || {
+        server.stop_immediate();
+        stopped.set(true);
+    };
+    for run in 1..=runs as u64 {
+        let pause = rng.below(4) * 10;
+        let mut cmd = Command::new(child_exe());
+        cmd.arg("postgres")
+            .arg(&config)
+            .args([run, THREADS, DOCS as u64, pause].map(|n| n.to_string()));
+        // Every fifth run the server crashes under the load first.
+        let crash = run % 5 == 0;
+        run_and_kill(
+            cmd,
+            &mut rng,
+            &mut acked,
+            &mut campaign,
+            crash.then_some(&stop as &dyn Fn()),
+        );
+        if stopped.replace(false) {
+            campaign.server_stops += 1;
+            server.start_again();
+        }
+        let store = Store::connect_postgres(&config, StoreOptions::new().compaction_ratio(None))
+            .expect("reconnect after kill -9");
+        verify(&store, &acked);
+        if run % 25 == 0 || run == runs as u64 {
+            let report = store.check().expect("check");
+            assert!(report.is_ok(), "{:?}", report.problems);
+        }
+    }
+    let store =
+        Store::connect_postgres(&config, StoreOptions::new().compaction_ratio(None)).unwrap();
+    let mut generations = 0;
+    for d in 0..DOCS {
+        if let Some(c) = store.compact(&format!("d{d}")).expect("compaction runs") {
+            generations += c.generation - 1;
+        }
+    }
+    verify(&store, &acked);
+    eprintln!(
+        "kill9_postgres: {} kills ({} before ready), {} immediate server stops, {} acknowledged appends, {} snapshots written by the children, {:.1} s",
+        campaign.kills,
+        campaign.killed_before_ready,
+        campaign.server_stops,
+        campaign.acks,
+        generations,
+        start.elapsed().as_secs_f64()
+    );
+    assert!(campaign.acks > runs);
     assert!(generations > 0, "the children compacted");
 }

@@ -137,7 +137,17 @@ impl PgServer {
         let log = self.dir.path().join("server.log");
         let mut c = self.pg_ctl(&["-w", "-t", "60", "-o", &options, "-l"]);
         c.arg(&log).arg("start");
-        run(c, "pg_ctl start");
+        let out = c.output().expect("run pg_ctl start");
+        if !out.status.success() {
+            let log = std::fs::read_to_string(&log).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(30).collect();
+            panic!(
+                "pg_ctl start failed: {}{}\nserver log (last lines first):\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+                tail.join("\n")
+            );
+        }
     }
 
     /// `pg_ctl stop -m immediate`: the server quits without a checkpoint,
