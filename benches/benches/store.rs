@@ -23,7 +23,8 @@ use weft::{Doc, ExportMode};
 use weft_store::{Store, StoreOptions};
 
 fn dir(name: &str) -> PathBuf {
-    let base = std::env::var_os("WEFT_STORE_BENCH_DIR").map_or_else(std::env::temp_dir, PathBuf::from);
+    let base =
+        std::env::var_os("WEFT_STORE_BENCH_DIR").map_or_else(std::env::temp_dir, PathBuf::from);
     let dir = base.join(format!("weft-store-bench-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("bench dir");
@@ -33,21 +34,29 @@ fn dir(name: &str) -> PathBuf {
 fn keystroke(doc: &mut Doc, i: usize) -> Vec<u8> {
     let before = doc.version();
     doc.text("t").insert(i, "k").expect("in bounds");
-    doc.export(ExportMode::Updates { from: &before }).expect("export")
+    doc.export(ExportMode::Updates { from: &before })
+        .expect("export")
 }
 
 fn open_plain(path: &std::path::Path) -> rusqlite::Connection {
     let conn = rusqlite::Connection::open(path).expect("open");
-    conn.busy_timeout(Duration::from_secs(60)).expect("busy timeout");
-    conn.pragma_update(None, "journal_mode", "WAL").expect("WAL");
-    conn.pragma_update(None, "synchronous", "FULL").expect("FULL");
+    conn.busy_timeout(Duration::from_secs(60))
+        .expect("busy timeout");
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .expect("WAL");
+    conn.pragma_update(None, "synchronous", "FULL")
+        .expect("FULL");
     conn.execute_batch("CREATE TABLE IF NOT EXISTS plain (bytes BLOB NOT NULL)")
         .expect("table");
     conn
 }
 
 /// Runs `iters` operations split over `threads` threads; the wall time.
-fn parallel(threads: usize, iters: u64, f: impl Fn(usize, u64) + Send + Sync + 'static) -> Duration {
+fn parallel(
+    threads: usize,
+    iters: u64,
+    f: impl Fn(usize, u64) + Send + Sync + 'static,
+) -> Duration {
     let f = Arc::new(f);
     let each = iters.div_ceil(threads as u64);
     let start = Instant::now();
@@ -66,18 +75,25 @@ fn parallel(threads: usize, iters: u64, f: impl Fn(usize, u64) + Send + Sync + '
 fn appends(c: &mut Criterion) {
     let dir = dir("append");
     let path = dir.join("store.db");
-    let store = Arc::new(Store::open_sqlite(&path, StoreOptions::new().compaction_ratio(None)).expect("open"));
+    let store = Arc::new(
+        Store::open_sqlite(&path, StoreOptions::new().compaction_ratio(None)).expect("open"),
+    );
     // Grow the WAL to its working size first (see the store example).
     {
         let conn = open_plain(&path);
         let mut doc = Doc::new();
         for i in 0..2000 {
-            conn.execute("INSERT INTO plain (bytes) VALUES (?1)", [keystroke(&mut doc, i)])
-                .expect("insert");
+            conn.execute(
+                "INSERT INTO plain (bytes) VALUES (?1)",
+                [keystroke(&mut doc, i)],
+            )
+            .expect("insert");
         }
     }
     let mut group = c.benchmark_group("store_append");
-    group.sample_size(10).measurement_time(Duration::from_secs(5));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(5));
     group.throughput(Throughput::Elements(1));
     for threads in [1usize, 8] {
         for t in 0..threads {
@@ -92,7 +108,8 @@ fn appends(c: &mut Criterion) {
                     let mut doc = s.load(&id).expect("load");
                     let start = doc.get_text("t").map_or(0, |t| t.len());
                     for i in 0..n as usize {
-                        s.append(&id, &keystroke(&mut doc, start + i)).expect("append");
+                        s.append(&id, &keystroke(&mut doc, start + i))
+                            .expect("append");
                     }
                 })
             })
@@ -105,8 +122,11 @@ fn appends(c: &mut Criterion) {
                     let conn = open_plain(&p);
                     let mut doc = Doc::new();
                     for i in 0..n as usize {
-                        conn.execute("INSERT INTO plain (bytes) VALUES (?1)", [keystroke(&mut doc, i)])
-                            .expect("insert");
+                        conn.execute(
+                            "INSERT INTO plain (bytes) VALUES (?1)",
+                            [keystroke(&mut doc, i)],
+                        )
+                        .expect("insert");
                     }
                 })
             })
@@ -134,9 +154,15 @@ fn b4_updates() -> (Doc, Vec<u8>, Vec<Vec<u8>>) {
                 doc.text("text").insert(p.pos, &p.ins).expect("insert");
             }
         }
-        updates.push(doc.export(ExportMode::Updates { from: &before }).expect("export"));
+        updates.push(
+            doc.export(ExportMode::Updates { from: &before })
+                .expect("export"),
+        );
     }
-    assert_eq!(doc.get_text("text").map(|t| t.to_string()).as_deref(), Some(&*trace.end_content));
+    assert_eq!(
+        doc.get_text("text").map(|t| t.to_string()).as_deref(),
+        Some(&*trace.end_content)
+    );
     let snapshot = doc.export(ExportMode::Snapshot).expect("snapshot");
     (doc, snapshot, updates)
 }
@@ -146,7 +172,8 @@ fn b4(c: &mut Criterion) {
     let dir = dir("b4");
     let template = dir.join("template.db");
     {
-        let store = Store::open_sqlite(&template, StoreOptions::new().compaction_ratio(None)).expect("open");
+        let store = Store::open_sqlite(&template, StoreOptions::new().compaction_ratio(None))
+            .expect("open");
         store.create("b4").expect("create");
         // One writer's appends, as typed.
         for u in &updates {
@@ -164,7 +191,8 @@ fn b4(c: &mut Criterion) {
                     let _ = std::fs::remove_file(format!("{}{ext}", work.display()));
                 }
                 std::fs::copy(&template, &work).expect("copy");
-                let store = Store::open_sqlite(&work, StoreOptions::new().compaction_ratio(None)).expect("open");
+                let store = Store::open_sqlite(&work, StoreOptions::new().compaction_ratio(None))
+                    .expect("open");
                 let start = Instant::now();
                 store.compact("b4").expect("compact").expect("rows");
                 total += start.elapsed();
@@ -172,8 +200,11 @@ fn b4(c: &mut Criterion) {
             total
         })
     });
-    let store = Store::open_sqlite(&work, StoreOptions::new().compaction_ratio(None)).expect("open");
-    let len = store.read("b4", |d| d.get_text("text").map_or(0, |t| t.len())).expect("read");
+    let store =
+        Store::open_sqlite(&work, StoreOptions::new().compaction_ratio(None)).expect("open");
+    let len = store
+        .read("b4", |d| d.get_text("text").map_or(0, |t| t.len()))
+        .expect("read");
     group.bench_function("load_cold_and_read", |b| {
         b.iter(|| {
             store.clear_cache();

@@ -4,8 +4,12 @@
 //! returns, until it is killed (or a bound on time or appends ends it).
 //! An append that fails (the database went away) is retried.
 //!
-//! Usage: `crash_child sqlite <file> <run> <threads> <documents> <pause ms>`
-//! or `crash_child postgres <config> ...` (with the `postgres` feature).
+//! Usage: `crash_child sqlite <file> <run> <threads> <documents> <pause ms>
+//! [<appends per thread>]` or `crash_child postgres <config> ...`.
+//! With a number of appends, each thread stops after that many; the
+//! process then prints `done`, waits for a line on stdin, and prints
+//! `final <document> <version> <text>` for each document as its store
+//! loads it (the two-process test compares them).
 //! `run` makes the peer ids of this process new: `run * 256 + thread + 1`.
 
 use std::io::Write;
@@ -21,12 +25,18 @@ const MAX_APPENDS: usize = 20_000;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    let [_, backend, target, run, threads, docs, pause] = &args[..] else {
-        return Err(
-            "usage: crash_child sqlite|postgres <target> <run> <threads> <documents> <pause ms>"
-                .into(),
-        );
+    let (backend, target, run, threads, docs, pause, appends) = match &args[..] {
+        [_, b, t, r, th, d, p] => (b, t, r, th, d, p, None),
+        [_, b, t, r, th, d, p, a] => (b, t, r, th, d, p, Some(a.parse::<usize>()?)),
+        _ => {
+            return Err(
+                "usage: crash_child sqlite|postgres <target> <run> <threads> \
+                 <documents> <pause ms> [<appends>]"
+                    .into(),
+            )
+        }
     };
+    let max_appends = appends.unwrap_or(MAX_APPENDS);
     let run: u64 = run.parse()?;
     let threads: u64 = threads.parse()?;
     let docs: usize = docs.parse()?;
@@ -74,7 +84,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     copies.push(doc);
                 }
                 let mut x = peer.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-                for i in 0..MAX_APPENDS {
+                for i in 0..max_appends {
                     if start.elapsed() > Duration::from_secs(MAX_SECONDS) {
                         break;
                     }
@@ -120,6 +130,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     for w in workers {
         w.join().map_err(|_| "a worker panicked")??;
+    }
+    if appends.is_some() {
+        println!("done");
+        std::io::stdin().read_line(&mut String::new())?;
+        for d in 0..docs {
+            let id = format!("d{d}");
+            let doc = store.load(&id)?;
+            let text = doc.get_text("t").map(|t| t.to_string()).unwrap_or_default();
+            println!("final {id} {:?} {text}", doc.version());
+        }
     }
     Ok(())
 }

@@ -9,3 +9,4 @@ mod conformance;
 mod corruption;
 mod kill;
 mod pg;
+mod processes;
