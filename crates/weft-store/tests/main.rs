@@ -7,6 +7,7 @@
 mod common;
 mod conformance;
 mod corruption;
+mod disk_full;
 mod kill;
 mod pg;
 mod processes;
