@@ -11,3 +11,4 @@ mod disk_full;
 mod kill;
 mod pg;
 mod processes;
+mod scale;
