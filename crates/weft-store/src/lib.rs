@@ -81,7 +81,7 @@
 //!
 //! # Features
 //!
-//! - `postgres`: [`Store::connect_postgres`], the PostgreSQL backend.
+//! - `postgres`: the PostgreSQL backend, `Store::connect_postgres`.
 
 #![forbid(unsafe_code)]
 
