@@ -52,7 +52,11 @@ CREATE TABLE IF NOT EXISTS weft_updates (
 const SCHEMA_LOCK: i64 = 0x7765_6674_7374_6f72;
 
 /// Idle connections kept.
-const POOL: usize = 6;
+const POOL: usize = 8;
+
+/// Group commits running at once, each on its own connection: the
+/// server flushes their WAL records with one fsync.
+const PARALLEL_COMMITS: usize = 4;
 
 /// A PostgreSQL database.
 pub(crate) struct Postgres {
@@ -236,6 +240,10 @@ impl Backend for Postgres {
                 updates,
             }))
         })
+    }
+
+    fn parallel_commits(&self) -> usize {
+        PARALLEL_COMMITS
     }
 
     fn insert_batch(&self, rows: &[NewRow]) -> Result<Vec<Option<u64>>> {
