@@ -9,15 +9,18 @@
 //!
 //! Sequence numbers come from the document's head row, updated in the
 //! inserting transaction: the row lock makes the appends of one document
-//! commit in sequence order, whichever server made them. A batch locks its
-//! documents in key order, so two servers' batches never deadlock. One
+//! commit in sequence order, whichever server made them. A batch is one
+//! statement (one round trip) that locks its documents in key order, so
+//! two servers' batches never deadlock; reads are one statement too. One
 //! compaction per document runs at a time: a session advisory lock on the
 //! document's key, held from its read to its write. Connections that break
 //! (a server restart) are dropped and opened again at the next use.
 
+use std::collections::HashMap;
+use std::ops::{Deref, DerefMut};
 use std::sync::Mutex;
 
-use postgres::{Client, NoTls, Transaction};
+use postgres::{Client, NoTls, Statement, Transaction};
 
 use crate::backend::{
     Backend, Compacted, DocKey, DocumentInfo, Epoch, Head, NewRow, StoredDoc, StoredRow,
@@ -58,10 +61,79 @@ const POOL: usize = 8;
 /// server flushes their WAL records with one fsync.
 const PARALLEL_COMMITS: usize = 4;
 
+/// Appends a batch in one statement (one round trip, one transaction):
+/// locks the batch's documents in key order (so that concurrent batches
+/// of several servers cannot deadlock), takes `n` sequence numbers from
+/// each, and inserts the rows numbered in batch order. Returns, per row
+/// whose document exists, its position in the batch (from 1) and seq.
+const INSERT_BATCH: &str = "
+WITH input AS MATERIALIZED (
+    SELECT doc, checksum, bytes, ord
+    FROM unnest($1::bigint[], $2::bigint[], $3::bytea[]) WITH ORDINALITY AS t(doc, checksum, bytes, ord)
+), locked AS MATERIALIZED (
+    SELECT key FROM weft_documents WHERE key IN (SELECT doc FROM input) ORDER BY key FOR UPDATE
+), counts AS (
+    SELECT i.doc, count(*) AS n FROM input i JOIN locked l ON l.key = i.doc GROUP BY i.doc
+), bumped AS (
+    UPDATE weft_documents d SET next_seq = d.next_seq + c.n FROM counts c WHERE d.key = c.doc
+    RETURNING d.key, d.next_seq - c.n AS first
+), numbered AS MATERIALIZED (
+    SELECT i.ord, i.doc, i.checksum, i.bytes,
+           b.first + row_number() OVER (PARTITION BY i.doc ORDER BY i.ord) - 1 AS seq
+    FROM input i JOIN bumped b ON b.key = i.doc
+), inserted AS (
+    INSERT INTO weft_updates (doc, seq, checksum, bytes)
+    SELECT doc, seq, checksum, bytes FROM numbered
+)
+SELECT ord, seq FROM numbered";
+
+/// Reads a document in one statement (one snapshot of the database):
+/// first its head with its snapshot (kind 0), then its update rows after
+/// `$2` (kind 1), in order.
+const READ: &str = "
+WITH d AS (SELECT key, epoch, snapshot_generation FROM weft_documents WHERE id = $1)
+SELECT 0 AS kind, d.key AS n, d.epoch, d.snapshot_generation, s.checksum, s.bytes
+FROM d LEFT JOIN weft_snapshots s ON s.doc = d.key AND $3::bool AND d.snapshot_generation > 0
+UNION ALL
+SELECT 1, u.seq, NULL::bytea, NULL::bigint, u.checksum, u.bytes
+FROM d JOIN weft_updates u ON u.doc = d.key AND u.seq > $2
+ORDER BY 1, 2";
+
+/// A connection and the statements prepared on it.
+struct Conn {
+    client: Client,
+    prepared: HashMap<&'static str, Statement>,
+}
+
+impl Conn {
+    /// `sql` prepared on this connection (once).
+    fn prepared(&mut self, sql: &'static str) -> Result<Statement> {
+        if let Some(s) = self.prepared.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = self.client.prepare(sql)?;
+        self.prepared.insert(sql, s.clone());
+        Ok(s)
+    }
+}
+
+impl Deref for Conn {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        &self.client
+    }
+}
+
+impl DerefMut for Conn {
+    fn deref_mut(&mut self) -> &mut Client {
+        &mut self.client
+    }
+}
+
 /// A PostgreSQL database.
 pub(crate) struct Postgres {
     config: String,
-    idle: Mutex<Vec<Client>>,
+    idle: Mutex<Vec<Conn>>,
 }
 
 fn to_sql_u64(v: u64) -> i64 {
@@ -89,7 +161,7 @@ impl Postgres {
     }
 
     /// Runs `f` on a pooled connection (a new one if none is idle).
-    fn with<T>(&self, f: impl FnOnce(&mut Client) -> Result<T>) -> Result<T> {
+    fn with<T>(&self, f: impl FnOnce(&mut Conn) -> Result<T>) -> Result<T> {
         let pooled = {
             let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
             loop {
@@ -102,9 +174,12 @@ impl Postgres {
         let mut client = match pooled {
             Some(c) => c,
             None => {
-                let mut c = Client::connect(&self.config, NoTls)?;
-                c.batch_execute("SET synchronous_commit = on")?;
-                c
+                let mut client = Client::connect(&self.config, NoTls)?;
+                client.batch_execute("SET synchronous_commit = on")?;
+                Conn {
+                    client,
+                    prepared: HashMap::new(),
+                }
             }
         };
         let out = f(&mut client);
@@ -200,40 +275,41 @@ impl Backend for Postgres {
 
     fn read(&self, id: &str, after: u64, with_snapshot: bool) -> Result<Option<StoredDoc>> {
         self.with(|c| {
-            let mut tx = c
-                .build_transaction()
-                .isolation_level(postgres::IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start()?;
-            let Some(head) = head_of(&mut tx, id)? else {
+            let read = c.prepared(READ)?;
+            let rows = c.query(&read, &[&id, &to_sql_u64(after), &with_snapshot])?;
+            let Some((first, rest)) = rows.split_first() else {
                 return Ok(None);
             };
-            let snapshot = if with_snapshot && head.snapshot_generation > 0 {
-                tx.query_opt(
-                    "SELECT generation, checksum, bytes FROM weft_snapshots WHERE doc = $1",
-                    &[&head.key],
-                )?
-                .map(|r| StoredRow {
-                    seq: from_sql_u64(r.get(0)),
-                    checksum: from_sql_u64(r.get(1)),
-                    bytes: r.get(2),
-                })
-            } else {
-                None
+            let epoch: Vec<u8> = first.get(2);
+            let epoch = Epoch::from_bytes(&epoch).ok_or_else(|| Error::BadMetadata {
+                document: id.to_owned(),
+                column: "epoch",
+            })?;
+            let generation: i64 = first.get(3);
+            let head = Head {
+                key: first.get(1),
+                epoch,
+                snapshot_generation: from_sql_u64(generation),
             };
-            let updates = tx
-                .query(
-                    "SELECT seq, checksum, bytes FROM weft_updates WHERE doc = $1 AND seq > $2 ORDER BY seq",
-                    &[&head.key, &to_sql_u64(after)],
-                )?
+            let snapshot = match (
+                first.get::<_, Option<i64>>(4),
+                first.get::<_, Option<Vec<u8>>>(5),
+            ) {
+                (Some(checksum), Some(bytes)) => Some(StoredRow {
+                    seq: head.snapshot_generation,
+                    checksum: from_sql_u64(checksum),
+                    bytes,
+                }),
+                _ => None,
+            };
+            let updates = rest
                 .iter()
                 .map(|r| StoredRow {
-                    seq: from_sql_u64(r.get(0)),
-                    checksum: from_sql_u64(r.get(1)),
-                    bytes: r.get(2),
+                    seq: from_sql_u64(r.get(1)),
+                    checksum: from_sql_u64(r.get::<_, Option<i64>>(4).unwrap_or_default()),
+                    bytes: r.get::<_, Option<Vec<u8>>>(5).unwrap_or_default(),
                 })
                 .collect();
-            tx.commit()?;
             Ok(Some(StoredDoc {
                 head,
                 snapshot,
@@ -247,29 +323,19 @@ impl Backend for Postgres {
     }
 
     fn insert_batch(&self, rows: &[NewRow]) -> Result<Vec<Option<u64>>> {
-        // Lock documents in key order (stable: one document's rows keep
-        // their order), so concurrent batches of two servers cannot
-        // deadlock.
-        let mut order: Vec<usize> = (0..rows.len()).collect();
-        order.sort_by_key(|&i| rows[i].key);
+        let docs: Vec<i64> = rows.iter().map(|r| r.key).collect();
+        let checksums: Vec<i64> = rows.iter().map(|r| to_sql_u64(r.checksum)).collect();
+        let bytes: Vec<&[u8]> = rows.iter().map(|r| &r.bytes[..]).collect();
         self.with(|c| {
-            let mut tx = c.transaction()?;
-            let next = tx.prepare(
-                "UPDATE weft_documents SET next_seq = next_seq + 1 WHERE key = $1 RETURNING next_seq - 1",
-            )?;
-            let insert = tx.prepare(
-                "INSERT INTO weft_updates (doc, seq, checksum, bytes) VALUES ($1, $2, $3, $4)",
-            )?;
+            let insert = c.prepared(INSERT_BATCH)?;
             let mut out = vec![None; rows.len()];
-            for &i in &order {
-                let row = &rows[i];
-                if let Some(r) = tx.query_opt(&next, &[&row.key])? {
-                    let seq: i64 = r.get(0);
-                    tx.execute(&insert, &[&row.key, &seq, &to_sql_u64(row.checksum), &row.bytes])?;
-                    out[i] = Some(from_sql_u64(seq));
+            for r in c.query(&insert, &[&docs, &checksums, &bytes])? {
+                let ord: i64 = r.get(0);
+                let seq: i64 = r.get(1);
+                if let Some(slot) = usize::try_from(ord - 1).ok().and_then(|i| out.get_mut(i)) {
+                    *slot = Some(from_sql_u64(seq));
                 }
             }
-            tx.commit()?;
             Ok(out)
         })
     }
