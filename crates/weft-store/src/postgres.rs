@@ -55,11 +55,11 @@ CREATE TABLE IF NOT EXISTS weft_updates (
 const SCHEMA_LOCK: i64 = 0x7765_6674_7374_6f72;
 
 /// Idle connections kept.
-const POOL: usize = 8;
+const POOL: usize = 12;
 
 /// Group commits running at once, each on its own connection: the
 /// server flushes their WAL records with one fsync.
-const PARALLEL_COMMITS: usize = 4;
+const PARALLEL_COMMITS: usize = 8;
 
 /// Appends a batch in one statement (one round trip, one transaction):
 /// locks the batch's documents in key order (so that concurrent batches
