@@ -1,0 +1,209 @@
+//! Group commit: appends that queue while a transaction is committing
+//! share the next transaction, so many appends cost one fsync.
+//!
+//! There is no writer thread: an appender that finds room for one more
+//! commit (the backend's `parallel_commits`: 1 on SQLite, which has one
+//! writer, several on PostgreSQL, whose server flushes concurrent commits
+//! together) becomes a leader, takes the queued rows it may take (in
+//! order, at most `max_batch`), commits them, publishes the outcome of
+//! every row and wakes the others. A lone writer thus commits its own row
+//! with no thread handoff, and under load each fsync carries every row
+//! that arrived while the previous one ran.
+//!
+//! A document's rows are never in two transactions at once: a leader
+//! leaves in the queue the rows of documents that a running commit holds
+//! (and every later row of those documents), so rows of one document
+//! commit in queue order, each batch after the one before.
+//!
+//! An append enqueues its row and waits for its own outcome, published
+//! only after the transaction holding the row committed (or failed: then
+//! every row of that transaction gets the error and none is stored). Rows
+//! are committed in the order they were enqueued.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use crate::backend::{Backend, DocKey, NewRow};
+use crate::error::Result;
+
+/// Rows that may wait in the queue; more appenders block until it drains.
+const QUEUE: usize = 8192;
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<(u64, NewRow)>,
+    /// Outcomes not yet picked up, by ticket.
+    done: HashMap<u64, Result<Option<u64>>>,
+    next_ticket: u64,
+    /// Commits running now.
+    committing: usize,
+    /// Documents with rows in a running commit.
+    busy: HashSet<DocKey>,
+    commits: u64,
+}
+
+impl State {
+    /// Takes the rows a new batch may hold: in queue order, skipping
+    /// documents that are busy (and, after a skipped row, its document).
+    fn take(&mut self, max: usize) -> (Vec<u64>, Vec<NewRow>) {
+        let mut skip: HashSet<DocKey> = HashSet::new();
+        let mut tickets = Vec::new();
+        let mut rows = Vec::new();
+        let mut kept = VecDeque::with_capacity(self.queue.len());
+        for (ticket, row) in self.queue.drain(..) {
+            if rows.len() < max && !self.busy.contains(&row.key) && !skip.contains(&row.key) {
+                tickets.push(ticket);
+                rows.push(row);
+            } else {
+                skip.insert(row.key);
+                kept.push_back((ticket, row));
+            }
+        }
+        self.queue = kept;
+        (tickets, rows)
+    }
+
+    /// Whether some queued row could go into a new batch now.
+    fn can_take(&self) -> bool {
+        self.queue
+            .iter()
+            .any(|(_, row)| !self.busy.contains(&row.key))
+    }
+}
+
+/// The queue of rows to commit.
+pub(crate) struct GroupCommit {
+    backend: Arc<dyn Backend>,
+    max_batch: usize,
+    parallel: usize,
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+/// The claim on one enqueued row's outcome.
+pub(crate) struct Ticket(u64);
+
+impl GroupCommit {
+    /// A queue committing at most `max_batch` rows per transaction.
+    pub(crate) fn new(backend: Arc<dyn Backend>, max_batch: usize) -> GroupCommit {
+        GroupCommit {
+            parallel: backend.parallel_commits().max(1),
+            backend,
+            max_batch: max_batch.max(1),
+            state: Mutex::new(State::default()),
+            changed: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // The state is consistent between statements; a panic elsewhere
+        // while holding it leaves nothing half-done.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Transactions run so far.
+    pub(crate) fn commits(&self) -> u64 {
+        self.lock().commits
+    }
+
+    /// Enqueues `row`; blocks while the queue is full.
+    pub(crate) fn submit(&self, row: NewRow) -> Ticket {
+        let mut state = self.lock();
+        while state.queue.len() >= QUEUE {
+            state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        let ticket = state.next_ticket;
+        state.next_ticket += 1;
+        state.queue.push_back((ticket, row));
+        Ticket(ticket)
+    }
+
+    /// Blocks until the row's transaction committed: its sequence number,
+    /// or `None` if its document was deleted meanwhile. Leads commits
+    /// while no one else does.
+    pub(crate) fn wait(&self, ticket: Ticket) -> Result<Option<u64>> {
+        let mut state = self.lock();
+        loop {
+            if let Some(outcome) = state.done.remove(&ticket.0) {
+                return outcome;
+            }
+            if state.committing >= self.parallel || !state.can_take() {
+                state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+                continue;
+            }
+            // Lead: commit what may go now (our row is in it, or waits
+            // for a busy document, or was committed by another leader,
+            // whose outcome we took above).
+            let (tickets, rows) = state.take(self.max_batch);
+            let keys: HashSet<DocKey> = rows.iter().map(|r| r.key).collect();
+            state.busy.extend(keys.iter().copied());
+            state.committing += 1;
+            drop(state);
+            let outcome = self.backend.insert_batch(&rows);
+            state = self.lock();
+            state.committing -= 1;
+            state.busy.retain(|k| !keys.contains(k));
+            state.commits += 1;
+            match outcome {
+                Ok(seqs) => {
+                    for (t, seq) in tickets.into_iter().zip(seqs) {
+                        state.done.insert(t, Ok(seq));
+                    }
+                }
+                Err(e) => {
+                    for t in tickets {
+                        state.done.insert(t, Err(e.clone()));
+                    }
+                }
+            }
+            self.changed.notify_all();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(key: DocKey) -> NewRow {
+        NewRow {
+            key,
+            checksum: 0,
+            bytes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_batch_skips_busy_documents_and_keeps_each_documents_order() {
+        let mut state = State::default();
+        for (t, key) in [(0, 1), (1, 2), (2, 1), (3, 3), (4, 2)] {
+            state.queue.push_back((t, row(key)));
+        }
+        state.busy.insert(2);
+        let (tickets, _) = state.take(10);
+        assert_eq!(tickets, [0, 2, 3], "document 2 is busy");
+        assert!(!state.can_take());
+        state.busy.clear();
+        state.queue.push_front((9, row(4)));
+        let (tickets, _) = state.take(1);
+        assert_eq!(tickets, [9]);
+        // Full batch: the next row of document 2 stays, and so does every
+        // later one of document 2.
+        let (tickets, _) = state.take(10);
+        assert_eq!(tickets, [1, 4]);
+    }
+
+    #[test]
+    fn after_a_skipped_row_its_document_waits_for_the_next_batch() {
+        let mut state = State::default();
+        for (t, key) in [(0, 1), (1, 2), (2, 1)] {
+            state.queue.push_back((t, row(key)));
+        }
+        // Batch of 1: row 0 goes; rows 1 and 2 stay, in order.
+        assert_eq!(state.take(1).0, [0]);
+        assert_eq!(
+            state.queue.iter().map(|(t, _)| *t).collect::<Vec<_>>(),
+            [1, 2]
+        );
+    }
+}

@@ -1,0 +1,346 @@
+//! Replays the B4 trace into a `weft-store` and prints its figures, each
+//! beside a baseline measured in the same run.
+//!
+//! ```text
+//! cargo run --release -p examples --bin store -- [TRACE] [--appends N] [--runs R] [--dir DIR]
+//! cargo run --release -p examples --features postgres --bin store -- --postgres "host=... dbname=..."
+//! ```
+//!
+//! - **Durable appends per second** of one-keystroke updates with 1 and 8
+//!   writer threads (each on its own document), beside the rate of plain
+//!   inserts of the same bytes into the same database, one transaction
+//!   each (1 and 8 threads). Each writer makes `--appends` appends
+//!   (default 400).
+//! - **Open**: the trace typed as about 10,000 updates (one per 26
+//!   patches for B4), appended, then compacted; a fresh store opens the
+//!   document and reads its text, against importing the same snapshot
+//!   from memory and reading the text. Medians of `--runs` (default 5).
+//! - **Compaction** of those rows: time, snapshot bytes, bytes on disk
+//!   before and after.
+//!
+//! The SQLite database lives in `--dir` (default: a new directory in the
+//! system's temp dir, removed afterwards): put it on the disk you mean to
+//! measure, since durable appends cost an fsync there.
+
+use std::error::Error;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use examples::time_runs;
+use traces::Trace;
+use weft::{Doc, ExportMode};
+use weft_store::{Store, StoreOptions};
+
+const USAGE: &str = "\
+usage: store [TRACE.json.gz] [--appends N] [--runs R] [--dir DIR] [--postgres CONFIG]
+
+Durable append rates (1 and 8 writers) against plain inserts, opening a compacted B4 document
+against importing its snapshot from memory, and compaction time and bytes on disk.";
+
+/// Updates B4 is typed as.
+const UPDATES: usize = 10_000;
+
+struct Args {
+    trace: PathBuf,
+    appends: usize,
+    runs: usize,
+    dir: Option<PathBuf>,
+    postgres: Option<String>,
+}
+
+fn parse_args() -> Result<Args, Box<dyn Error>> {
+    let mut args = Args {
+        trace: PathBuf::from("traces/sequential/automerge-paper.json.gz"),
+        appends: 400,
+        runs: 5,
+        dir: None,
+        postgres: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            "--appends" => args.appends = it.next().ok_or(USAGE)?.parse()?,
+            "--runs" => args.runs = it.next().ok_or(USAGE)?.parse()?,
+            "--dir" => args.dir = Some(it.next().ok_or(USAGE)?.into()),
+            "--postgres" => args.postgres = Some(it.next().ok_or(USAGE)?),
+            _ if !a.starts_with("--") => args.trace = a.into(),
+            _ => return Err(format!("unknown option {a}\n{USAGE}").into()),
+        }
+    }
+    Ok(args)
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("store: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// One-keystroke updates typed by `peer`, one per append.
+fn keystrokes(peer: u64, n: usize) -> Result<Vec<Vec<u8>>, weft::Error> {
+    let mut doc = Doc::new();
+    doc.set_peer_id(peer)?;
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let before = doc.version();
+        doc.text("t").insert(i, "k")?;
+        out.push(doc.export(ExportMode::Updates { from: &before })?);
+    }
+    Ok(out)
+}
+
+/// The database under test: a store on it, and plain inserts into it.
+enum Target {
+    Sqlite(PathBuf),
+    #[cfg(feature = "postgres")]
+    Postgres(String),
+}
+
+impl Target {
+    fn name(&self) -> &'static str {
+        match self {
+            Target::Sqlite(_) => "SQLite",
+            #[cfg(feature = "postgres")]
+            Target::Postgres(_) => "PostgreSQL",
+        }
+    }
+
+    fn open(&self, options: StoreOptions) -> Result<Store, Box<dyn Error>> {
+        Ok(match self {
+            Target::Sqlite(p) => Store::open_sqlite(p, options)?,
+            #[cfg(feature = "postgres")]
+            Target::Postgres(c) => Store::connect_postgres(c, options)?,
+        })
+    }
+
+    /// Plain inserts of `rows` from one thread, one transaction each, with
+    /// the same durability settings as the store.
+    fn plain_inserts(&self, rows: &[Vec<u8>]) -> Result<(), Box<dyn Error + Send + Sync>> {
+        match self {
+            Target::Sqlite(p) => {
+                let conn = rusqlite::Connection::open(p)?;
+                conn.busy_timeout(std::time::Duration::from_secs(60))?;
+                conn.pragma_update(None, "journal_mode", "WAL")?;
+                conn.pragma_update(None, "synchronous", "FULL")?;
+                conn.execute_batch("CREATE TABLE IF NOT EXISTS plain (bytes BLOB NOT NULL)")?;
+                let mut stmt = conn.prepare("INSERT INTO plain (bytes) VALUES (?1)")?;
+                for r in rows {
+                    stmt.execute([r])?;
+                }
+            }
+            #[cfg(feature = "postgres")]
+            Target::Postgres(c) => {
+                let mut client = postgres::Client::connect(c, postgres::NoTls)?;
+                client.batch_execute(
+                    "SET synchronous_commit = on; CREATE TABLE IF NOT EXISTS plain (bytes BYTEA NOT NULL)",
+                )?;
+                let stmt = client.prepare("INSERT INTO plain (bytes) VALUES ($1)")?;
+                for r in rows {
+                    client.execute(&stmt, &[r])?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Rows per second of `threads` threads each running `f(thread)`.
+fn rate<F>(threads: usize, rows_each: usize, f: F) -> Result<f64, Box<dyn Error>>
+where
+    F: Fn(usize) -> Result<(), Box<dyn Error + Send + Sync>> + Send + Sync + 'static,
+{
+    let f = Arc::new(f);
+    let start = Instant::now();
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let f = Arc::clone(&f);
+            std::thread::spawn(move || f(t))
+        })
+        .collect();
+    for h in handles {
+        h.join()
+            .map_err(|_| "a writer panicked")?
+            .map_err(|e| e.to_string())?;
+    }
+    Ok((threads * rows_each) as f64 / start.elapsed().as_secs_f64())
+}
+
+fn appends(target: &Arc<Target>, args: &Args) -> Result<(), Box<dyn Error>> {
+    println!(
+        "\n{}: durable appends of one-keystroke updates (rows/s, {} per writer)",
+        target.name(),
+        args.appends
+    );
+    // Warm up: grow the WAL (SQLite) to its working size first, so that
+    // neither side pays for growing the file (an fsync that also commits
+    // the file's new size costs several times one that does not).
+    let warm = keystrokes(999, 2000)?;
+    target.plain_inserts(&warm).map_err(|e| e.to_string())?;
+    for threads in [1usize, 8] {
+        let store = Arc::new(target.open(StoreOptions::new().compaction_ratio(None))?);
+        let mut updates = Vec::new();
+        for t in 0..threads {
+            let id = format!("append-{threads}-{t}-{}", std::process::id());
+            store.create(&id)?;
+            updates.push((id, keystrokes(1000 + t as u64, args.appends)?));
+        }
+        let sizes: Vec<Vec<u8>> = updates
+            .iter()
+            .flat_map(|(_, u)| u.iter().cloned())
+            .collect();
+        let updates = Arc::new(updates);
+        let s = Arc::clone(&store);
+        let u = Arc::clone(&updates);
+        let store_rate = rate(threads, args.appends, move |t| {
+            let (id, rows) = &u[t];
+            for r in rows {
+                s.append(id, r)?;
+            }
+            Ok(())
+        })?;
+        let commits = store.stats().commits;
+        let target2 = Arc::clone(target);
+        let per_thread: Arc<Vec<Vec<Vec<u8>>>> = Arc::new(
+            sizes
+                .chunks(args.appends)
+                .map(<[Vec<u8>]>::to_vec)
+                .collect(),
+        );
+        let plain_rate = rate(threads, args.appends, move |t| {
+            target2.plain_inserts(&per_thread[t])
+        })?;
+        println!(
+            "  {threads} writer(s): store {store_rate:>8.0} rows/s ({} rows in {commits} commits), plain inserts {plain_rate:>8.0} rows/s: {:.2}x plain",
+            threads * args.appends,
+            store_rate / plain_rate
+        );
+    }
+    Ok(())
+}
+
+fn b4(target: &Target, trace: &Trace, args: &Args) -> Result<(), Box<dyn Error>> {
+    // Type the trace as about UPDATES updates.
+    let patches: Vec<_> = trace.patches().collect();
+    let per_update = patches.len().div_ceil(UPDATES).max(1);
+    let mut doc = Doc::new();
+    doc.set_peer_id(1)?;
+    let mut updates = Vec::new();
+    for chunk in patches.chunks(per_update) {
+        let before = doc.version();
+        for p in chunk {
+            if p.del > 0 {
+                doc.text("text").delete(p.pos, p.del)?;
+            }
+            if !p.ins.is_empty() {
+                doc.text("text").insert(p.pos, &p.ins)?;
+            }
+        }
+        updates.push(doc.export(ExportMode::Updates { from: &before })?);
+    }
+    let text = doc
+        .get_text("text")
+        .map(|t| t.to_string())
+        .unwrap_or_default();
+    if text != trace.end_content {
+        return Err("the replayed text differs from the trace's endContent".into());
+    }
+    let id = format!("b4-{}", std::process::id());
+    let store = target.open(StoreOptions::new().compaction_ratio(None))?;
+    store.create(&id)?;
+    let start = Instant::now();
+    for u in &updates {
+        store.append(&id, u)?;
+    }
+    let append_s = start.elapsed().as_secs_f64();
+    let before = store.size_on_disk()?;
+    let start = Instant::now();
+    let c = store.compact(&id)?.ok_or("nothing to compact")?;
+    let compact_ms = start.elapsed().as_secs_f64() * 1e3;
+    let after = store.size_on_disk()?;
+    drop(store);
+    println!(
+        "\n{}: B4 ({} patches) typed as {} updates, appended in {append_s:.1} s by one writer",
+        target.name(),
+        patches.len(),
+        updates.len()
+    );
+    println!(
+        "  compaction: {compact_ms:.0} ms, {} rows ({} KB) -> snapshot {} KB; on disk {} KB -> {} KB",
+        c.rows,
+        c.row_bytes / 1000,
+        c.snapshot_bytes / 1000,
+        before / 1000,
+        after / 1000
+    );
+
+    let snapshot = doc.export(ExportMode::Snapshot)?;
+    let (memory, len_memory) = time_runs(args.runs, || {
+        let mut d = Doc::new();
+        d.import(&snapshot)
+            .map(|_| d.get_text("text").map_or(0, |t| t.to_string().len()))
+    });
+    let store = target.open(StoreOptions::new().compaction_ratio(None))?;
+    let (open, len_open) = time_runs(args.runs, || -> Result<usize, Box<dyn Error>> {
+        store.clear_cache(); // a cold load: read from the database
+        Ok(store.read(&id, |d| {
+            d.get_text("text").map_or(0, |t| t.to_string().len())
+        })?)
+    });
+    let (cold, len_cold) = time_runs(args.runs, || -> Result<usize, Box<dyn Error>> {
+        let store = target.open(StoreOptions::new().compaction_ratio(None))?;
+        Ok(store.read(&id, |d| {
+            d.get_text("text").map_or(0, |t| t.to_string().len())
+        })?)
+    });
+    if len_memory? != text.len() || len_open? != text.len() || len_cold? != text.len() {
+        return Err("a read text has the wrong length".into());
+    }
+    println!(
+        "  load the stored document (cache empty) and read its text: {:.2} ms, import the snapshot from memory and read it: {:.2} ms: {:.2}x (medians of {})",
+        open.median,
+        memory.median,
+        open.median / memory.median,
+        args.runs
+    );
+    println!(
+        "  the same, opening the store too (connections, schema check, threads): {:.2} ms: {:.2}x",
+        cold.median,
+        cold.median / memory.median
+    );
+    Ok(())
+}
+
+fn run() -> Result<(), Box<dyn Error>> {
+    let args = parse_args()?;
+    let trace = Trace::load(&args.trace)?;
+    let temp = std::env::temp_dir().join(format!("weft-store-example-{}", std::process::id()));
+    let dir: &Path = args.dir.as_deref().unwrap_or(&temp);
+    std::fs::create_dir_all(dir)?;
+    #[cfg_attr(not(feature = "postgres"), expect(unused_mut, reason = "one target"))]
+    let mut targets = vec![Target::Sqlite(dir.join("example.db"))];
+    if let Some(_config) = &args.postgres {
+        #[cfg(feature = "postgres")]
+        targets.push(Target::Postgres(_config.clone()));
+        #[cfg(not(feature = "postgres"))]
+        return Err("--postgres needs the example built with --features postgres".into());
+    }
+    for target in targets {
+        let target = Arc::new(target);
+        appends(&target, &args)?;
+        b4(&target, &trace, &args)?;
+    }
+    if args.dir.is_none() {
+        std::fs::remove_dir_all(&temp)?;
+    }
+    Ok(())
+}
