@@ -36,11 +36,11 @@ impl Doc {
     pub fn assert_exports_reopen(&self) {
         let doc = self.latest().clone();
         let state = |d: &Doc, pending: bool| {
-            let texts: Vec<_> = d
+            let mut texts: Vec<_> = d
                 .text_names()
                 .map(|n| (n.to_owned(), d.get_text(n).map(|t| t.to_delta())))
                 .collect();
-            let maps: Vec<_> = d
+            let mut maps: Vec<_> = d
                 .map_names()
                 .map(|n| {
                     let entries: Vec<(String, crate::Value)> = d
@@ -58,7 +58,6 @@ impl Doc {
             // Names in any order (an update lists them as its ops use
             // them), and an empty container is no content (an update names
             // only containers its ops touch).
-            let (mut texts, mut maps) = (texts, maps);
             texts.retain(|t| t.1.as_ref().is_some_and(|d| !d.is_empty()));
             maps.retain(|m| !m.1.is_empty());
             texts.sort_by(|a, b| a.0.cmp(&b.0));

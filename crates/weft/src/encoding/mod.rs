@@ -134,17 +134,19 @@
 //! ```
 //!
 //! Limits on decoding: a compressed value's declared length is at most
-//! 16 times its compressed bytes plus 64 for LZ4 (8 times for a shallow
-//! snapshot's deflate, 2 times for segments, whatever the codec: each
-//! segment becomes about 30 bytes of tree); larger is malformed. Writers store a value raw
-//! rather than compress it further (real text compresses 2-4x), so that
-//! what a hostile snapshot makes a reader decompress stays a small
-//! multiple of its size, not the 255x (1,032x) the codecs allow. An LZ4 block that claims more than 8 times its size has its
+//! 16 times its compressed bytes plus 64 for LZ4, 8 times for a shallow
+//! snapshot's deflate, and 2 times for segments whatever the codec (each
+//! segment becomes about 30 bytes of tree); larger is malformed. Writers
+//! store a value raw rather than compress it further (real text
+//! compresses 2-4x), so what a hostile snapshot makes a reader decompress
+//! stays a small multiple of its size, not the 255x (1,032x) the codecs
+//! allow. An LZ4 block that claims more than 8 times its size has its
 //! tokens walked to check that it produces exactly that length before
-//! anything is allocated, and deflate output grows only as it decodes. A count of items reserves room for at most
-//! 1,024 of them ahead (`bytes::bounded_capacity`). So a failed import
-//! allocates at most a small multiple of its input (`tests/import_memory.rs`
-//! and the `import` fuzz target check 64 times plus 4 MiB).
+//! anything is allocated, and deflate output grows only as it decodes. A
+//! count of items reserves room for at most 1,024 of them ahead
+//! (`bytes::bounded_capacity`). So a failed import allocates at most a
+//! small multiple of its input (`tests/import_memory.rs` and the `import`
+//! fuzz target check 64 times plus 4 MiB).
 //!
 //! # The shallow snapshot format (mode 3, format versions 1 and 2)
 //!

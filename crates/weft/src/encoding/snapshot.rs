@@ -143,32 +143,18 @@ fn framed(raw: &[u8], packed: Vec<u8>, max_ratio: usize) -> Vec<u8> {
 /// Reverses [`stored`] and [`compress`]; `what` names the value in
 /// errors.
 pub(super) fn decompress<'a>(value: &'a [u8], what: &'static str) -> Result<Cow<'a, [u8]>> {
-    decompress_with_room(value, what, 0, Codec::Lz4)
-}
-
-/// [`decompress_with_room`] for a value that may expand at most
-/// `max_ratio` times.
-fn decompress_at_most<'a>(
-    value: &'a [u8],
-    what: &'static str,
-    codec: Codec,
-    max_ratio: usize,
-) -> Result<Cow<'a, [u8]>> {
-    let mut r = Reader::new(value, 0);
-    let len = usize::try_from(r.varint()?).unwrap_or(usize::MAX);
-    if len > r.remaining().saturating_mul(max_ratio).saturating_add(64) {
-        return Err(Error::Malformed { offset: 0, what });
-    }
-    decompress_with_room(value, what, 0, codec)
+    decompress_with_room(value, what, 0, Codec::Lz4, MAX_RATIO)
 }
 
 /// [`decompress`], where a decompressed value gets capacity for `room`
-/// more bytes.
+/// more bytes and may expand at most `max_ratio` times (see
+/// [`MAX_RATIO`]).
 fn decompress_with_room<'a>(
     value: &'a [u8],
     what: &'static str,
     room: usize,
     codec: Codec,
+    max_ratio: usize,
 ) -> Result<Cow<'a, [u8]>> {
     let mut r = Reader::new(value, 0);
     let malformed = Error::Malformed { offset: 0, what };
@@ -177,12 +163,7 @@ fn decompress_with_room<'a>(
     if len == 0 {
         return Ok(Cow::Borrowed(packed));
     }
-    if len
-        > packed
-            .len()
-            .saturating_mul(codec.max_ratio())
-            .saturating_add(64)
-    {
+    if len > packed.len().saturating_mul(max_ratio).saturating_add(64) {
         return Err(malformed);
     }
     // Room to grow, for a text: never more than the text (its size in the
@@ -778,9 +759,10 @@ fn decode_meta(bytes: &[u8]) -> Result<Meta> {
 
 #[cfg(test)]
 fn decode_segments(value: &[u8]) -> Result<Vec<Segment>> {
-    segments_of(&decompress_at_most(
+    segments_of(&decompress_with_room(
         value,
         "segments",
+        0,
         Codec::Lz4,
         MAX_RATIO_SEGMENTS,
     )?)
@@ -984,7 +966,7 @@ impl Snapshot {
     /// Value `value` of this snapshot's table, decompressed as its mode
     /// says (`what` names it in errors).
     pub(super) fn unpack<'a>(&self, value: &'a [u8], what: &'static str) -> Result<Cow<'a, [u8]>> {
-        decompress_with_room(value, what, 0, self.codec)
+        decompress_with_room(value, what, 0, self.codec, self.codec.max_ratio())
     }
 
     /// The segments of snapshot text `i`.
@@ -996,7 +978,7 @@ impl Snapshot {
     /// A segments value, decompressed: it may expand at most
     /// [`MAX_RATIO_SEGMENTS`] times.
     pub(super) fn unpack_segments<'a>(&self, value: &'a [u8]) -> Result<Cow<'a, [u8]>> {
-        decompress_at_most(value, "segments", self.codec, MAX_RATIO_SEGMENTS)
+        decompress_with_room(value, "segments", 0, self.codec, MAX_RATIO_SEGMENTS)
     }
 
     /// The visible text of snapshot text `i` in document order,
@@ -1005,7 +987,7 @@ impl Snapshot {
     pub fn stored_text(&self, i: u32, room: usize) -> Result<String> {
         let value = self.store.get(&key(KEY_TEXT, i)).unwrap_or(&[]);
         // LZ4 in every mode (see `encode_state`).
-        let raw = match decompress_with_room(value, "snapshot text", room, Codec::Lz4)? {
+        let raw = match decompress_with_room(value, "snapshot text", room, Codec::Lz4, MAX_RATIO)? {
             Cow::Owned(raw) => raw,
             Cow::Borrowed(raw) => {
                 let mut owned = Vec::with_capacity(raw.len().saturating_add(room.min(raw.len())));
@@ -1066,7 +1048,7 @@ mod tests {
                 let mut value = Vec::new();
                 write_varint(&mut value, raw.len() as u64 * 2);
                 value.extend_from_slice(&packed);
-                assert!(decompress_with_room(&value, "t", 0, Codec::Lz4).is_err());
+                assert!(decompress_with_room(&value, "t", 0, Codec::Lz4, MAX_RATIO).is_err());
             }
         }
         // A match whose offset reaches before the output's start.

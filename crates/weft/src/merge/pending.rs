@@ -196,13 +196,7 @@ impl Pending {
     /// `end` (the document now knows `peer`'s ops up to there); their
     /// updates stay parked. O(k log P) for k entries woken.
     pub fn wake(&mut self, peer: PeerId, end: Counter) -> Vec<Waiting> {
-        let mut out = Vec::new();
-        loop {
-            let Some((&key, _)) = self.waiting.range((peer, 0)..(peer, end)).next() else {
-                return out;
-            };
-            out.extend(self.waiting.remove(&key).unwrap_or_default());
-        }
+        take_below(&mut self.waiting, peer, end)
     }
 
     /// Takes out every entry whose own change starts below counter `end`
@@ -210,11 +204,7 @@ impl Pending {
     /// at each again, as when its blocker is known. O(k log P) for k
     /// entries.
     pub fn wake_holding(&mut self, peer: PeerId, end: Counter) -> Vec<Waiting> {
-        let mut out = Vec::new();
-        while let Some((&key, _)) = self.holding.range((peer, 0)..(peer, end)).next() {
-            out.extend(self.holding.remove(&key).unwrap_or_default());
-        }
-        out
+        take_below(&mut self.holding, peer, end)
     }
 
     /// The update entry `w` is about, unless it is stale.
@@ -303,6 +293,20 @@ impl Pending {
         }
         out
     }
+}
+
+/// Takes out of `entries` those filed under an op of `peer` below
+/// counter `end`.
+fn take_below(
+    entries: &mut BTreeMap<(PeerId, Counter), SmallVec<[Waiting; 1]>>,
+    peer: PeerId,
+    end: Counter,
+) -> Vec<Waiting> {
+    let mut out = Vec::new();
+    while let Some((&key, _)) = entries.range((peer, 0)..(peer, end)).next() {
+        out.extend(entries.remove(&key).unwrap_or_default());
+    }
+    out
 }
 
 /// The ops of `update` that a document knowing `known(peer)` ops of each
