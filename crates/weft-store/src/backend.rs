@@ -65,6 +65,17 @@ pub(crate) fn checksum(bytes: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(bytes)
 }
 
+/// A checksum or sequence number as the databases' signed 64-bit
+/// integers store it, bit for bit.
+pub(crate) fn to_sql_u64(v: u64) -> i64 {
+    v as i64
+}
+
+/// What [`to_sql_u64`] stored.
+pub(crate) fn from_sql_u64(v: i64) -> u64 {
+    v as u64
+}
+
 /// A document's head row.
 #[derive(Debug, Clone)]
 pub(crate) struct Head {

@@ -23,7 +23,8 @@ use std::sync::Mutex;
 use postgres::{Client, NoTls, Statement, Transaction};
 
 use crate::backend::{
-    Backend, Compacted, DocKey, DocumentInfo, Epoch, Head, NewRow, StoredDoc, StoredRow,
+    from_sql_u64, to_sql_u64, Backend, Compacted, DocKey, DocumentInfo, Epoch, Head, NewRow,
+    StoredDoc, StoredRow,
 };
 use crate::error::{Error, Result};
 
@@ -134,14 +135,6 @@ impl DerefMut for Conn {
 pub(crate) struct Postgres {
     config: String,
     idle: Mutex<Vec<Conn>>,
-}
-
-fn to_sql_u64(v: u64) -> i64 {
-    v as i64
-}
-
-fn from_sql_u64(v: i64) -> u64 {
-    v as u64
 }
 
 impl Postgres {

@@ -16,7 +16,8 @@ use std::time::Duration;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use crate::backend::{
-    Backend, Compacted, DocKey, DocumentInfo, Epoch, Head, NewRow, StoredDoc, StoredRow,
+    from_sql_u64, to_sql_u64, Backend, Compacted, DocKey, DocumentInfo, Epoch, Head, NewRow,
+    StoredDoc, StoredRow,
 };
 use crate::error::{Error, Result};
 
@@ -60,15 +61,6 @@ fn open_connection(path: &Path) -> Result<Connection> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     Ok(conn)
-}
-
-/// Checksums are stored as SQLite's signed 64-bit integers, bit for bit.
-fn to_sql_u64(v: u64) -> i64 {
-    v as i64
-}
-
-fn from_sql_u64(v: i64) -> u64 {
-    v as u64
 }
 
 impl Sqlite {
