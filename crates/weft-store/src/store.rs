@@ -564,6 +564,7 @@ impl Store {
     /// - [`Error::Corrupt`] if the document had to be loaded and does not.
     pub fn append(&self, id: &str, update: &[u8]) -> Result<Appended> {
         let shared = &*self.shared;
+        let _inside = shared.writer.enter();
         let ((ticket, version, pending), entry) = shared.with_loaded(id, false, |loaded| {
             let status = loaded.doc.import(update).map_err(|e| Error::Import {
                 document: id.to_owned(),
