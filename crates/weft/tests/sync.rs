@@ -796,3 +796,72 @@ fn local_ops_that_cover_part_of_a_parked_change_release_the_rest() {
     b.assert_exports_reopen();
     b.assert_invariants();
 }
+
+/// Whether `version` holds every op of `spans`.
+fn covers(version: &VersionVector, spans: &[IdSpan]) -> bool {
+    spans.iter().all(|s| version.get(s.peer) >= s.counters.end)
+}
+
+#[test]
+fn spans_in_names_what_an_update_or_snapshot_holds_without_importing_it() {
+    let mut rng = Rng::new(7);
+    let mut docs: Vec<Doc> = (1..=3).map(doc).collect();
+    let mut sent = Vec::new();
+    for step in 0..300 {
+        let i = rng.below(3);
+        let d = &mut docs[i];
+        let len = d.text("t").len();
+        d.text("t").insert(rng.below(len + 1), "xy").unwrap();
+        if len > 2 && rng.below(3) == 0 {
+            d.text("t").delete(rng.below(len - 1), 1).unwrap();
+        }
+        let from = sent
+            .get(rng.below(sent.len() + 1))
+            .cloned()
+            .unwrap_or_default();
+        let update = docs[i].export(ExportMode::Updates { from: &from }).unwrap();
+        let spans = Doc::spans_in(&update).unwrap();
+        // Everything an import adds is inside the spans...
+        let mut fresh = Doc::new();
+        fresh.import(&update).unwrap();
+        let added = fresh.version();
+        for (peer, end) in added.iter() {
+            assert!(
+                spans
+                    .iter()
+                    .any(|s| s.peer == peer && s.counters.end >= end),
+                "step {step}: {peer}..{end} is not in {spans:?}"
+            );
+        }
+        // ... and a peer that holds all of them gains nothing from it.
+        let j = rng.below(3);
+        if covers(&docs[j].version(), &spans) {
+            assert!(docs[j].import(&update).unwrap().applied.is_empty());
+        }
+        sent.push(docs[i].version());
+        sync_pair(&mut docs, i, (i + 1) % 3);
+    }
+    // A snapshot names its version and the updates it holds back.
+    let (mut a, mut b) = (doc(1), doc(2));
+    b.text("t").insert(0, "one").unwrap();
+    let first = b
+        .export(ExportMode::Updates {
+            from: &VersionVector::new(),
+        })
+        .unwrap();
+    let at = b.version();
+    b.text("t").insert(3, "two").unwrap();
+    let second = b.export(ExportMode::Updates { from: &at }).unwrap();
+    a.text("t").insert(0, "a").unwrap();
+    assert!(a.import(&second).unwrap().applied.is_empty(), "pending");
+    let snapshot = a.export(ExportMode::Snapshot).unwrap();
+    let spans = Doc::spans_in(&snapshot).unwrap();
+    assert_eq!(spans, [IdSpan::new(1, 0..1), IdSpan::new(2, 3..6)]);
+    a.import(&first).unwrap();
+    assert!(covers(&a.version(), &spans));
+    // Bytes that are not an export are an error, as for an import.
+    assert!(Doc::spans_in(b"not an export").is_err());
+    let mut cut = second.clone();
+    cut.truncate(cut.len() - 1);
+    assert!(Doc::spans_in(&cut).is_err());
+}

@@ -14,6 +14,7 @@ pub use events::CommitOptions;
 mod read;
 mod sent;
 mod shallow;
+mod spans;
 
 use std::hash::{BuildHasher, Hasher};
 use std::ops::Range;
