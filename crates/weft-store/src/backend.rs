@@ -14,6 +14,8 @@
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use weft::{IdSpan, VersionVector};
+
 use crate::error::Result;
 
 /// The database key of one incarnation of a document.
@@ -65,6 +67,34 @@ pub(crate) fn checksum(bytes: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(bytes)
 }
 
+/// The `covers` column of a snapshot: for each peer, the end of the ops
+/// the snapshot holds ([`weft::Doc::spans_in`]), as an encoded
+/// [`VersionVector`], then its xxh3 checksum (8 bytes, little-endian),
+/// so that a damaged column is found rather than trusted. A peer whose
+/// version includes it lacks nothing of the snapshot.
+pub(crate) fn covers(spans: &[IdSpan]) -> Vec<u8> {
+    let mut ends = VersionVector::new();
+    for s in spans {
+        if s.counters.end > ends.get(s.peer) {
+            ends.set(s.peer, s.counters.end);
+        }
+    }
+    let mut out = ends.encode();
+    let sum = checksum(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+/// Reads [`covers`]; `None` if the bytes are damaged.
+pub(crate) fn read_covers(bytes: &[u8]) -> Option<VersionVector> {
+    let split = bytes.len().checked_sub(8)?;
+    let (vector, sum) = bytes.split_at(split);
+    if checksum(vector).to_le_bytes() != sum {
+        return None;
+    }
+    VersionVector::decode(vector).ok()
+}
+
 /// A checksum or sequence number as the databases' signed 64-bit
 /// integers store it, bit for bit.
 pub(crate) fn to_sql_u64(v: u64) -> i64 {
@@ -99,6 +129,9 @@ pub(crate) struct StoredRow {
 pub(crate) struct StoredDoc {
     pub head: Head,
     pub snapshot: Option<StoredRow>,
+    /// The snapshot's [`covers`] column (read even when its bytes are
+    /// not); `None` without a snapshot.
+    pub snapshot_covers: Option<Vec<u8>>,
     /// In sequence order.
     pub updates: Vec<StoredRow>,
 }
@@ -119,6 +152,8 @@ pub(crate) struct Compacted<'a> {
     /// if another compaction replaced it since.
     pub read_generation: u64,
     pub bytes: &'a [u8],
+    /// What the snapshot holds ([`covers`]).
+    pub covers: &'a [u8],
     /// The update rows the compaction read (and imported): exactly these
     /// are deleted.
     pub covered: &'a [u64],

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use weft::Doc;
 
@@ -28,6 +28,9 @@ pub(crate) struct Loaded {
     pub tail_bytes: u64,
     /// Appends imported into `doc` whose commit has not answered yet.
     pub in_flight: usize,
+    /// Reads waiting for `in_flight` to reach 0 (new appends wait for
+    /// them, so that they wait for one group commit at most).
+    pub readers_waiting: usize,
     /// A compaction of this document is queued or running.
     pub compaction_queued: bool,
 }
@@ -36,6 +39,9 @@ pub(crate) struct Loaded {
 #[derive(Default)]
 pub(crate) struct Entry {
     pub state: Mutex<Option<Loaded>>,
+    /// Signalled when `in_flight` or `readers_waiting` of `state` drops
+    /// to 0.
+    pub settled: Condvar,
     /// Set when `state` may hold what the database does not (a failed
     /// commit) or lack what it does: the next user loads it again.
     pub stale: AtomicBool,

@@ -104,6 +104,8 @@ pub(crate) struct GroupCommit {
     backend: Arc<dyn Backend>,
     max_batch: usize,
     parallel: usize,
+    /// A test knob: sleep before each transaction.
+    pause: Duration,
     state: Mutex<State>,
     /// Outcomes were published, a commit slot freed or the queue drained.
     changed: Condvar,
@@ -127,9 +129,11 @@ impl Drop for Inside<'_> {
 }
 
 impl GroupCommit {
-    /// A queue committing at most `max_batch` rows per transaction.
-    pub(crate) fn new(backend: Arc<dyn Backend>, max_batch: usize) -> GroupCommit {
+    /// A queue committing at most `max_batch` rows per transaction,
+    /// sleeping `pause` before each (a test knob; zero otherwise).
+    pub(crate) fn new(backend: Arc<dyn Backend>, max_batch: usize, pause: Duration) -> GroupCommit {
         GroupCommit {
+            pause,
             parallel: backend.parallel_commits().max(1),
             backend,
             max_batch: max_batch.max(1),
@@ -213,6 +217,9 @@ impl GroupCommit {
             state.committing += 1;
             state.in_commit += rows.len();
             drop(state);
+            if !self.pause.is_zero() {
+                std::thread::sleep(self.pause);
+            }
             let started = Instant::now();
             let outcome = self.backend.insert_batch(&rows);
             let took = started.elapsed();

@@ -46,6 +46,10 @@ pub enum Damage {
     /// The bytes match their checksum but Weft cannot import them (a row
     /// forged together with its checksum, or written by a newer Weft).
     Import(weft::Error),
+    /// The snapshot's record of the ops it holds (kept beside it so that
+    /// [`crate::Store::updates_since`] need not read the snapshot) does
+    /// not match its own checksum.
+    Covers,
 }
 
 impl fmt::Display for Damage {
@@ -56,6 +60,7 @@ impl fmt::Display for Damage {
                 "checksum mismatch (stored {expected:#018x}, bytes give {actual:#018x})"
             ),
             Damage::Import(e) => write!(f, "it does not import: {e}"),
+            Damage::Covers => write!(f, "its record of the ops it holds is damaged"),
         }
     }
 }

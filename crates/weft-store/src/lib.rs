@@ -21,7 +21,10 @@
 //!   durable.
 //! - [`Store::load`] builds a document from its latest snapshot plus the
 //!   rows after it; [`Store::updates_since`] gives what a peer at some
-//!   version lacks. Both cost that document, never the store. Loaded
+//!   version lacks, from the rows alone when the peer holds the
+//!   snapshot's ops. Both cost that document, never the store. Reads show
+//!   only durable edits: they wait for the document's appends in flight
+//!   (one group commit at most). Loaded
 //!   documents stay in a cache bounded in bytes (least recently used go
 //!   first, [`StoreOptions::cache_bytes`]).
 //! - **Compaction**: once the bytes of a document's rows since its
@@ -68,7 +71,9 @@
 //!
 //! // Another peer catches up from its version.
 //! let mut bob = Doc::new();
-//! bob.import(&store.updates_since("notes", &bob.version())?)?;
+//! for update in store.updates_since("notes", &bob.version())? {
+//!     bob.import(&update)?;
+//! }
 //! assert_eq!(bob.get_text("t").map(|t| t.to_string()).as_deref(), Some("Hello"));
 //!
 //! // Bad bytes are refused and change nothing.

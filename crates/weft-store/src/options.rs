@@ -21,6 +21,7 @@ pub struct StoreOptions {
     pub(crate) cache_bytes: u64,
     pub(crate) max_batch: usize,
     pub(crate) compaction_pause: Duration,
+    pub(crate) commit_pause: Duration,
 }
 
 impl Default for StoreOptions {
@@ -31,6 +32,7 @@ impl Default for StoreOptions {
             cache_bytes: 64 << 20,
             max_batch: 1024,
             compaction_pause: Duration::ZERO,
+            commit_pause: Duration::ZERO,
         }
     }
 }
@@ -79,6 +81,14 @@ impl StoreOptions {
     #[doc(hidden)]
     pub fn compaction_pause(mut self, pause: Duration) -> Self {
         self.compaction_pause = pause;
+        self
+    }
+
+    /// For tests only: sleep this long before each group commit's
+    /// transaction, so that a test can act while appends are in flight.
+    #[doc(hidden)]
+    pub fn commit_pause(mut self, pause: Duration) -> Self {
+        self.commit_pause = pause;
         self
     }
 

@@ -40,8 +40,11 @@ CREATE TABLE IF NOT EXISTS weft_snapshots (
     doc BIGINT PRIMARY KEY,
     generation BIGINT NOT NULL,
     checksum BIGINT NOT NULL,
-    bytes BYTEA NOT NULL
+    bytes BYTEA NOT NULL,
+    covers BYTEA NOT NULL
 );
+-- Weft compresses what is worth it: no second try on write or read.
+ALTER TABLE weft_snapshots ALTER COLUMN bytes SET STORAGE EXTERNAL;
 CREATE TABLE IF NOT EXISTS weft_updates (
     doc BIGINT NOT NULL,
     seq BIGINT NOT NULL,
@@ -92,14 +95,15 @@ WITH input AS MATERIALIZED (
 SELECT ord, seq FROM numbered";
 
 /// Reads a document in one statement (one snapshot of the database):
-/// first its head with its snapshot (kind 0), then its update rows after
-/// `$2` (kind 1), in order.
+/// first its head with its snapshot (kind 0; the snapshot's bytes only if
+/// `$3`), then its update rows after `$2` (kind 1), in order.
 const READ: &str = "
 WITH d AS (SELECT key, epoch, snapshot_generation FROM weft_documents WHERE id = $1)
-SELECT 0 AS kind, d.key AS n, d.epoch, d.snapshot_generation, s.checksum, s.bytes
-FROM d LEFT JOIN weft_snapshots s ON s.doc = d.key AND $3::bool AND d.snapshot_generation > 0
+SELECT 0 AS kind, d.key AS n, d.epoch, d.snapshot_generation, s.checksum,
+       CASE WHEN $3::bool THEN s.bytes END, s.covers
+FROM d LEFT JOIN weft_snapshots s ON s.doc = d.key AND d.snapshot_generation > 0
 UNION ALL
-SELECT 1, u.seq, NULL::bytea, NULL::bigint, u.checksum, u.bytes
+SELECT 1, u.seq, NULL::bytea, NULL::bigint, u.checksum, u.bytes, NULL::bytea
 FROM d JOIN weft_updates u ON u.doc = d.key AND u.seq > $2
 ORDER BY 1, 2";
 
@@ -298,6 +302,7 @@ impl Backend for Postgres {
                 }),
                 _ => None,
             };
+            let snapshot_covers = first.get::<_, Option<Vec<u8>>>(6);
             let updates = rest
                 .iter()
                 .map(|r| StoredRow {
@@ -309,6 +314,7 @@ impl Backend for Postgres {
             Ok(Some(StoredDoc {
                 head,
                 snapshot,
+                snapshot_covers,
                 updates,
             }))
         })
@@ -349,14 +355,17 @@ impl Backend for Postgres {
             }
             let new = c.read_generation + 1;
             tx.execute(
-                "INSERT INTO weft_snapshots (doc, generation, checksum, bytes) VALUES ($1, $2, $3, $4)
+                "INSERT INTO weft_snapshots (doc, generation, checksum, bytes, covers)
+                 VALUES ($1, $2, $3, $4, $5)
                  ON CONFLICT (doc) DO UPDATE SET generation = EXCLUDED.generation,
-                     checksum = EXCLUDED.checksum, bytes = EXCLUDED.bytes",
+                     checksum = EXCLUDED.checksum, bytes = EXCLUDED.bytes,
+                     covers = EXCLUDED.covers",
                 &[
                     &c.key,
                     &to_sql_u64(new),
                     &to_sql_u64(crate::backend::checksum(c.bytes)),
                     &c.bytes,
+                    &c.covers,
                 ],
             )?;
             tx.execute(

@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS weft_snapshots (
     doc INTEGER PRIMARY KEY,
     generation INTEGER NOT NULL,
     checksum INTEGER NOT NULL,
-    bytes BLOB NOT NULL
+    bytes BLOB NOT NULL,
+    covers BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS weft_updates (
     doc INTEGER NOT NULL,
@@ -190,21 +191,35 @@ impl Backend for Sqlite {
             let Some(head) = head_of(&tx, id)? else {
                 return Ok(None);
             };
-            let snapshot = if with_snapshot && head.snapshot_generation > 0 {
-                tx.query_row(
-                    "SELECT generation, checksum, bytes FROM weft_snapshots WHERE doc = ?1",
-                    params![head.key],
-                    |r| {
-                        Ok(StoredRow {
-                            seq: from_sql_u64(r.get(0)?),
-                            checksum: from_sql_u64(r.get(1)?),
-                            bytes: r.get(2)?,
-                        })
-                    },
-                )
-                .optional()?
+            let (snapshot, snapshot_covers) = if head.snapshot_generation > 0 {
+                let row = tx
+                    .query_row(
+                        "SELECT generation, checksum, covers, CASE WHEN ?2 THEN bytes END
+                         FROM weft_snapshots WHERE doc = ?1",
+                        params![head.key, with_snapshot],
+                        |r| {
+                            Ok((
+                                from_sql_u64(r.get(0)?),
+                                from_sql_u64(r.get(1)?),
+                                r.get::<_, Vec<u8>>(2)?,
+                                r.get::<_, Option<Vec<u8>>>(3)?,
+                            ))
+                        },
+                    )
+                    .optional()?;
+                match row {
+                    Some((seq, checksum, covers, bytes)) => (
+                        bytes.map(|bytes| StoredRow {
+                            seq,
+                            checksum,
+                            bytes,
+                        }),
+                        Some(covers),
+                    ),
+                    None => (None, None),
+                }
             } else {
-                None
+                (None, None)
             };
             let mut stmt = tx.prepare_cached(
                 "SELECT seq, checksum, bytes FROM weft_updates WHERE doc = ?1 AND seq > ?2 ORDER BY seq",
@@ -222,6 +237,7 @@ impl Backend for Sqlite {
             Ok(Some(StoredDoc {
                 head,
                 snapshot,
+                snapshot_covers,
                 updates,
             }))
         })
@@ -269,8 +285,15 @@ impl Backend for Sqlite {
         }
         let new = c.read_generation + 1;
         tx.execute(
-            "INSERT OR REPLACE INTO weft_snapshots (doc, generation, checksum, bytes) VALUES (?1, ?2, ?3, ?4)",
-            params![c.key, to_sql_u64(new), to_sql_u64(crate::backend::checksum(c.bytes)), c.bytes],
+            "INSERT OR REPLACE INTO weft_snapshots (doc, generation, checksum, bytes, covers)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                c.key,
+                to_sql_u64(new),
+                to_sql_u64(crate::backend::checksum(c.bytes)),
+                c.bytes,
+                c.covers
+            ],
         )?;
         tx.execute(
             "UPDATE weft_documents SET snapshot_generation = ?2 WHERE key = ?1",

@@ -9,6 +9,9 @@
 //! - a cached document holds every row up to `seen` and, beyond it, only
 //!   rows that are stored or in flight; a failed commit marks the entry
 //!   stale, so it is loaded again from the database;
+//! - reads see only what is durable: a read waits until no append of its
+//!   document is in flight (appends that arrive meanwhile wait for the
+//!   read), so it never shows an edit whose commit may still fail;
 //! - compaction builds its snapshot only from rows it read in one read
 //!   transaction, and deletes exactly those rows in the transaction that
 //!   writes the snapshot, provided no other compaction wrote one since.
@@ -16,14 +19,15 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use weft::{Doc, ExportMode, VersionVector};
 
 use crate::backend::{
-    checksum, Backend, Compacted, DocumentInfo, Epoch, NewRow, StoredDoc, StoredRow,
+    checksum, covers, read_covers, Backend, Compacted, DocumentInfo, Epoch, NewRow, StoredDoc,
+    StoredRow,
 };
 use crate::cache::{Cache, Entry, Loaded};
 use crate::commit::GroupCommit;
@@ -218,8 +222,21 @@ fn build(id: &str, stored: &StoredDoc) -> Result<Loaded> {
         snapshot_len,
         tail_bytes,
         in_flight: 0,
+        readers_waiting: 0,
         compaction_queued: false,
     })
+}
+
+/// What a use of a cached document needs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// An append: imports into the document as it is (in-flight appends
+    /// included), once no read waits.
+    Append,
+    /// A read: rows other processes stored since are imported first, and
+    /// it waits until no append is in flight, so it sees only what is
+    /// durable.
+    Read,
 }
 
 impl Shared {
@@ -248,10 +265,10 @@ impl Shared {
             })?;
         if stored.head.key != loaded.key || stored.head.snapshot_generation != loaded.generation {
             let fresh = self.load_from_db(id)?;
-            let (in_flight, queued) = (loaded.in_flight, loaded.compaction_queued);
             *loaded = Loaded {
-                in_flight,
-                compaction_queued: queued,
+                in_flight: loaded.in_flight,
+                readers_waiting: loaded.readers_waiting,
+                compaction_queued: loaded.compaction_queued,
                 ..fresh
             };
             return Ok(());
@@ -263,19 +280,19 @@ impl Shared {
         Ok(())
     }
 
-    /// Runs `f` on the loaded document `id` (loading it if needed, and
-    /// refreshing it first if `refresh`); returns its result and the
-    /// cache entry.
+    /// Runs `f` on the loaded document `id` (loading it if needed) as
+    /// `access` needs it; returns its result and the cache entry.
     fn with_loaded<T>(
         &self,
         id: &str,
-        refresh: bool,
+        access: Access,
         f: impl FnOnce(&mut Loaded) -> Result<T>,
     ) -> Result<(T, Arc<Entry>)> {
         check_id(id)?;
         loop {
             let entry = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(id);
             let mut state = entry.state.lock().unwrap_or_else(|e| e.into_inner());
+            state = settle(&entry, state, access);
             if entry.stale.load(Ordering::Acquire) {
                 drop(state);
                 self.cache
@@ -301,7 +318,7 @@ impl Shared {
             let Some(loaded) = state.as_mut() else {
                 unreachable!("the entry was loaded just above");
             };
-            if refresh && !fresh {
+            if access == Access::Read && !fresh {
                 if let Err(e) = self.refresh(id, loaded) {
                     entry.stale.store(true, Ordering::Release);
                     return Err(e);
@@ -353,12 +370,20 @@ impl Shared {
                             },
                             damage: Damage::Import(e),
                         })?;
+                let held = Doc::spans_in(&bytes).map_err(|e| Error::Corrupt {
+                    document: id.to_owned(),
+                    row: RowId::Snapshot {
+                        generation: stored.head.snapshot_generation,
+                    },
+                    damage: Damage::Import(e),
+                })?;
                 pause_for(pause);
                 let covered: Vec<u64> = stored.updates.iter().map(|r| r.seq).collect();
                 let written = self.backend.write_compaction(&Compacted {
                     key: stored.head.key,
                     read_generation: stored.head.snapshot_generation,
                     bytes: &bytes,
+                    covers: &covers(&held),
                     covered: &covered,
                 })?;
                 if let Some(generation) = written {
@@ -407,6 +432,43 @@ impl Shared {
     }
 }
 
+/// Waits on `entry` until `access` may use its document: a read until no
+/// append is in flight, an append until no read waits. Returns early if
+/// the entry turns stale (the caller loads again).
+fn settle<'a>(
+    entry: &'a Entry,
+    mut state: MutexGuard<'a, Option<Loaded>>,
+    access: Access,
+) -> MutexGuard<'a, Option<Loaded>> {
+    let waits = |state: &Option<Loaded>| {
+        !entry.stale.load(Ordering::Acquire)
+            && state.as_ref().is_some_and(|l| match access {
+                Access::Read => l.in_flight > 0,
+                Access::Append => l.readers_waiting > 0,
+            })
+    };
+    if !waits(&state) {
+        return state;
+    }
+    if access == Access::Read {
+        if let Some(l) = state.as_mut() {
+            l.readers_waiting += 1;
+        }
+    }
+    while waits(&state) {
+        state = entry.settled.wait(state).unwrap_or_else(|e| e.into_inner());
+    }
+    if access == Access::Read {
+        if let Some(l) = state.as_mut() {
+            l.readers_waiting -= 1;
+            if l.readers_waiting == 0 {
+                entry.settled.notify_all();
+            }
+        }
+    }
+    state
+}
+
 fn pause_for(pause: Duration) {
     if !pause.is_zero() {
         std::thread::sleep(pause);
@@ -441,7 +503,11 @@ impl Store {
     }
 
     fn with_backend(backend: Arc<dyn Backend>, options: StoreOptions) -> Result<Store> {
-        let writer = GroupCommit::new(Arc::clone(&backend), options.max_batch);
+        let writer = GroupCommit::new(
+            Arc::clone(&backend),
+            options.max_batch,
+            options.commit_pause,
+        );
         let shared = Arc::new(Shared {
             backend,
             writer,
@@ -565,25 +631,26 @@ impl Store {
     pub fn append(&self, id: &str, update: &[u8]) -> Result<Appended> {
         let shared = &*self.shared;
         let _inside = shared.writer.enter();
-        let ((ticket, version, pending), entry) = shared.with_loaded(id, false, |loaded| {
-            let status = loaded.doc.import(update).map_err(|e| Error::Import {
-                document: id.to_owned(),
-                source: e,
+        let ((ticket, version, pending), entry) =
+            shared.with_loaded(id, Access::Append, |loaded| {
+                let status = loaded.doc.import(update).map_err(|e| Error::Import {
+                    document: id.to_owned(),
+                    source: e,
+                })?;
+                let version = loaded.doc.version();
+                let pending = !loaded.doc.pending_spans().is_empty();
+                if status.applied.is_empty() && status.pending.is_empty() && loaded.in_flight == 0 {
+                    return Ok((None, version, pending));
+                }
+                let ticket = shared.writer.submit(NewRow {
+                    key: loaded.key,
+                    checksum: checksum(update),
+                    bytes: update.to_vec(),
+                });
+                loaded.in_flight += 1;
+                loaded.tail_bytes += update.len() as u64;
+                Ok((Some(ticket), version, pending))
             })?;
-            let version = loaded.doc.version();
-            let pending = !loaded.doc.pending_spans().is_empty();
-            if status.applied.is_empty() && status.pending.is_empty() && loaded.in_flight == 0 {
-                return Ok((None, version, pending));
-            }
-            let ticket = shared.writer.submit(NewRow {
-                key: loaded.key,
-                checksum: checksum(update),
-                bytes: update.to_vec(),
-            });
-            loaded.in_flight += 1;
-            loaded.tail_bytes += update.len() as u64;
-            Ok((Some(ticket), version, pending))
-        })?;
         let Some(ticket) = ticket else {
             return Ok(Appended {
                 seq: None,
@@ -597,6 +664,11 @@ impl Store {
             unreachable!("an entry stays loaded once loaded");
         };
         loaded.in_flight -= 1;
+        if loaded.in_flight == 0 {
+            // Waiting reads go on once this guard drops; a failed commit
+            // below marks the entry stale first, so they load again.
+            entry.settled.notify_all();
+        }
         let seq = match outcome {
             Ok(Some(seq)) => seq,
             Ok(None) => {
@@ -646,7 +718,7 @@ impl Store {
     pub fn save(&self, id: &str, doc: &Doc) -> Result<Appended> {
         let (stored, _) = self
             .shared
-            .with_loaded(id, false, |l| Ok(l.doc.version()))?;
+            .with_loaded(id, Access::Read, |l| Ok(l.doc.version()))?;
         let update = doc
             .export(ExportMode::Updates { from: &stored })
             .map_err(|e| Error::Import {
@@ -678,20 +750,45 @@ impl Store {
     /// As [`Store::load`].
     pub fn read<T>(&self, id: &str, f: impl FnOnce(&Doc) -> T) -> Result<T> {
         self.shared
-            .with_loaded(id, true, |l| Ok(f(&l.doc)))
+            .with_loaded(id, Access::Read, |l| Ok(f(&l.doc)))
             .map(|(v, _)| v)
     }
 
-    /// An update that brings a peer at version `from` up to the stored
-    /// document (empty if it lacks nothing): for sync. Costs the ops
-    /// exported, plus loading the document if it is not cached.
+    /// The updates that bring a peer at version `from` up to the stored
+    /// document, to import in order (none if it lacks nothing): for sync.
+    /// Only durable edits are given.
+    ///
+    /// A cached document exports one update of exactly what `from`
+    /// lacks. Otherwise the snapshot is not read if `from` holds every op
+    /// of it (a record of those ops is kept beside it): the answer is the
+    /// update rows stored since, less those whose every op `from` holds
+    /// ([`Doc::spans_in`]); rows may repeat ops `from` has, which imports
+    /// skip. Cost: the rows since the last compaction (bounded by the
+    /// compaction ratio), or loading the document when `from` lacks part
+    /// of its snapshot.
     ///
     /// # Errors
     ///
-    /// As [`Store::load`].
-    pub fn updates_since(&self, id: &str, from: &VersionVector) -> Result<Vec<u8>> {
-        let (bytes, _) = self.shared.with_loaded(id, true, |l| {
-            if from.includes_all(&l.doc.version()) {
+    /// As [`Store::load`]; [`Damage::Covers`] for a damaged record of the
+    /// snapshot's ops.
+    pub fn updates_since(&self, id: &str, from: &VersionVector) -> Result<Vec<Vec<u8>>> {
+        check_id(id)?;
+        let shared = &*self.shared;
+        let cached = {
+            let entry = shared
+                .cache
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .peek(id);
+            entry.is_some_and(|e| e.state.lock().unwrap_or_else(|e| e.into_inner()).is_some())
+        };
+        if !cached {
+            if let Some(rows) = self.rows_since(id, from)? {
+                return Ok(rows);
+            }
+        }
+        let (bytes, _) = shared.with_loaded(id, Access::Read, |l| {
+            if from.includes_all(&l.doc.version()) && l.doc.pending_spans().is_empty() {
                 return Ok(Vec::new());
             }
             l.doc
@@ -704,7 +801,62 @@ impl Store {
                     damage: Damage::Import(e),
                 })
         })?;
-        Ok(bytes)
+        Ok(if bytes.is_empty() {
+            Vec::new()
+        } else {
+            vec![bytes]
+        })
+    }
+
+    /// [`Store::updates_since`] from the stored rows alone: `None` if
+    /// `from` lacks some op of the snapshot (the caller loads it).
+    fn rows_since(&self, id: &str, from: &VersionVector) -> Result<Option<Vec<Vec<u8>>>> {
+        let stored = self
+            .shared
+            .backend
+            .read(id, 0, false)
+            .map_err(|e| e.for_document(id))?
+            .ok_or_else(|| Error::UnknownDocument {
+                document: id.to_owned(),
+            })?;
+        if stored.head.snapshot_generation > 0 {
+            let generation = stored.head.snapshot_generation;
+            let Some(column) = &stored.snapshot_covers else {
+                return Ok(None); // the load names the missing snapshot
+            };
+            let held = read_covers(column).ok_or_else(|| Error::Corrupt {
+                document: id.to_owned(),
+                row: RowId::Snapshot { generation },
+                damage: Damage::Covers,
+            })?;
+            if !from.includes_all(&held) {
+                return Ok(None);
+            }
+        }
+        let mut out = Vec::new();
+        for row in stored.updates {
+            let at = RowId::Update { seq: row.seq };
+            let actual = checksum(&row.bytes);
+            if actual != row.checksum {
+                return Err(Error::Corrupt {
+                    document: id.to_owned(),
+                    row: at,
+                    damage: Damage::Checksum {
+                        expected: row.checksum,
+                        actual,
+                    },
+                });
+            }
+            let spans = Doc::spans_in(&row.bytes).map_err(|e| Error::Corrupt {
+                document: id.to_owned(),
+                row: at,
+                damage: Damage::Import(e),
+            })?;
+            if spans.iter().any(|s| from.get(s.peer) < s.counters.end) {
+                out.push(row.bytes);
+            }
+        }
+        Ok(Some(out))
     }
 
     /// Compacts document `id` now, whatever its size: writes a new
@@ -788,6 +940,20 @@ impl Store {
                             expected: stored_row.checksum,
                             actual,
                         },
+                    });
+                }
+            }
+            if let (Some(snapshot), Some(column)) = (&stored.snapshot, &stored.snapshot_covers) {
+                // The record must say what the snapshot holds.
+                let held = Doc::spans_in(&snapshot.bytes).map(|s| covers(&s));
+                let recorded = read_covers(column);
+                if recorded.is_none() || held.is_ok_and(|h| read_covers(&h) != recorded) {
+                    problems.push(Error::Corrupt {
+                        document: info.id.clone(),
+                        row: RowId::Snapshot {
+                            generation: snapshot.seq,
+                        },
+                        damage: Damage::Covers,
                     });
                 }
             }

@@ -134,6 +134,13 @@ pub fn bytes_that_do_not_import_store_nothing(db: &dyn Db) {
     assert_eq!(report.rows, 1, "only the good row is stored");
 }
 
+/// Imports every update of `updates` into `doc`.
+fn import_all(doc: &mut Doc, updates: &[Vec<u8>]) {
+    for u in updates {
+        doc.import(u).expect("an update from the store imports");
+    }
+}
+
 pub fn updates_since_gives_what_a_peer_lacks(db: &dyn Db) {
     let store = db.open(manual());
     store.create("doc").unwrap();
@@ -142,21 +149,70 @@ pub fn updates_since_gives_what_a_peer_lacks(db: &dyn Db) {
         store.append("doc", &p.type_at(i, "x")).unwrap();
     }
     let mut peer = Doc::new();
-    peer.import(&store.updates_since("doc", &VersionVector::new()).unwrap())
-        .unwrap();
+    import_all(
+        &mut peer,
+        &store.updates_since("doc", &VersionVector::new()).unwrap(),
+    );
     assert_eq!(text_of_doc(&peer), "xxxxxxxxxx");
     assert!(store
         .updates_since("doc", &peer.version())
         .unwrap()
         .is_empty());
     store.compact("doc").unwrap();
-    let at = peer.version();
-    store.append("doc", &p.type_at(0, "yz")).unwrap();
-    let delta = store.updates_since("doc", &at).unwrap();
-    let full = store.updates_since("doc", &VersionVector::new()).unwrap();
-    assert!(delta.len() < full.len(), "only what the peer lacks");
-    peer.import(&delta).unwrap();
-    assert_eq!(text_of_doc(&peer), p.text());
+    // Peers that stopped at different points after the snapshot.
+    let mut peers = vec![Doc::new(), peer.fork()];
+    let mut q = Typist::new(5);
+    for i in 0..6 {
+        store.append("doc", &p.type_at(0, "yz")).unwrap();
+        q.doc.import(&p.all()).unwrap();
+        store.append("doc", &q.type_at(i, "Q")).unwrap();
+        p.doc.import(&q.all()).unwrap();
+        if i == 2 || i == 5 {
+            peers.push(p.doc.fork());
+        }
+    }
+    // Cold (the peers that hold the snapshot's ops get rows, and the
+    // snapshot is not read), then cached: each peer gets what it lacks.
+    for cold in [true, false] {
+        if cold {
+            store.clear_cache();
+        }
+        let loads = store.stats().loads;
+        for (i, peer) in peers.iter().enumerate().rev() {
+            let sent = store.updates_since("doc", &peer.version()).unwrap();
+            if cold && i > 0 {
+                assert_eq!(store.stats().loads, loads, "rows only, peer {i}");
+                let bytes: usize = sent.iter().map(Vec::len).sum();
+                assert!(bytes < 2_000, "not the snapshot: {bytes} bytes");
+            }
+            let mut peer = peer.fork();
+            import_all(&mut peer, &sent);
+            assert_eq!(text_of_doc(&peer), p.text(), "peer {i}, cold: {cold}");
+            assert_eq!(peer.version(), p.doc.version());
+            assert_eq!(sent.is_empty(), i == peers.len() - 1, "peer {i}");
+        }
+    }
+}
+
+/// A read while an append is in flight waits for its commit: it never
+/// shows an edit the database does not hold yet.
+pub fn reads_show_only_durable_edits(db: &dyn Db) {
+    let store = Arc::new(db.open(manual().commit_pause(Duration::from_millis(300))));
+    store.create("doc").unwrap();
+    let mut p = Typist::new(6);
+    store.append("doc", &p.type_at(0, "a")).unwrap();
+    let update = p.type_at(1, "b");
+    let appender = {
+        let store = Arc::clone(&store);
+        std::thread::spawn(move || store.append("doc", &update).map(|a| a.seq))
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    let shown = text_of(&store, "doc");
+    let other = db.open(manual());
+    let stored = text_of(&other, "doc");
+    assert_eq!(shown, "ab", "the read waited for the append");
+    assert_eq!(stored, shown, "what a read shows is in the database");
+    assert!(appender.join().unwrap().unwrap().is_some());
 }
 
 pub fn save_appends_only_what_the_store_lacks(db: &dyn Db) {
@@ -352,6 +408,7 @@ suite!(
     pending_updates_are_stored_and_stay_pending,
     bytes_that_do_not_import_store_nothing,
     updates_since_gives_what_a_peer_lacks,
+    reads_show_only_durable_edits,
     save_appends_only_what_the_store_lacks,
     compaction_replaces_rows_with_a_snapshot,
     compaction_runs_in_the_background_by_the_size_rule,

@@ -189,3 +189,49 @@ fn a_file_that_is_not_a_database_is_an_error() {
         other => panic!("expected a database error, got {other:?}"),
     }
 }
+
+#[test]
+fn a_damaged_record_of_a_snapshots_ops_is_named_not_trusted() {
+    let db = SqliteDb::new();
+    let bad = setup(&db, true);
+    let conn = sql(&db);
+    let key = key_of(&conn, "bad");
+    let mut covers: Vec<u8> = conn
+        .query_row(
+            "SELECT covers FROM weft_snapshots WHERE doc = ?1",
+            params![key],
+            |r| r.get(0),
+        )
+        .unwrap();
+    covers[0] ^= 1;
+    conn.execute(
+        "UPDATE weft_snapshots SET covers = ?2 WHERE doc = ?1",
+        params![key, covers],
+    )
+    .unwrap();
+    let store = db.open(options());
+    // A peer holding the snapshot's ops would get rows only: the record
+    // that says so is checked first.
+    match store.updates_since("bad", &bad.doc.version()) {
+        Err(Error::Corrupt {
+            document,
+            row,
+            damage: Damage::Covers,
+        }) => {
+            assert_eq!(document, "bad");
+            assert_eq!(row, RowId::Snapshot { generation: 1 });
+        }
+        other => panic!("expected a damaged record, got {other:?}"),
+    }
+    let report = store.check().unwrap();
+    assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
+    assert!(matches!(
+        &report.problems[0],
+        Error::Corrupt {
+            damage: Damage::Covers,
+            ..
+        }
+    ));
+    // Loading does not need the record.
+    assert_eq!(text_of_doc(&store.load("bad").unwrap()), bad.text());
+}
