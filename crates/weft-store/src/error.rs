@@ -146,8 +146,8 @@ pub enum Error {
         /// The column that does not read.
         column: &'static str,
     },
-    /// A thread of the store (the compactor) could not start.
-    Closed,
+    /// The store's compactor thread could not start (the system's reason).
+    ThreadSpawn(String),
 }
 
 impl fmt::Display for Error {
@@ -196,7 +196,9 @@ impl fmt::Display for Error {
                 f,
                 "document {document:?}: stored column {column} does not read"
             ),
-            Error::Closed => write!(f, "a thread of the store could not start"),
+            Error::ThreadSpawn(why) => {
+                write!(f, "the store's compactor thread could not start: {why}")
+            }
         }
     }
 }
@@ -235,7 +237,7 @@ impl Error {
             Error::StorageFull { document } | Error::Database { document, .. } => {
                 document.as_deref()
             }
-            Error::InvalidId { .. } | Error::Closed => None,
+            Error::InvalidId { .. } | Error::ThreadSpawn(_) => None,
         }
     }
 

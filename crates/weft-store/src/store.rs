@@ -482,7 +482,7 @@ impl Store {
     /// # Errors
     ///
     /// [`Error::Database`] if the file cannot be opened or is not a
-    /// SQLite database; [`Error::Closed`] if the compactor thread cannot
+    /// SQLite database; [`Error::ThreadSpawn`] if the compactor thread cannot
     /// start.
     pub fn open_sqlite(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
         let backend = Sqlite::open(path.as_ref())?;
@@ -537,7 +537,7 @@ impl Store {
                     worker.compaction_finished(&id);
                 }
             })
-            .map_err(|_| Error::Closed)?;
+            .map_err(|e| Error::ThreadSpawn(e.to_string()))?;
         Ok(Store {
             shared,
             compactor: Some((tx, thread)),
