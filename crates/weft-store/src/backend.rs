@@ -130,7 +130,8 @@ pub(crate) struct StoredDoc {
     pub head: Head,
     pub snapshot: Option<StoredRow>,
     /// The snapshot's [`covers`] column (read even when its bytes are
-    /// not); `None` without a snapshot.
+    /// not); `None` without a snapshot, or for one written before the
+    /// column existed.
     pub snapshot_covers: Option<Vec<u8>>,
     /// In sequence order.
     pub updates: Vec<StoredRow>,

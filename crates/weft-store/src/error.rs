@@ -81,7 +81,12 @@ impl fmt::Display for DatabaseError {
         match self {
             DatabaseError::Sqlite(e) => write!(f, "SQLite: {e}"),
             #[cfg(feature = "postgres")]
-            DatabaseError::Postgres(e) => write!(f, "PostgreSQL: {e}"),
+            // The client's own text is just "db error"; the server's
+            // message says what went wrong.
+            DatabaseError::Postgres(e) => match e.as_db_error() {
+                Some(db) => write!(f, "PostgreSQL: {}: {}", db.severity(), db.message()),
+                None => write!(f, "PostgreSQL: {e}"),
+            },
         }
     }
 }

@@ -41,8 +41,11 @@ CREATE TABLE IF NOT EXISTS weft_snapshots (
     generation BIGINT NOT NULL,
     checksum BIGINT NOT NULL,
     bytes BYTEA NOT NULL,
-    covers BYTEA NOT NULL
+    -- Doc::spans_in of the snapshot (backend::covers); NULL in databases
+    -- written before the column existed: then the snapshot is read.
+    covers BYTEA
 );
+ALTER TABLE weft_snapshots ADD COLUMN IF NOT EXISTS covers BYTEA;
 -- Weft compresses what is worth it: no second try on write or read.
 ALTER TABLE weft_snapshots ALTER COLUMN bytes SET STORAGE EXTERNAL;
 CREATE TABLE IF NOT EXISTS weft_updates (

@@ -34,7 +34,9 @@ CREATE TABLE IF NOT EXISTS weft_snapshots (
     generation INTEGER NOT NULL,
     checksum INTEGER NOT NULL,
     bytes BLOB NOT NULL,
-    covers BLOB NOT NULL
+    -- Doc::spans_in of the snapshot (backend::covers); NULL in databases
+    -- written before the column existed: then the snapshot is read.
+    covers BLOB
 );
 CREATE TABLE IF NOT EXISTS weft_updates (
     doc INTEGER NOT NULL,
@@ -69,6 +71,14 @@ impl Sqlite {
     pub(crate) fn open(path: &Path) -> Result<Sqlite> {
         let writer = open_connection(path)?;
         writer.execute_batch(SCHEMA)?;
+        let has_covers: bool = writer.query_row(
+            "SELECT count(*) > 0 FROM pragma_table_info('weft_snapshots') WHERE name = 'covers'",
+            [],
+            |r| r.get(0),
+        )?;
+        if !has_covers {
+            writer.execute_batch("ALTER TABLE weft_snapshots ADD COLUMN covers BLOB")?;
+        }
         Ok(Sqlite {
             path: path.to_owned(),
             writer: Mutex::new(writer),
@@ -201,7 +211,7 @@ impl Backend for Sqlite {
                             Ok((
                                 from_sql_u64(r.get(0)?),
                                 from_sql_u64(r.get(1)?),
-                                r.get::<_, Vec<u8>>(2)?,
+                                r.get::<_, Option<Vec<u8>>>(2)?,
                                 r.get::<_, Option<Vec<u8>>>(3)?,
                             ))
                         },
@@ -214,7 +224,7 @@ impl Backend for Sqlite {
                             checksum,
                             bytes,
                         }),
-                        Some(covers),
+                        covers,
                     ),
                     None => (None, None),
                 }

@@ -235,3 +235,40 @@ fn a_damaged_record_of_a_snapshots_ops_is_named_not_trusted() {
     // Loading does not need the record.
     assert_eq!(text_of_doc(&store.load("bad").unwrap()), bad.text());
 }
+
+#[test]
+fn a_database_from_before_the_covers_column_opens_and_gains_it() {
+    let db = SqliteDb::new();
+    let mut bad = setup(&db, true);
+    sql(&db)
+        .execute_batch("ALTER TABLE weft_snapshots DROP COLUMN covers")
+        .unwrap();
+    let store = db.open(options());
+    // Without the record, the snapshot is read: the answer is the same.
+    let mut peer = weft::Doc::new();
+    for u in store
+        .updates_since("bad", &weft::VersionVector::new())
+        .unwrap()
+    {
+        peer.import(&u).unwrap();
+    }
+    assert_eq!(text_of_doc(&peer), bad.text());
+    store.clear_cache();
+    assert!(store
+        .updates_since("bad", &bad.doc.version())
+        .unwrap()
+        .is_empty());
+    assert!(store.check().unwrap().is_ok());
+    // The next compaction writes the record.
+    store.append("bad", &bad.type_at(0, "!")).unwrap();
+    store.compact("bad").unwrap().expect("a row to compact");
+    let covers: Option<Vec<u8>> = sql(&db)
+        .query_row("SELECT covers FROM weft_snapshots", [], |r| r.get(0))
+        .unwrap();
+    assert!(covers.is_some());
+    store.clear_cache();
+    assert!(store
+        .updates_since("bad", &bad.doc.version())
+        .unwrap()
+        .is_empty());
+}

@@ -9,12 +9,15 @@
 //! - **Durable appends per second** of one-keystroke updates with 1 and 8
 //!   writer threads (each on its own document), beside the rate of plain
 //!   inserts of the same bytes into the same database, one transaction
-//!   each (1 and 8 threads). Each writer makes `--appends` appends
-//!   (default 400).
+//!   each (1 and 8 threads); the 8-writer store is also compared with one
+//!   plain thread, the rate of an application that commits each update
+//!   itself. Each writer makes `--appends` appends (default 400).
 //! - **Open**: the trace typed as about 10,000 updates (one per 26
 //!   patches for B4), appended, then compacted; a fresh store opens the
 //!   document and reads its text, against importing the same snapshot
-//!   from memory and reading the text. Medians of `--runs` (default 5).
+//!   from memory and reading the text, and against the floor of any load
+//!   from that database: one plain query for the snapshot's bytes, then
+//!   the same import. Medians of `--runs` (default 5).
 //! - **Compaction** of those rows: time, snapshot bytes, bytes on disk
 //!   before and after.
 //!
@@ -99,6 +102,9 @@ fn keystrokes(peer: u64, n: usize) -> Result<Vec<Vec<u8>>, weft::Error> {
     Ok(out)
 }
 
+/// Reads a snapshot's bytes with a plain query.
+type PlainReader = Box<dyn FnMut() -> Result<Vec<u8>, Box<dyn Error>>>;
+
 /// The database under test: a store on it, and plain inserts into it.
 enum Target {
     Sqlite(PathBuf),
@@ -120,6 +126,26 @@ impl Target {
             Target::Sqlite(p) => Store::open_sqlite(p, options)?,
             #[cfg(feature = "postgres")]
             Target::Postgres(c) => Store::connect_postgres(c, options)?,
+        })
+    }
+
+    /// A reader of document `id`'s snapshot bytes with one plain query
+    /// on a connection opened here (the floor of any load from this
+    /// database).
+    fn plain_reader(&self, id: &str) -> Result<PlainReader, Box<dyn Error>> {
+        const QUERY: &str = "SELECT s.bytes FROM weft_snapshots s JOIN weft_documents d ON d.key = s.doc WHERE d.id = ";
+        let id = id.to_owned();
+        Ok(match self {
+            Target::Sqlite(p) => {
+                let conn = rusqlite::Connection::open(p)?;
+                Box::new(move || Ok(conn.query_row(&format!("{QUERY}?1"), [&id], |r| r.get(0))?))
+            }
+            #[cfg(feature = "postgres")]
+            Target::Postgres(c) => {
+                let mut client = postgres::Client::connect(c, postgres::NoTls)?;
+                let query = client.prepare(&format!("{QUERY}$1"))?;
+                Box::new(move || Ok(client.query_one(&query, &[&id])?.get(0)))
+            }
         })
     }
 
@@ -186,6 +212,7 @@ fn appends(target: &Arc<Target>, args: &Args) -> Result<(), Box<dyn Error>> {
     // the file's new size costs several times one that does not).
     let warm = keystrokes(999, 2000)?;
     target.plain_inserts(&warm).map_err(|e| e.to_string())?;
+    let mut plain_one = None;
     for threads in [1usize, 8] {
         let store = Arc::new(target.open(StoreOptions::new().compaction_ratio(None))?);
         let mut updates = Vec::new();
@@ -219,10 +246,12 @@ fn appends(target: &Arc<Target>, args: &Args) -> Result<(), Box<dyn Error>> {
         let plain_rate = rate(threads, args.appends, move |t| {
             target2.plain_inserts(&per_thread[t])
         })?;
+        let one = *plain_one.get_or_insert(plain_rate);
         println!(
-            "  {threads} writer(s): store {store_rate:>8.0} rows/s ({} rows in {commits} commits), plain inserts {plain_rate:>8.0} rows/s: {:.2}x plain",
+            "  {threads} writer(s): store {store_rate:>8.0} rows/s ({} rows in {commits} commits), plain inserts with {threads} thread(s) {plain_rate:>8.0} rows/s: {:.2}x; against plain inserts with 1 thread: {:.2}x",
             threads * args.appends,
-            store_rate / plain_rate
+            store_rate / plain_rate,
+            store_rate / one,
         );
     }
     Ok(())
@@ -289,6 +318,13 @@ fn b4(target: &Target, trace: &Trace, args: &Args) -> Result<(), Box<dyn Error>>
         d.import(&snapshot)
             .map(|_| d.get_text("text").map_or(0, |t| t.to_string().len()))
     });
+    let mut reader = target.plain_reader(&id)?;
+    let (plain, len_plain) = time_runs(args.runs, || -> Result<usize, Box<dyn Error>> {
+        let bytes = reader()?;
+        let mut d = Doc::new();
+        d.import(&bytes)?;
+        Ok(d.get_text("text").map_or(0, |t| t.to_string().len()))
+    });
     let store = target.open(StoreOptions::new().compaction_ratio(None))?;
     let (open, len_open) = time_runs(args.runs, || -> Result<usize, Box<dyn Error>> {
         store.clear_cache(); // a cold load: read from the database
@@ -302,7 +338,11 @@ fn b4(target: &Target, trace: &Trace, args: &Args) -> Result<(), Box<dyn Error>>
             d.get_text("text").map_or(0, |t| t.to_string().len())
         })?)
     });
-    if len_memory? != text.len() || len_open? != text.len() || len_cold? != text.len() {
+    if len_memory? != text.len()
+        || len_open? != text.len()
+        || len_cold? != text.len()
+        || len_plain? != text.len()
+    {
         return Err("a read text has the wrong length".into());
     }
     println!(
@@ -311,6 +351,11 @@ fn b4(target: &Target, trace: &Trace, args: &Args) -> Result<(), Box<dyn Error>>
         memory.median,
         open.median / memory.median,
         args.runs
+    );
+    println!(
+        "  the floor of any load from this database: read the snapshot's bytes with one plain query, import and read: {:.2} ms; the store's load is {:.2}x that",
+        plain.median,
+        open.median / plain.median
     );
     println!(
         "  the same, opening the store too (connections, schema check, threads): {:.2} ms: {:.2}x",
