@@ -66,9 +66,9 @@ const POOL: usize = 12;
 
 /// Group commits running at once. One: a leader that gathers the rows of
 /// every appender on its way fills one batch (measured with 8 writers:
-/// about 11,000 rows/s in batches of 6.6, against 8,200 rows/s with two
-/// commits at once and 5,100 with eight, whose batches held one row each;
-/// `examples --bin store`).
+/// about 10,000-11,000 rows/s in batches of 6.2-6.8, against 6,200-8,200
+/// rows/s with two commits at once, whose batches held 3.5, and 5,100
+/// with eight, whose batches held one row each; `examples --bin store`).
 const PARALLEL_COMMITS: usize = 1;
 
 /// Appends a batch in one statement (one round trip, one transaction):

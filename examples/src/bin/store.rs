@@ -7,11 +7,15 @@
 //! ```
 //!
 //! - **Durable appends per second** of one-keystroke updates with 1 and 8
-//!   writer threads (each on its own document), beside the rate of plain
+//!   writer threads (each on its own document, then all 8 on one, as
+//!   peers of one document reach a sync server), beside the rate of plain
 //!   inserts of the same bytes into the same database, one transaction
 //!   each (1 and 8 threads); the 8-writer store is also compared with one
 //!   plain thread, the rate of an application that commits each update
-//!   itself. Each writer makes `--appends` appends (default 400).
+//!   itself. Each writer makes `--appends` appends (default 400); the
+//!   store and its baselines run back to back in each of `--runs`
+//!   rounds, and the medians of the rates and of the rounds' ratios are
+//!   printed (this machine's fsync cost swings by 10x within minutes).
 //! - **Open**: the trace typed as about 10,000 updates (one per 26
 //!   patches for B4), appended, then compacted; a fresh store opens the
 //!   document and reads its text, against importing the same snapshot
@@ -201,57 +205,105 @@ where
     Ok((threads * rows_each) as f64 / start.elapsed().as_secs_f64())
 }
 
+/// The store's rate in one round of a case: `threads` writers, each on
+/// a document of its own or all on one (`shared`: peers typing into one
+/// document, as a sync server sees them). Returns rows/s and commits.
+fn store_round(
+    target: &Target,
+    threads: usize,
+    shared: bool,
+    round: usize,
+    appends: usize,
+) -> Result<(f64, u64), Box<dyn Error>> {
+    let store = Arc::new(target.open(StoreOptions::new().compaction_ratio(None))?);
+    let mut updates = Vec::new();
+    for t in 0..threads {
+        let id = if shared {
+            format!("append-shared-{round}-{}", std::process::id())
+        } else {
+            format!("append-{threads}-{t}-{round}-{}", std::process::id())
+        };
+        if t == 0 || !shared {
+            store.create(&id)?;
+        }
+        updates.push((id, keystrokes(1000 + t as u64, appends)?));
+    }
+    let s = Arc::clone(&store);
+    let updates = Arc::new(updates);
+    let rows_per_s = rate(threads, appends, move |t| {
+        let (id, rows) = &updates[t];
+        for r in rows {
+            s.append(id, r)?;
+        }
+        Ok(())
+    })?;
+    Ok((rows_per_s, store.stats().commits))
+}
+
+/// Plain inserts' rate with `threads` threads, one transaction each.
+fn plain_round(
+    target: &Arc<Target>,
+    threads: usize,
+    appends: usize,
+) -> Result<f64, Box<dyn Error>> {
+    let rows: Arc<Vec<Vec<Vec<u8>>>> = Arc::new(
+        (0..threads)
+            .map(|t| keystrokes(2000 + t as u64, appends))
+            .collect::<Result<_, _>>()?,
+    );
+    let target = Arc::clone(target);
+    rate(threads, appends, move |t| target.plain_inserts(&rows[t]))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
 fn appends(target: &Arc<Target>, args: &Args) -> Result<(), Box<dyn Error>> {
     println!(
-        "\n{}: durable appends of one-keystroke updates (rows/s, {} per writer)",
+        "\n{}: durable appends of one-keystroke updates (rows/s, {} per writer; medians of {} rounds, each round measuring the store and both baselines back to back, since this disk's fsync cost swings)",
         target.name(),
-        args.appends
+        args.appends,
+        args.runs
     );
     // Warm up: grow the WAL (SQLite) to its working size first, so that
     // neither side pays for growing the file (an fsync that also commits
     // the file's new size costs several times one that does not).
     let warm = keystrokes(999, 2000)?;
     target.plain_inserts(&warm).map_err(|e| e.to_string())?;
-    let mut plain_one = None;
-    for threads in [1usize, 8] {
-        let store = Arc::new(target.open(StoreOptions::new().compaction_ratio(None))?);
-        let mut updates = Vec::new();
-        for t in 0..threads {
-            let id = format!("append-{threads}-{t}-{}", std::process::id());
-            store.create(&id)?;
-            updates.push((id, keystrokes(1000 + t as u64, args.appends)?));
+    for (threads, shared) in [(1usize, false), (8, false), (8, true)] {
+        let (mut store, mut same, mut one, mut vs_same, mut vs_one) =
+            (vec![], vec![], vec![], vec![], vec![]);
+        let mut commits = 0;
+        for round in 0..args.runs.max(1) {
+            let (rate, c) = store_round(target, threads, shared, round, args.appends)?;
+            let plain = plain_round(target, threads, args.appends)?;
+            let plain_one = if threads == 1 {
+                plain
+            } else {
+                plain_round(target, 1, args.appends)?
+            };
+            commits += c;
+            store.push(rate);
+            same.push(plain);
+            one.push(plain_one);
+            vs_same.push(rate / plain);
+            vs_one.push(rate / plain_one);
         }
-        let sizes: Vec<Vec<u8>> = updates
-            .iter()
-            .flat_map(|(_, u)| u.iter().cloned())
-            .collect();
-        let updates = Arc::new(updates);
-        let s = Arc::clone(&store);
-        let u = Arc::clone(&updates);
-        let store_rate = rate(threads, args.appends, move |t| {
-            let (id, rows) = &u[t];
-            for r in rows {
-                s.append(id, r)?;
-            }
-            Ok(())
-        })?;
-        let commits = store.stats().commits;
-        let target2 = Arc::clone(target);
-        let per_thread: Arc<Vec<Vec<Vec<u8>>>> = Arc::new(
-            sizes
-                .chunks(args.appends)
-                .map(<[Vec<u8>]>::to_vec)
-                .collect(),
-        );
-        let plain_rate = rate(threads, args.appends, move |t| {
-            target2.plain_inserts(&per_thread[t])
-        })?;
-        let one = *plain_one.get_or_insert(plain_rate);
+        let label = match (threads, shared) {
+            (1, _) => "1 writer".to_owned(),
+            (_, false) => format!("{threads} writers, a document each"),
+            (_, true) => format!("{threads} writers on one document"),
+        };
         println!(
-            "  {threads} writer(s): store {store_rate:>8.0} rows/s ({} rows in {commits} commits), plain inserts with {threads} thread(s) {plain_rate:>8.0} rows/s: {:.2}x; against plain inserts with 1 thread: {:.2}x",
-            threads * args.appends,
-            store_rate / plain_rate,
-            store_rate / one,
+            "  {label}: store {:.0} rows/s ({:.1} rows per commit); plain inserts, {threads} thread(s): {:.0} rows/s, store {:.2}x; 1 thread: {:.0} rows/s, store {:.2}x",
+            median(store),
+            (threads * args.appends * args.runs.max(1)) as f64 / commits as f64,
+            median(same),
+            median(vs_same),
+            median(one),
+            median(vs_one),
         );
     }
     Ok(())
