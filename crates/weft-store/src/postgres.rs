@@ -7,11 +7,11 @@
 //! with the server's `fsync = on` (the default), a power loss of its
 //! machine.
 //!
-//! Sequence numbers come from the document's head row, updated in the
-//! inserting transaction: the row lock makes the appends of one document
-//! commit in sequence order, whichever server made them. A batch is one
-//! statement (one round trip) that locks its documents in key order, so
-//! two servers' batches never deadlock; reads are one statement too. One
+//! Sequence numbers continue a document's last stored row, under an
+//! advisory transaction lock per document (taken in key order, so two
+//! servers' batches never deadlock, and by deletes too): the appends of
+//! one document commit in sequence order, whichever server made them. A
+//! batch is one statement (one round trip, the `weft_append` function); reads are one statement too. One
 //! compaction per document runs at a time: a session advisory lock on the
 //! document's key, held from its read to its write. Connections that break
 //! (a server restart) are dropped and opened again at the next use.
@@ -46,6 +46,36 @@ CREATE TABLE IF NOT EXISTS weft_snapshots (
     covers BYTEA
 );
 ALTER TABLE weft_snapshots ADD COLUMN IF NOT EXISTS covers BYTEA;
+-- Appends a batch (see INSERT_BATCH). A function, so that its statements
+-- run in one round trip and the insert takes its snapshot after the locks.
+CREATE OR REPLACE FUNCTION weft_append(docs BIGINT[], sums BIGINT[], bytes BYTEA[])
+RETURNS TABLE (out_ord BIGINT, out_seq BIGINT) LANGUAGE plpgsql AS $fn$
+BEGIN
+    -- One batch per document at a time, taken in key order so that two
+    -- servers' batches never deadlock. An advisory lock lives in memory:
+    -- unlike a row lock or an update of the head row, it writes no WAL.
+    PERFORM pg_advisory_xact_lock(2003135092, (k % 2147483647)::int)
+    FROM (SELECT DISTINCT unnest(docs) AS k ORDER BY 1) AS keys;
+    -- A new snapshot: it sees every batch of these documents that
+    -- committed before this one took their locks, so the sequence numbers
+    -- continue theirs (or the floor compaction left in next_seq).
+    RETURN QUERY
+    WITH input AS (
+        SELECT t.doc, t.checksum, t.bytes, t.ord
+        FROM unnest(docs, sums, bytes) WITH ORDINALITY AS t(doc, checksum, bytes, ord)
+    ), numbered AS MATERIALIZED (
+        SELECT i.ord, i.doc, i.checksum, i.bytes,
+               greatest(d.next_seq - 1,
+                        coalesce((SELECT max(u.seq) FROM weft_updates u WHERE u.doc = i.doc), 0))
+               + row_number() OVER (PARTITION BY i.doc ORDER BY i.ord) AS seq
+        FROM input i JOIN weft_documents d ON d.key = i.doc
+    ), inserted AS (
+        INSERT INTO weft_updates (doc, seq, checksum, bytes)
+        SELECT n.doc, n.seq, n.checksum, n.bytes FROM numbered n
+    )
+    SELECT n.ord, n.seq FROM numbered n;
+END
+$fn$;
 -- Weft compresses what is worth it: no second try on write or read.
 ALTER TABLE weft_snapshots ALTER COLUMN bytes SET STORAGE EXTERNAL;
 CREATE TABLE IF NOT EXISTS weft_updates (
@@ -72,30 +102,19 @@ const POOL: usize = 12;
 const PARALLEL_COMMITS: usize = 1;
 
 /// Appends a batch in one statement (one round trip, one transaction):
-/// locks the batch's documents in key order (so that concurrent batches
-/// of several servers cannot deadlock), takes `n` sequence numbers from
-/// each, and inserts the rows numbered in batch order. Returns, per row
-/// whose document exists, its position in the batch (from 1) and seq.
-const INSERT_BATCH: &str = "
-WITH input AS MATERIALIZED (
-    SELECT doc, checksum, bytes, ord
-    FROM unnest($1::bigint[], $2::bigint[], $3::bytea[]) WITH ORDINALITY AS t(doc, checksum, bytes, ord)
-), locked AS MATERIALIZED (
-    SELECT key FROM weft_documents WHERE key IN (SELECT doc FROM input) ORDER BY key FOR UPDATE
-), counts AS (
-    SELECT i.doc, count(*) AS n FROM input i JOIN locked l ON l.key = i.doc GROUP BY i.doc
-), bumped AS (
-    UPDATE weft_documents d SET next_seq = d.next_seq + c.n FROM counts c WHERE d.key = c.doc
-    RETURNING d.key, d.next_seq - c.n AS first
-), numbered AS MATERIALIZED (
-    SELECT i.ord, i.doc, i.checksum, i.bytes,
-           b.first + row_number() OVER (PARTITION BY i.doc ORDER BY i.ord) - 1 AS seq
-    FROM input i JOIN bumped b ON b.key = i.doc
-), inserted AS (
-    INSERT INTO weft_updates (doc, seq, checksum, bytes)
-    SELECT doc, seq, checksum, bytes FROM numbered
-)
-SELECT ord, seq FROM numbered";
+/// `weft_append` locks the batch's documents (advisory transaction locks
+/// in key order, which a delete takes too), numbers each document's rows
+/// after its last stored one, and inserts them. Returns, per row whose
+/// document exists, its position in the batch (from 1) and seq. Within a
+/// document, sequence numbers follow commit order on every server: the
+/// lock is held until commit. Measured against the earlier statement that
+/// locked and bumped each document's head row (`examples --bin store`, 8
+/// writers): see the commit that made this change.
+const INSERT_BATCH: &str = "SELECT out_ord, out_seq FROM weft_append($1, $2, $3)";
+
+/// The advisory lock of document `$1`'s appends (as in `weft_append`).
+const APPEND_LOCK: &str =
+    "SELECT pg_advisory_xact_lock(2003135092, ($1::bigint % 2147483647)::int)";
 
 /// Reads a document in one statement (one snapshot of the database): its
 /// head with its snapshot (kind 0; the snapshot's bytes only if `$3`) and
@@ -235,16 +254,19 @@ impl Backend for Postgres {
     fn delete(&self, id: &str) -> Result<()> {
         self.with(|c| {
             let mut tx = c.transaction()?;
-            let row = tx.query_opt(
-                "DELETE FROM weft_documents WHERE id = $1 RETURNING key",
-                &[&id],
-            )?;
-            let Some(row) = row else {
-                return Err(Error::UnknownDocument {
-                    document: id.to_owned(),
-                });
+            let unknown = || Error::UnknownDocument {
+                document: id.to_owned(),
             };
-            let key: i64 = row.get(0);
+            let key: i64 = tx
+                .query_opt("SELECT key FROM weft_documents WHERE id = $1", &[&id])?
+                .ok_or_else(unknown)?
+                .get(0);
+            // After appends in flight to it commit, and before any other:
+            // the statements below take their snapshots after the lock.
+            tx.query_one(APPEND_LOCK, &[&key])?;
+            if tx.execute("DELETE FROM weft_documents WHERE key = $1", &[&key])? == 0 {
+                return Err(unknown());
+            }
             tx.execute("DELETE FROM weft_updates WHERE doc = $1", &[&key])?;
             tx.execute("DELETE FROM weft_snapshots WHERE doc = $1", &[&key])?;
             tx.commit()?;
@@ -375,9 +397,13 @@ impl Backend for Postgres {
                     &c.covers,
                 ],
             )?;
+            // The rows it deletes may be a document's last ones: next_seq
+            // keeps the numbers of later appends above them.
+            let last = c.covered.iter().copied().max().unwrap_or(0);
             tx.execute(
-                "UPDATE weft_documents SET snapshot_generation = $2 WHERE key = $1",
-                &[&c.key, &to_sql_u64(new)],
+                "UPDATE weft_documents SET snapshot_generation = $2,
+                     next_seq = greatest(next_seq, $3::bigint + 1) WHERE key = $1",
+                &[&c.key, &to_sql_u64(new), &to_sql_u64(last)],
             )?;
             let covered: Vec<i64> = c.covered.iter().map(|&s| to_sql_u64(s)).collect();
             tx.execute(
