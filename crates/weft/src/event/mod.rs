@@ -19,14 +19,14 @@ use crate::error::{Result, Unit};
 use crate::id::{MapIdx, TextIdx};
 use crate::map::KeyChange;
 use crate::oplog::MapNames;
-use crate::style::{Delta, Value};
+use crate::style::{Attributes, Delta, Value};
 
 pub(crate) use compose::{
     apply_change, attribute_changes, compose, diff_texts, normalize, transform, transform_position,
     transform_with,
 };
 pub use subscribe::Subscription;
-pub(crate) use subscribe::{InverseCallback, Observers};
+pub(crate) use subscribe::{EventCallback, InverseCallback, Observers};
 
 /// What caused a [`DocEvent`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -184,6 +184,10 @@ impl Units {
 }
 
 /// The changes of one event so far, per text and unit.
+///
+/// A document keeps its draft from one commit to the next (while the
+/// subscribers want the same units), so the buffers below live on: a
+/// commit per keystroke builds its event without allocating.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Draft {
     units: Units,
@@ -194,6 +198,71 @@ pub(crate) struct Draft {
     /// Per map and key, its value before the draft and now (the same in
     /// every unit; also the inverse).
     maps: BTreeMap<MapIdx, BTreeMap<Box<str>, KeyChange>>,
+    /// The last event handed out, given back by [`Draft::put_back`]: its
+    /// texts' names and (empty) delta buffers are reused by the next.
+    spare_event: Option<DocEvent>,
+    /// The texts the event out there names, in its order.
+    taken: Vec<TextIdx>,
+    /// The event callbacks of the event being sent, copied out of the
+    /// subscribers' registry (see [`Draft::callbacks`]).
+    callbacks: CallbackBuf,
+    /// Insert strings of cleared deltas, reused by [`DeltaBuf::insert`].
+    spare_strings: Vec<String>,
+    /// The next delta of a text that already changed in this draft,
+    /// before it is composed onto the change so far.
+    scratch: Vec<Delta>,
+}
+
+/// A buffer of event callbacks (empty between events).
+#[derive(Clone, Default)]
+struct CallbackBuf(Vec<(Unit, EventCallback)>);
+
+impl std::fmt::Debug for CallbackBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CallbackBuf({})", self.0.len())
+    }
+}
+
+/// Spare insert strings a draft keeps at most.
+const SPARE_STRINGS: usize = 8;
+/// Capacity (bytes) above which an insert string is not kept as a spare.
+const SPARE_STRING_BYTES: usize = 64;
+
+/// Where a local edit writes its change delta (see [`Draft::record`]):
+/// an empty buffer of the draft, and the draft's spare strings for
+/// inserted text.
+pub(crate) struct DeltaBuf<'a> {
+    out: &'a mut Vec<Delta>,
+    spare: &'a mut Vec<String>,
+}
+
+impl DeltaBuf<'_> {
+    /// Appends a plain retain of `n` (nothing if `n` is 0, so the delta
+    /// stays in normal form).
+    pub fn retain(&mut self, n: usize) {
+        if n > 0 {
+            self.out.push(Delta::retain(n));
+        }
+    }
+
+    /// Appends `op`.
+    pub fn push(&mut self, op: Delta) {
+        self.out.push(op);
+    }
+
+    /// Appends an insert of `s` with `attributes`, in a spare string if
+    /// the draft has one.
+    pub fn insert(&mut self, s: &str, attributes: Attributes) {
+        let insert = match self.spare.pop() {
+            Some(mut spare) => {
+                spare.clear();
+                spare.push_str(s);
+                spare
+            }
+            None => s.to_owned(),
+        };
+        self.out.push(Delta::Insert { insert, attributes });
+    }
 }
 
 impl Draft {
@@ -202,9 +271,8 @@ impl Draft {
     pub fn new(units: Units, inverse: bool) -> Draft {
         Draft {
             units,
-            texts: BTreeMap::new(),
             inverse: inverse.then(BTreeMap::new),
-            maps: BTreeMap::new(),
+            ..Draft::default()
         }
     }
 
@@ -223,14 +291,14 @@ impl Draft {
     }
 
     /// The inverses, named.
-    pub fn inverse(&self, name: impl Fn(TextIdx) -> String, maps: &MapNames) -> Inverse {
+    pub fn inverse<'n>(&self, name: impl Fn(TextIdx) -> &'n str, maps: &MapNames) -> Inverse {
         let texts = self
             .inverse
             .iter()
             .flatten()
             .filter(|(_, d)| !d.is_empty())
             .map(|(&t, d)| TextDiff {
-                name: name(t),
+                name: name(t).to_owned(),
                 delta: d.clone(),
             })
             .collect();
@@ -321,6 +389,20 @@ impl Draft {
         }
     }
 
+    /// A buffer for the event callbacks of one event, taken out of the
+    /// draft (give it back, emptied, with [`Draft::put_callbacks`]).
+    pub fn callbacks(&mut self) -> Vec<(Unit, EventCallback)> {
+        std::mem::take(&mut self.callbacks.0)
+    }
+
+    /// Gives back the buffer of [`Draft::callbacks`], dropping the
+    /// callbacks it holds (an unsubscribed callback must not live on in a
+    /// draft) but keeping its allocation.
+    pub fn put_callbacks(&mut self, mut callbacks: Vec<(Unit, EventCallback)>) {
+        callbacks.clear();
+        self.callbacks.0 = callbacks;
+    }
+
     /// The units it keeps.
     pub fn units(&self) -> Units {
         self.units
@@ -343,10 +425,51 @@ impl Draft {
         }
     }
 
+    /// [`Draft::add`] for a local edit: `change(unit, buf)` writes the
+    /// edit's delta (in normal form) into `buf`, straight into the draft's
+    /// buffer for the text when it is the text's first change in this
+    /// draft (the common case: a commit per edit), so nothing is
+    /// allocated or composed.
+    pub fn record(&mut self, text: TextIdx, mut change: impl FnMut(Unit, &mut DeltaBuf<'_>)) {
+        let entry = self.texts.entry(text).or_default();
+        for unit in self.units.iter() {
+            let acc = &mut entry[unit.index()];
+            if acc.is_empty() {
+                change(
+                    unit,
+                    &mut DeltaBuf {
+                        out: acc,
+                        spare: &mut self.spare_strings,
+                    },
+                );
+            } else {
+                self.scratch.clear();
+                change(
+                    unit,
+                    &mut DeltaBuf {
+                        out: &mut self.scratch,
+                        spare: &mut self.spare_strings,
+                    },
+                );
+                *acc = compose(acc, &self.scratch, unit);
+                self.scratch.clear();
+            }
+        }
+    }
+
     /// Empties the draft, keeping its allocations, for the next change.
     pub fn clear(&mut self) {
+        let spare = &mut self.spare_strings;
         for deltas in self.texts.values_mut() {
-            deltas.iter_mut().for_each(Vec::clear);
+            for delta in deltas.iter_mut() {
+                for op in delta.drain(..) {
+                    if let Delta::Insert { insert, .. } = op {
+                        if spare.len() < SPARE_STRINGS && insert.capacity() <= SPARE_STRING_BYTES {
+                            spare.push(insert);
+                        }
+                    }
+                }
+            }
         }
         if let Some(inverse) = &mut self.inverse {
             inverse.values_mut().for_each(Vec::clear);
@@ -355,52 +478,72 @@ impl Draft {
     }
 
     /// The event for subscribers of `unit`, its deltas moved out of the
-    /// draft, and the texts it names (give both back with
-    /// [`Draft::put_back`]: a draft reused for the next change keeps its
-    /// allocations).
-    pub fn take_event(
+    /// draft (give it back with [`Draft::put_back`]: a draft reused for
+    /// the next change keeps its allocations, the event's included).
+    pub fn take_event<'n>(
         &mut self,
         trigger: EventTrigger,
         origin: Option<&str>,
         unit: Unit,
-        name: impl Fn(TextIdx) -> String,
+        name: impl Fn(TextIdx) -> &'n str,
         maps: &MapNames,
-    ) -> (DocEvent, Vec<TextIdx>) {
-        let mut taken = Vec::new();
-        let texts = self
-            .texts
-            .iter_mut()
-            .filter_map(|(&t, d)| {
-                // Normal form, and a text whose change cancels out is left
-                // out.
-                normalize(&mut d[unit.index()]);
-                (!d[unit.index()].is_empty()).then_some((t, d))
-            })
-            .map(|(t, d)| {
-                taken.push(t);
-                TextDiff {
-                    name: name(t),
-                    delta: std::mem::take(&mut d[unit.index()]),
-                }
-            })
-            .collect();
-        let event = DocEvent {
+    ) -> DocEvent {
+        let mut event = self.spare_event.take().unwrap_or(DocEvent {
             trigger,
-            origin: origin.map(str::to_owned),
+            origin: None,
             unit,
-            texts,
-            maps: self.map_diffs(maps, |c| c.new.clone()),
-        };
-        (event, taken)
+            texts: Vec::new(),
+            maps: Vec::new(),
+        });
+        event.trigger = trigger;
+        event.unit = unit;
+        if event.origin.as_deref() != origin {
+            event.origin = origin.map(str::to_owned);
+        }
+        self.taken.clear();
+        let mut n = 0;
+        for (&t, d) in self.texts.iter_mut() {
+            let delta = &mut d[unit.index()];
+            // Normal form, and a text whose change cancels out is left
+            // out.
+            normalize(delta);
+            if delta.is_empty() {
+                continue;
+            }
+            self.taken.push(t);
+            let text_name = name(t);
+            match event.texts.get_mut(n) {
+                Some(diff) => {
+                    if diff.name != text_name {
+                        diff.name.clear();
+                        diff.name.push_str(text_name);
+                    }
+                    // The diff's buffer is empty (see `put_back`).
+                    std::mem::swap(&mut diff.delta, delta);
+                }
+                None => event.texts.push(TextDiff {
+                    name: text_name.to_owned(),
+                    delta: std::mem::take(delta),
+                }),
+            }
+            n += 1;
+        }
+        event.texts.truncate(n);
+        event.maps = self.map_diffs(maps, |c| c.new.clone());
+        event
     }
 
-    /// Moves the deltas of an event made by [`Draft::take_event`] back.
-    pub fn put_back(&mut self, event: DocEvent, taken: &[TextIdx]) {
+    /// Moves the deltas of an event made by [`Draft::take_event`] back,
+    /// and keeps the event's buffers for the next one.
+    pub fn put_back(&mut self, mut event: DocEvent) {
         let unit = event.unit;
-        for (diff, t) in event.texts.into_iter().zip(taken) {
+        for (diff, t) in event.texts.iter_mut().zip(&self.taken) {
             if let Some(d) = self.texts.get_mut(t) {
-                d[unit.index()] = diff.delta;
+                std::mem::swap(&mut d[unit.index()], &mut diff.delta);
             }
+            diff.delta.clear();
         }
+        event.maps.clear();
+        self.spare_event = Some(event);
     }
 }
