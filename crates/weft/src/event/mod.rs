@@ -206,8 +206,14 @@ pub(crate) struct Draft {
     /// The event callbacks of the event being sent, copied out of the
     /// subscribers' registry (see [`Draft::callbacks`]).
     callbacks: CallbackBuf,
-    /// Insert strings of cleared deltas, reused by [`DeltaBuf::insert`].
-    spare_strings: Vec<String>,
+    /// Plain retains and inserts of cleared deltas, reused by
+    /// [`DeltaBuf`] (building and dropping them, their attributes and
+    /// strings, cost more than the rest of a keystroke's event).
+    spare: SpareOps,
+    /// Whether some text's delta may not be in normal form: it was
+    /// composed or given whole ([`Draft::add`], [`Draft::put_text`]);
+    /// deltas written by [`Draft::record`] alone are normal already.
+    composed: bool,
     /// The next delta of a text that already changed in this draft,
     /// before it is composed onto the change so far.
     scratch: Vec<Delta>,
@@ -223,26 +229,66 @@ impl std::fmt::Debug for CallbackBuf {
     }
 }
 
-/// Spare insert strings a draft keeps at most.
-const SPARE_STRINGS: usize = 8;
-/// Capacity (bytes) above which an insert string is not kept as a spare.
+/// Spare ops of each kind a draft keeps at most.
+const SPARE_OPS: usize = 8;
+/// Capacity (bytes) above which an insert is not kept as a spare.
 const SPARE_STRING_BYTES: usize = 64;
 
+/// Ops of cleared deltas kept for the next ones: plain retains and
+/// plain inserts (their strings), at most [`SPARE_OPS`] of each.
+#[derive(Debug, Clone, Default)]
+struct SpareOps {
+    retains: Vec<Delta>,
+    inserts: Vec<Delta>,
+}
+
+impl SpareOps {
+    /// Keeps `op` if it is a plain retain or a small plain insert and
+    /// there is room; drops it otherwise.
+    fn keep(&mut self, op: Delta) {
+        match &op {
+            Delta::Retain { attributes, .. }
+                if attributes.is_empty() && self.retains.len() < SPARE_OPS =>
+            {
+                self.retains.push(op);
+            }
+            Delta::Insert { insert, attributes }
+                if attributes.is_empty()
+                    && insert.capacity() <= SPARE_STRING_BYTES
+                    && self.inserts.len() < SPARE_OPS =>
+            {
+                self.inserts.push(op);
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Where a local edit writes its change delta (see [`Draft::record`]):
-/// an empty buffer of the draft, and the draft's spare strings for
-/// inserted text.
+/// an empty buffer of the draft, and the draft's spare ops.
 pub(crate) struct DeltaBuf<'a> {
     out: &'a mut Vec<Delta>,
-    spare: &'a mut Vec<String>,
+    spare: &'a mut SpareOps,
 }
 
 impl DeltaBuf<'_> {
     /// Appends a plain retain of `n` (nothing if `n` is 0, so the delta
     /// stays in normal form).
     pub fn retain(&mut self, n: usize) {
-        if n > 0 {
-            self.out.push(Delta::retain(n));
+        if n == 0 {
+            return;
         }
+        let op = match self.spare.retains.pop() {
+            Some(Delta::Retain {
+                attributes,
+                retain: _,
+            }) => Delta::Retain {
+                retain: n,
+                attributes,
+            },
+            _ => Delta::retain(n),
+        };
+        self.out.push(op);
     }
 
     /// Appends `op`.
@@ -250,18 +296,25 @@ impl DeltaBuf<'_> {
         self.out.push(op);
     }
 
-    /// Appends an insert of `s` with `attributes`, in a spare string if
-    /// the draft has one.
-    pub fn insert(&mut self, s: &str, attributes: Attributes) {
-        let insert = match self.spare.pop() {
-            Some(mut spare) => {
-                spare.clear();
-                spare.push_str(s);
-                spare
+    /// Appends an insert of `s` with `attributes`, in a spare op if the
+    /// draft has one and `attributes` is empty.
+    pub fn insert(&mut self, s: &str, attributes: &Attributes) {
+        if attributes.is_empty() {
+            if let Some(Delta::Insert {
+                mut insert,
+                attributes,
+            }) = self.spare.inserts.pop()
+            {
+                insert.clear();
+                insert.push_str(s);
+                self.out.push(Delta::Insert { insert, attributes });
+                return;
             }
-            None => s.to_owned(),
-        };
-        self.out.push(Delta::Insert { insert, attributes });
+        }
+        self.out.push(Delta::Insert {
+            insert: s.to_owned(),
+            attributes: attributes.clone(),
+        });
     }
 }
 
@@ -383,6 +436,7 @@ impl Draft {
     /// Puts back (replacing) the change of `text` (per unit) and its
     /// inverse (kept only if the draft keeps inverses).
     pub fn put_text(&mut self, text: TextIdx, change: [Vec<Delta>; 3], inverse: Vec<Delta>) {
+        self.composed = true;
         self.texts.insert(text, change);
         if let Some(m) = &mut self.inverse {
             m.insert(text, inverse);
@@ -411,6 +465,7 @@ impl Draft {
     /// Records that `change(unit)` happened to `text` after everything
     /// recorded so far, for each unit kept.
     pub fn add(&mut self, text: TextIdx, mut change: impl FnMut(Unit) -> Vec<Delta>) {
+        self.composed = true;
         let entry = self.texts.entry(text).or_default();
         for unit in self.units.iter() {
             let acc = &mut entry[unit.index()];
@@ -439,7 +494,7 @@ impl Draft {
                     unit,
                     &mut DeltaBuf {
                         out: acc,
-                        spare: &mut self.spare_strings,
+                        spare: &mut self.spare,
                     },
                 );
             } else {
@@ -448,33 +503,32 @@ impl Draft {
                     unit,
                     &mut DeltaBuf {
                         out: &mut self.scratch,
-                        spare: &mut self.spare_strings,
+                        spare: &mut self.spare,
                     },
                 );
                 *acc = compose(acc, &self.scratch, unit);
                 self.scratch.clear();
+                self.composed = true;
             }
         }
     }
 
     /// Empties the draft, keeping its allocations, for the next change.
     pub fn clear(&mut self) {
-        let spare = &mut self.spare_strings;
         for deltas in self.texts.values_mut() {
             for delta in deltas.iter_mut() {
                 for op in delta.drain(..) {
-                    if let Delta::Insert { insert, .. } = op {
-                        if spare.len() < SPARE_STRINGS && insert.capacity() <= SPARE_STRING_BYTES {
-                            spare.push(insert);
-                        }
-                    }
+                    self.spare.keep(op);
                 }
             }
         }
         if let Some(inverse) = &mut self.inverse {
             inverse.values_mut().for_each(Vec::clear);
         }
-        self.maps.clear();
+        if !self.maps.is_empty() {
+            self.maps.clear();
+        }
+        self.composed = false;
     }
 
     /// The event for subscribers of `unit`, its deltas moved out of the
@@ -506,7 +560,9 @@ impl Draft {
             let delta = &mut d[unit.index()];
             // Normal form, and a text whose change cancels out is left
             // out.
-            normalize(delta);
+            if self.composed {
+                normalize(delta);
+            }
             if delta.is_empty() {
                 continue;
             }
@@ -529,7 +585,10 @@ impl Draft {
             n += 1;
         }
         event.texts.truncate(n);
-        event.maps = self.map_diffs(maps, |c| c.new.clone());
+        // (`put_back` left the event's maps empty.)
+        if !self.maps.is_empty() {
+            event.maps = self.map_diffs(maps, |c| c.new.clone());
+        }
         event
     }
 

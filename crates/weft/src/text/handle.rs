@@ -495,7 +495,7 @@ impl<'a> Text<'a> {
                 Some(Object::Block(base)) => buf.push(Delta::Block {
                     attributes: Attributes::clone(base),
                 }),
-                None => buf.insert(s, attributes.clone()),
+                None => buf.insert(s, &attributes),
             }
         });
     }
