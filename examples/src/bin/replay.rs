@@ -21,8 +21,10 @@
 //! change-event subscriber ([`Doc::subscribe`]) that applies each event's
 //! Quill delta to a jumprope mirror, as an editor's view would; the mirror
 //! must end equal to the trace's text. It reports that apply (`apply (weft,
-//! events)`) against the plain apply of the same run, and the commits
-//! alone (the same commits without a subscriber).
+//! events)`) against the plain apply of the same run, the commits
+//! alone (the same commits without a subscriber), and the floor of that
+//! measurement: plain weft plus the rope apply, since the mirror makes
+//! every edit again in its own rope.
 //!
 //! Each measured line starts with its label and the median in ms (`apply
 //! (weft)  7.306 ms ...`), which scripts read; the explanations around them
@@ -550,6 +552,12 @@ fn run() -> Result<bool, Box<dyn Error>> {
              the subscriber and its mirror add {:.2}x on top of them)",
             commits.median / weft_apply.median,
             with.median / commits.median
+        );
+        println!(
+            "  floor               {:9.3} ms  {:.2}x plain weft  (plain weft plus the rope apply below: the\n    \
+             mirror makes the same edits in its own rope, so no events path gets under this)",
+            weft_apply.median + rope_apply.median,
+            (weft_apply.median + rope_apply.median) / weft_apply.median
         );
     }
     println!("apply (jumprope)      {rope_apply}  1.00x");
