@@ -14,8 +14,9 @@
 //! `--rich` also replays a *rich* version of the trace: every 1,000 patches
 //! one bold mark goes over a random 10% of the text (seeded, so every run
 //! makes the same marks). It reports that apply against the plain apply
-//! of the same run, `to_delta()` of the final document, and how much the
-//! marks add to the update.
+//! of the same run, `to_delta()` of the final document, how much the
+//! marks add to the update, and the first read of the marked text after
+//! opening its snapshot against the same read of the unmarked one.
 //!
 //! `--events` also replays the trace with a commit after every patch and a
 //! change-event subscriber ([`Doc::subscribe`]) that applies each event's
@@ -802,6 +803,37 @@ fn run() -> Result<bool, Box<dyn Error>> {
             rich_snap.len(),
             rich_snap.len() as i64 - snap.len() as i64,
             (rich_snap.len() as f64 - snap.len() as f64) / made.max(1) as f64
+        );
+        // The first read of the marked text after opening its snapshot,
+        // against the same read of the unmarked snapshot, in alternating
+        // runs: `text("text").to_delta()`, what an editor shows first.
+        let (mut plain_times, mut rich_times) = (Vec::new(), Vec::new());
+        for _ in 0..args.runs.max(1) {
+            for (bytes, times, want) in [
+                (&snap, &mut plain_times, None),
+                (&rich_snap, &mut rich_times, Some(&delta)),
+            ] {
+                let t = Instant::now();
+                let mut d = Doc::new();
+                d.import(bytes)?;
+                let read = d.text("text").to_delta();
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+                let fits = match want {
+                    Some(want) => read == *want,
+                    None => read == [Delta::insert(expected.as_str())],
+                };
+                if !fits {
+                    round_trip_ok = false;
+                    eprintln!("MISMATCH: the first read after opening a snapshot");
+                }
+            }
+        }
+        let (plain_read, rich_read) = (Stats::new(plain_times), Stats::new(rich_times));
+        println!(
+            "first read (rich)     {rich_read}  {:.2}x the unmarked snapshot's {:.3} ms (open the snapshot,\n    \
+             then text(\"text\").to_delta(); alternating runs)",
+            rich_read.median / plain_read.median,
+            plain_read.median
         );
         drop((rich, round, lazy, rich_snap));
 
