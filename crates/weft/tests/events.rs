@@ -3,7 +3,8 @@
 //! inside a callback), snapshots, pending updates released later, failed
 //! and duplicate imports, several texts per event, and UTF-16 counting.
 //! Every test that receives deltas also applies them to a mirror and
-//! compares it with the document.
+//! compares it with the document. A random test checks the events of
+//! single edits (the fast path) against the general path.
 
 mod common;
 
@@ -384,4 +385,139 @@ fn regression_utf8_event_of_deletes_across_leaves_and_a_mark() {
     let mut text = old;
     diff[0].apply_to(&mut text, Unit::Utf8).unwrap();
     assert_eq!(text, a.text("t").to_delta());
+}
+
+/// A small seeded generator (xorshift64) for the random test below.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// One random edit of text `name` (inserts of multi-byte and astral
+/// chars, by char and UTF-16 position, deletes, marks and unmarks,
+/// embeds and block markers), the same on every document in `docs`.
+fn random_edit(rng: &mut Rng, docs: &mut [&mut Doc], name: &str) {
+    const PIECES: [&str; 6] = ["a", "bc", "é", "👋", "x😀y", "\n"];
+    let len = docs[0].text(name).len();
+    let pos = rng.below(len + 1);
+    let end = pos + rng.below(len - pos + 1);
+    let piece = PIECES[rng.below(PIECES.len())];
+    let mut kind = rng.below(9);
+    // Marks need a range that is not empty.
+    let end = if end == pos && pos < len {
+        pos + 1
+    } else {
+        end
+    };
+    if end == pos && (4..=6).contains(&kind) {
+        kind = 0;
+    }
+    for doc in docs.iter_mut() {
+        let mut text = doc.text(name);
+        match kind {
+            0 | 1 => text.insert(pos, piece).unwrap(),
+            2 => {
+                let at = text.convert_pos(pos, Unit::Char, Unit::Utf16).unwrap();
+                text.insert_utf16(at, piece).unwrap();
+            }
+            3 => text.delete(pos, end - pos).unwrap(),
+            4 => text.mark(pos..end, "bold", true).unwrap(),
+            5 => text.mark(pos..end, "link", "https://weft.rs").unwrap(),
+            6 => text.unmark(pos..end, "bold").unwrap(),
+            7 => text
+                .insert_embed(pos, weft::Value::from("cat.png"))
+                .unwrap(),
+            _ => text.split_block(pos, [("header", 1)]).unwrap(),
+        }
+    }
+}
+
+/// The text diffs of the event a document fired last, in each unit (from
+/// the recorders of [`record`]), if it fired one after `since` events
+/// (empty if not: a commit whose ops cancel out fires an event without
+/// diffs).
+fn last_diffs(seen: &[Arc<Mutex<Vec<DocEvent>>>], since: &[usize]) -> Vec<Vec<weft::TextDiff>> {
+    seen.iter()
+        .zip(since)
+        .map(|(s, &n)| {
+            let s = s.lock().unwrap();
+            s[n..].last().map(|e| e.texts.clone()).unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Differential test of the event fast path: document `a` commits after
+/// every edit, so each of its events is one edit written straight into
+/// the draft (no composing, no normalising); `b` gets the same edits in
+/// commits of one to four, composed, and for a single edit it first
+/// inserts and deletes a char of another text, which sends the commit
+/// through the general path (composing and normalising) while the event
+/// stays the same. Single-edit events of both must be identical in chars,
+/// UTF-8 and UTF-16, and every event applied to a mirror must give the
+/// text's delta, for both documents and two texts.
+#[test]
+fn recorded_events_match_the_general_path_on_random_rich_edits() {
+    const UNITS: [Unit; 3] = [Unit::Char, Unit::Utf8, Unit::Utf16];
+    const TEXTS: [&str; 2] = ["t0", "t1"];
+    for seed in 1..=24u64 {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ seed.wrapping_mul(0x2545_f491_4f6c_dd1d));
+        let (mut a, mut b) = (doc(1), doc(1));
+        let subs: Vec<_> = UNITS
+            .iter()
+            .flat_map(|&u| [record(&mut a, u), record(&mut b, u)])
+            .collect();
+        let seen_a: Vec<_> = subs.iter().step_by(2).map(|(_, s)| Arc::clone(s)).collect();
+        let seen_b: Vec<_> = subs
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .map(|(_, s)| Arc::clone(s))
+            .collect();
+        for _ in 0..60 {
+            let group = 1 + rng.below(4);
+            let since_a: Vec<usize> = seen_a.iter().map(|s| s.lock().unwrap().len()).collect();
+            let since_b: Vec<usize> = seen_b.iter().map(|s| s.lock().unwrap().len()).collect();
+            if group == 1 {
+                let mut pad = b.text("pad");
+                pad.insert(0, "p").unwrap();
+                pad.delete(0, 1).unwrap();
+            }
+            for _ in 0..group {
+                let name = TEXTS[rng.below(TEXTS.len())];
+                random_edit(&mut rng, &mut [&mut a, &mut b], name);
+                a.commit();
+            }
+            b.commit();
+            if group == 1 {
+                assert_eq!(
+                    last_diffs(&seen_a, &since_a),
+                    last_diffs(&seen_b, &since_b),
+                    "seed {seed}: one edit, fast and general path"
+                );
+            }
+        }
+        for (seen, d) in [(&seen_a, &a), (&seen_b, &b)] {
+            for name in TEXTS {
+                let expected = delta(d, name);
+                for (s, unit) in seen.iter().zip(UNITS) {
+                    let mut mirror = Vec::new();
+                    replay(&s.lock().unwrap(), name, &mut mirror);
+                    assert_eq!(mirror, expected, "seed {seed}, text {name}, {unit:?}");
+                }
+            }
+        }
+        assert_eq!(delta(&a, "t0"), delta(&b, "t0"));
+        assert_eq!(delta(&a, "t1"), delta(&b, "t1"));
+        drop(subs);
+    }
 }

@@ -14,15 +14,18 @@
 //! `--rich` also replays a *rich* version of the trace: every 1,000 patches
 //! one bold mark goes over a random 10% of the text (seeded, so every run
 //! makes the same marks). It reports that apply against the plain apply
-//! of the same run, `to_delta()` of the final document, and how much the
-//! marks add to the update.
+//! of the same run, `to_delta()` of the final document, how much the
+//! marks add to the update, and the first read of the marked text after
+//! opening its snapshot against the same read of the unmarked one.
 //!
 //! `--events` also replays the trace with a commit after every patch and a
 //! change-event subscriber ([`Doc::subscribe`]) that applies each event's
 //! Quill delta to a jumprope mirror, as an editor's view would; the mirror
 //! must end equal to the trace's text. It reports that apply (`apply (weft,
-//! events)`) against the plain apply of the same run, and the commits
-//! alone (the same commits without a subscriber).
+//! events)`) against the plain apply of the same run, the commits
+//! alone (the same commits without a subscriber), and the floor of that
+//! measurement: plain weft plus the rope apply, since the mirror makes
+//! every edit again in its own rope.
 //!
 //! Each measured line starts with its label and the median in ms (`apply
 //! (weft)  7.306 ms ...`), which scripts read; the explanations around them
@@ -551,6 +554,12 @@ fn run() -> Result<bool, Box<dyn Error>> {
             commits.median / weft_apply.median,
             with.median / commits.median
         );
+        println!(
+            "  floor               {:9.3} ms  {:.2}x plain weft  (plain weft plus the rope apply below: the\n    \
+             mirror makes the same edits in its own rope, so no events path gets under this)",
+            weft_apply.median + rope_apply.median,
+            (weft_apply.median + rope_apply.median) / weft_apply.median
+        );
     }
     println!("apply (jumprope)      {rope_apply}  1.00x");
     // A String costs O(n) per edit: only worth it for small documents.
@@ -794,6 +803,37 @@ fn run() -> Result<bool, Box<dyn Error>> {
             rich_snap.len(),
             rich_snap.len() as i64 - snap.len() as i64,
             (rich_snap.len() as f64 - snap.len() as f64) / made.max(1) as f64
+        );
+        // The first read of the marked text after opening its snapshot,
+        // against the same read of the unmarked snapshot, in alternating
+        // runs: `text("text").to_delta()`, what an editor shows first.
+        let (mut plain_times, mut rich_times) = (Vec::new(), Vec::new());
+        for _ in 0..args.runs.max(1) {
+            for (bytes, times, want) in [
+                (&snap, &mut plain_times, None),
+                (&rich_snap, &mut rich_times, Some(&delta)),
+            ] {
+                let t = Instant::now();
+                let mut d = Doc::new();
+                d.import(bytes)?;
+                let read = d.text("text").to_delta();
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+                let fits = match want {
+                    Some(want) => read == *want,
+                    None => read == [Delta::insert(expected.as_str())],
+                };
+                if !fits {
+                    round_trip_ok = false;
+                    eprintln!("MISMATCH: the first read after opening a snapshot");
+                }
+            }
+        }
+        let (plain_read, rich_read) = (Stats::new(plain_times), Stats::new(rich_times));
+        println!(
+            "first read (rich)     {rich_read}  {:.2}x the unmarked snapshot's {:.3} ms (open the snapshot,\n    \
+             then text(\"text\").to_delta(); alternating runs)",
+            rich_read.median / plain_read.median,
+            plain_read.median
         );
         drop((rich, round, lazy, rich_snap));
 

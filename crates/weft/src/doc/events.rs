@@ -324,12 +324,13 @@ impl Doc {
     /// managers last: they see the event in chars with its inverse).
     pub(super) fn emit(&self, trigger: EventTrigger, origin: Option<&str>, draft: &mut Draft) {
         self.fold_incarnations(draft);
-        let callbacks = self.observers.event_callbacks();
+        let mut callbacks = draft.callbacks();
+        self.observers.event_callbacks(&mut callbacks);
         for unit in draft.units().iter() {
             if !callbacks.iter().any(|(u, _)| *u == unit) {
                 continue;
             }
-            let (event, taken) = draft.take_event(
+            let event = draft.take_event(
                 trigger,
                 origin,
                 unit,
@@ -339,11 +340,12 @@ impl Doc {
             for (_, callback) in callbacks.iter().filter(|(u, _)| *u == unit) {
                 callback(&event);
             }
-            draft.put_back(event, &taken);
+            draft.put_back(event);
         }
+        draft.put_callbacks(callbacks);
         if self.observers.wants_inverses() {
             let managers = self.observers.inverse_callbacks();
-            let (event, taken) = draft.take_event(
+            let event = draft.take_event(
                 trigger,
                 origin,
                 Unit::Char,
@@ -354,15 +356,15 @@ impl Doc {
             for manager in managers {
                 manager(&event, &inverse);
             }
-            draft.put_back(event, &taken);
+            draft.put_back(event);
         }
     }
 
     /// The public name of text `t` (see `containers.rs`).
-    pub(super) fn text_name(&self, t: TextIdx) -> String {
-        self.texts.get(t).map_or_else(String::new, |s| {
-            crate::oplog::public_name(s.name()).to_owned()
-        })
+    pub(super) fn text_name(&self, t: TextIdx) -> &str {
+        self.texts
+            .get(t)
+            .map_or("", |s| crate::oplog::public_name(s.name()))
     }
 
     /// The event of a snapshot imported lazily into an empty document:

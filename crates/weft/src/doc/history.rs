@@ -264,7 +264,7 @@ impl Doc {
             match view.apply_to_view(update, Some(&mut draft)) {
                 Ok(()) => {
                     view.fold_incarnations(&mut draft);
-                    let (event, _) = draft.take_event(
+                    let event = draft.take_event(
                         EventTrigger::Checkout,
                         None,
                         unit,

@@ -19,14 +19,14 @@ use crate::error::{Result, Unit};
 use crate::id::{MapIdx, TextIdx};
 use crate::map::KeyChange;
 use crate::oplog::MapNames;
-use crate::style::{Delta, Value};
+use crate::style::{Attributes, Delta, Value};
 
 pub(crate) use compose::{
     apply_change, attribute_changes, compose, diff_texts, normalize, transform, transform_position,
     transform_with,
 };
 pub use subscribe::Subscription;
-pub(crate) use subscribe::{InverseCallback, Observers};
+pub(crate) use subscribe::{EventCallback, InverseCallback, Observers};
 
 /// What caused a [`DocEvent`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -184,6 +184,10 @@ impl Units {
 }
 
 /// The changes of one event so far, per text and unit.
+///
+/// A document keeps its draft from one commit to the next (while the
+/// subscribers want the same units), so the buffers below live on: a
+/// commit per keystroke builds its event without allocating.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Draft {
     units: Units,
@@ -194,6 +198,124 @@ pub(crate) struct Draft {
     /// Per map and key, its value before the draft and now (the same in
     /// every unit; also the inverse).
     maps: BTreeMap<MapIdx, BTreeMap<Box<str>, KeyChange>>,
+    /// The last event handed out, given back by [`Draft::put_back`]: its
+    /// texts' names and (empty) delta buffers are reused by the next.
+    spare_event: Option<DocEvent>,
+    /// The texts the event out there names, in its order.
+    taken: Vec<TextIdx>,
+    /// The event callbacks of the event being sent, copied out of the
+    /// subscribers' registry (see [`Draft::callbacks`]).
+    callbacks: CallbackBuf,
+    /// Plain retains and inserts of cleared deltas, reused by
+    /// [`DeltaBuf`] (building and dropping them, their attributes and
+    /// strings, cost more than the rest of a keystroke's event).
+    spare: SpareOps,
+    /// Whether some text's delta may not be in normal form: it was
+    /// composed or given whole ([`Draft::add`], [`Draft::put_text`]);
+    /// deltas written by [`Draft::record`] alone are normal already.
+    composed: bool,
+    /// The next delta of a text that already changed in this draft,
+    /// before it is composed onto the change so far.
+    scratch: Vec<Delta>,
+}
+
+/// A buffer of event callbacks (empty between events).
+#[derive(Clone, Default)]
+struct CallbackBuf(Vec<(Unit, EventCallback)>);
+
+impl std::fmt::Debug for CallbackBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CallbackBuf({})", self.0.len())
+    }
+}
+
+/// Spare ops of each kind a draft keeps at most.
+const SPARE_OPS: usize = 8;
+/// Capacity (bytes) above which an insert is not kept as a spare.
+const SPARE_STRING_BYTES: usize = 64;
+
+/// Ops of cleared deltas kept for the next ones: plain retains and
+/// plain inserts (their strings), at most [`SPARE_OPS`] of each.
+#[derive(Debug, Clone, Default)]
+struct SpareOps {
+    retains: Vec<Delta>,
+    inserts: Vec<Delta>,
+}
+
+impl SpareOps {
+    /// Keeps `op` if it is a plain retain or a small plain insert and
+    /// there is room; drops it otherwise.
+    fn keep(&mut self, op: Delta) {
+        match &op {
+            Delta::Retain { attributes, .. }
+                if attributes.is_empty() && self.retains.len() < SPARE_OPS =>
+            {
+                self.retains.push(op);
+            }
+            Delta::Insert { insert, attributes }
+                if attributes.is_empty()
+                    && insert.capacity() <= SPARE_STRING_BYTES
+                    && self.inserts.len() < SPARE_OPS =>
+            {
+                self.inserts.push(op);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Where a local edit writes its change delta (see [`Draft::record`]):
+/// an empty buffer of the draft, and the draft's spare ops.
+pub(crate) struct DeltaBuf<'a> {
+    out: &'a mut Vec<Delta>,
+    spare: &'a mut SpareOps,
+}
+
+impl DeltaBuf<'_> {
+    /// Appends a plain retain of `n` (nothing if `n` is 0, so the delta
+    /// stays in normal form).
+    pub fn retain(&mut self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let op = match self.spare.retains.pop() {
+            Some(Delta::Retain {
+                attributes,
+                retain: _,
+            }) => Delta::Retain {
+                retain: n,
+                attributes,
+            },
+            _ => Delta::retain(n),
+        };
+        self.out.push(op);
+    }
+
+    /// Appends `op`.
+    pub fn push(&mut self, op: Delta) {
+        self.out.push(op);
+    }
+
+    /// Appends an insert of `s` with `attributes`, in a spare op if the
+    /// draft has one and `attributes` is empty.
+    pub fn insert(&mut self, s: &str, attributes: &Attributes) {
+        if attributes.is_empty() {
+            if let Some(Delta::Insert {
+                mut insert,
+                attributes,
+            }) = self.spare.inserts.pop()
+            {
+                insert.clear();
+                insert.push_str(s);
+                self.out.push(Delta::Insert { insert, attributes });
+                return;
+            }
+        }
+        self.out.push(Delta::Insert {
+            insert: s.to_owned(),
+            attributes: attributes.clone(),
+        });
+    }
 }
 
 impl Draft {
@@ -202,9 +324,8 @@ impl Draft {
     pub fn new(units: Units, inverse: bool) -> Draft {
         Draft {
             units,
-            texts: BTreeMap::new(),
             inverse: inverse.then(BTreeMap::new),
-            maps: BTreeMap::new(),
+            ..Draft::default()
         }
     }
 
@@ -223,14 +344,14 @@ impl Draft {
     }
 
     /// The inverses, named.
-    pub fn inverse(&self, name: impl Fn(TextIdx) -> String, maps: &MapNames) -> Inverse {
+    pub fn inverse<'n>(&self, name: impl Fn(TextIdx) -> &'n str, maps: &MapNames) -> Inverse {
         let texts = self
             .inverse
             .iter()
             .flatten()
             .filter(|(_, d)| !d.is_empty())
             .map(|(&t, d)| TextDiff {
-                name: name(t),
+                name: name(t).to_owned(),
                 delta: d.clone(),
             })
             .collect();
@@ -315,10 +436,25 @@ impl Draft {
     /// Puts back (replacing) the change of `text` (per unit) and its
     /// inverse (kept only if the draft keeps inverses).
     pub fn put_text(&mut self, text: TextIdx, change: [Vec<Delta>; 3], inverse: Vec<Delta>) {
+        self.composed = true;
         self.texts.insert(text, change);
         if let Some(m) = &mut self.inverse {
             m.insert(text, inverse);
         }
+    }
+
+    /// A buffer for the event callbacks of one event, taken out of the
+    /// draft (give it back, emptied, with [`Draft::put_callbacks`]).
+    pub fn callbacks(&mut self) -> Vec<(Unit, EventCallback)> {
+        std::mem::take(&mut self.callbacks.0)
+    }
+
+    /// Gives back the buffer of [`Draft::callbacks`], dropping the
+    /// callbacks it holds (an unsubscribed callback must not live on in a
+    /// draft) but keeping its allocation.
+    pub fn put_callbacks(&mut self, mut callbacks: Vec<(Unit, EventCallback)>) {
+        callbacks.clear();
+        self.callbacks.0 = callbacks;
     }
 
     /// The units it keeps.
@@ -329,6 +465,7 @@ impl Draft {
     /// Records that `change(unit)` happened to `text` after everything
     /// recorded so far, for each unit kept.
     pub fn add(&mut self, text: TextIdx, mut change: impl FnMut(Unit) -> Vec<Delta>) {
+        self.composed = true;
         let entry = self.texts.entry(text).or_default();
         for unit in self.units.iter() {
             let acc = &mut entry[unit.index()];
@@ -343,64 +480,129 @@ impl Draft {
         }
     }
 
+    /// [`Draft::add`] for a local edit: `change(unit, buf)` writes the
+    /// edit's delta (in normal form) into `buf`, straight into the draft's
+    /// buffer for the text when it is the text's first change in this
+    /// draft (the common case: a commit per edit), so nothing is
+    /// allocated or composed.
+    pub fn record(&mut self, text: TextIdx, mut change: impl FnMut(Unit, &mut DeltaBuf<'_>)) {
+        let entry = self.texts.entry(text).or_default();
+        for unit in self.units.iter() {
+            let acc = &mut entry[unit.index()];
+            if acc.is_empty() {
+                change(
+                    unit,
+                    &mut DeltaBuf {
+                        out: acc,
+                        spare: &mut self.spare,
+                    },
+                );
+            } else {
+                self.scratch.clear();
+                change(
+                    unit,
+                    &mut DeltaBuf {
+                        out: &mut self.scratch,
+                        spare: &mut self.spare,
+                    },
+                );
+                *acc = compose(acc, &self.scratch, unit);
+                self.scratch.clear();
+                self.composed = true;
+            }
+        }
+    }
+
     /// Empties the draft, keeping its allocations, for the next change.
     pub fn clear(&mut self) {
         for deltas in self.texts.values_mut() {
-            deltas.iter_mut().for_each(Vec::clear);
+            for delta in deltas.iter_mut() {
+                for op in delta.drain(..) {
+                    self.spare.keep(op);
+                }
+            }
         }
         if let Some(inverse) = &mut self.inverse {
             inverse.values_mut().for_each(Vec::clear);
         }
-        self.maps.clear();
+        if !self.maps.is_empty() {
+            self.maps.clear();
+        }
+        self.composed = false;
     }
 
     /// The event for subscribers of `unit`, its deltas moved out of the
-    /// draft, and the texts it names (give both back with
-    /// [`Draft::put_back`]: a draft reused for the next change keeps its
-    /// allocations).
-    pub fn take_event(
+    /// draft (give it back with [`Draft::put_back`]: a draft reused for
+    /// the next change keeps its allocations, the event's included).
+    pub fn take_event<'n>(
         &mut self,
         trigger: EventTrigger,
         origin: Option<&str>,
         unit: Unit,
-        name: impl Fn(TextIdx) -> String,
+        name: impl Fn(TextIdx) -> &'n str,
         maps: &MapNames,
-    ) -> (DocEvent, Vec<TextIdx>) {
-        let mut taken = Vec::new();
-        let texts = self
-            .texts
-            .iter_mut()
-            .filter_map(|(&t, d)| {
-                // Normal form, and a text whose change cancels out is left
-                // out.
-                normalize(&mut d[unit.index()]);
-                (!d[unit.index()].is_empty()).then_some((t, d))
-            })
-            .map(|(t, d)| {
-                taken.push(t);
-                TextDiff {
-                    name: name(t),
-                    delta: std::mem::take(&mut d[unit.index()]),
-                }
-            })
-            .collect();
-        let event = DocEvent {
+    ) -> DocEvent {
+        let mut event = self.spare_event.take().unwrap_or(DocEvent {
             trigger,
-            origin: origin.map(str::to_owned),
+            origin: None,
             unit,
-            texts,
-            maps: self.map_diffs(maps, |c| c.new.clone()),
-        };
-        (event, taken)
+            texts: Vec::new(),
+            maps: Vec::new(),
+        });
+        event.trigger = trigger;
+        event.unit = unit;
+        if event.origin.as_deref() != origin {
+            event.origin = origin.map(str::to_owned);
+        }
+        self.taken.clear();
+        let mut n = 0;
+        for (&t, d) in self.texts.iter_mut() {
+            let delta = &mut d[unit.index()];
+            // Normal form, and a text whose change cancels out is left
+            // out.
+            if self.composed {
+                normalize(delta);
+            }
+            if delta.is_empty() {
+                continue;
+            }
+            self.taken.push(t);
+            let text_name = name(t);
+            match event.texts.get_mut(n) {
+                Some(diff) => {
+                    if diff.name != text_name {
+                        diff.name.clear();
+                        diff.name.push_str(text_name);
+                    }
+                    // The diff's buffer is empty (see `put_back`).
+                    std::mem::swap(&mut diff.delta, delta);
+                }
+                None => event.texts.push(TextDiff {
+                    name: text_name.to_owned(),
+                    delta: std::mem::take(delta),
+                }),
+            }
+            n += 1;
+        }
+        event.texts.truncate(n);
+        // (`put_back` left the event's maps empty.)
+        if !self.maps.is_empty() {
+            event.maps = self.map_diffs(maps, |c| c.new.clone());
+        }
+        event
     }
 
-    /// Moves the deltas of an event made by [`Draft::take_event`] back.
-    pub fn put_back(&mut self, event: DocEvent, taken: &[TextIdx]) {
+    /// Moves the deltas of an event made by [`Draft::take_event`] back,
+    /// and keeps the event's buffers for the next one.
+    pub fn put_back(&mut self, mut event: DocEvent) {
         let unit = event.unit;
-        for (diff, t) in event.texts.into_iter().zip(taken) {
+        for (diff, t) in event.texts.iter_mut().zip(&self.taken) {
             if let Some(d) = self.texts.get_mut(t) {
-                d[unit.index()] = diff.delta;
+                std::mem::swap(&mut d[unit.index()], &mut diff.delta);
             }
+            diff.delta.clear();
         }
+        event.maps.clear();
+        self.spare_event = Some(event);
     }
 }

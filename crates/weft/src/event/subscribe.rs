@@ -146,17 +146,14 @@ impl Observers {
         self.add(Callback::LocalUpdate(callback))
     }
 
-    /// The event callbacks with their units, copied out of the lock (a
-    /// callback may drop a subscription, which takes the lock).
-    pub fn event_callbacks(&self) -> Vec<(Unit, EventCallback)> {
-        self.0
-            .lock()
-            .iter()
-            .filter_map(|(_, c)| match c {
-                Callback::Event(u, f) => Some((*u, Arc::clone(f))),
-                Callback::LocalUpdate(_) | Callback::Inverse(_) => None,
-            })
-            .collect()
+    /// Appends the event callbacks with their units to `out`, copied out
+    /// of the lock (a callback may drop a subscription, which takes the
+    /// lock).
+    pub fn event_callbacks(&self, out: &mut Vec<(Unit, EventCallback)>) {
+        out.extend(self.0.lock().iter().filter_map(|(_, c)| match c {
+            Callback::Event(u, f) => Some((*u, Arc::clone(f))),
+            Callback::LocalUpdate(_) | Callback::Inverse(_) => None,
+        }));
     }
 
     /// The inverse callbacks, copied out of the lock.

@@ -14,6 +14,7 @@
 
 mod change;
 mod commits;
+mod heads;
 mod map;
 mod mark;
 mod missing;
@@ -24,11 +25,12 @@ mod versions;
 
 pub(crate) use change::Change;
 pub(crate) use commits::{AddedChange, CommitInfo};
+use heads::Heads;
 pub(crate) use map::{is_reserved, public_name, MapNames, MapSet, PublicNames, REGISTERS};
 pub(crate) use mark::{KeyTable, Mark};
 pub(crate) use op::{origins_at, AnchorOp, OpKind, OpRun, NO_CONTENT};
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 use smallvec::SmallVec;
@@ -111,7 +113,7 @@ pub(crate) struct OpLog {
     /// Version of the committed changes.
     version: VersionVector,
     /// Heads of the committed changes, as seqs, sorted.
-    heads: BTreeSet<Seq>,
+    heads: Heads,
     next_seq: Seq,
     /// One more than the largest Lamport timestamp of a committed op.
     next_lamport: Lamport,
@@ -416,7 +418,7 @@ impl OpLog {
                     return Err(Error::CounterOverflow { peer });
                 }
                 let peer_idx = self.peers.intern(peer);
-                let mut deps: SmallVec<[Seq; 2]> = self.heads.iter().copied().collect();
+                let mut deps: SmallVec<[Seq; 2]> = self.heads.iter().collect();
                 self.add_own_previous(peer, counter, &mut deps);
                 self.push_change(peer_idx, counter, n, self.next_lamport, &deps);
             }
@@ -466,7 +468,7 @@ impl OpLog {
             self.peers.get(last.peer) == peer
                 && last.counter_end() == counter
                 && self.heads.len() == 1
-                && self.heads.first() == Some(&(last.seq_end() - 1))
+                && self.heads.first() == Some(last.seq_end() - 1)
         })
     }
 
@@ -547,16 +549,25 @@ impl OpLog {
     fn record_committed(&mut self, change: &Change) {
         let peer = self.peers.get(change.peer);
         self.version.extend_to(peer, change.counter_end());
+        self.next_lamport = self.next_lamport.max(change.lamport + change.len);
+        // A change that grew on top of its own last op (a commit per
+        // keystroke): that op was the only head, and the new last op
+        // replaces it. Its deps left the heads when it was first recorded.
+        if let Heads::One(h) = self.heads {
+            if change.seq <= h && h < change.seq_end() {
+                self.heads = Heads::One(change.seq_end() - 1);
+                return;
+            }
+        }
         // The pool, not `self.deps()`: `self.heads` is borrowed mutably below.
-        for d in deps_in(&self.dep_pool, change) {
+        for &d in deps_in(&self.dep_pool, change) {
             self.heads.remove(d);
         }
         // A change that grew replaces its own previous last op.
-        while let Some(&h) = self.heads.range(change.seq..change.seq_end()).next() {
-            self.heads.remove(&h);
+        while let Some(h) = self.heads.first_in(change.seq..change.seq_end()) {
+            self.heads.remove(h);
         }
         self.heads.insert(change.seq_end() - 1);
-        self.next_lamport = self.next_lamport.max(change.lamport + change.len);
     }
 
     /// Appends a committed change received from another peer: ops
@@ -574,7 +585,7 @@ impl OpLog {
         debug_assert_eq!(self.version.get(peer), counter);
         let seq = self.next_seq;
         self.add_own_previous(peer, counter, &mut deps);
-        if self.continues_last(peer, counter) && deps.iter().eq(self.heads.iter()) {
+        if self.continues_last(peer, counter) && deps.iter().copied().eq(self.heads.iter()) {
             let change = self.changes.last_mut().expect("there is a last change");
             change.len += len;
             let change = *change;
@@ -761,7 +772,7 @@ impl OpLog {
             return std::iter::once(OpId::new(self.peers.get(c.peer), c.counter_end() - 1))
                 .collect();
         }
-        self.heads.iter().map(|&s| self.seq_to_id(s)).collect()
+        self.heads.iter().map(|s| self.seq_to_id(s)).collect()
     }
 
     /// The history as canonical runs, sorted by peer and counter: each run

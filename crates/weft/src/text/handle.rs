@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use crate::cursor::{Cursor, Side};
 use crate::error::{Error, Result, Unit};
-use crate::event::Draft;
+use crate::event::{DeltaBuf, Draft};
 use crate::id::{PeerId, Seq, TextIdx};
 use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{Attributes, Delta, ExpandType, StyleConfig, Value};
@@ -484,24 +484,19 @@ impl<'a> Text<'a> {
         };
         let at = self.range_in_units(pos..pos);
         self.record_inverse(|_| vec![Delta::retain(pos), Delta::delete(char_len(s) as usize)]);
-        self.record(|unit| {
-            vec![
-                Delta::retain(at[unit.index()].start),
-                match object {
-                    Some(Object::Embed(v)) => Delta::Embed {
-                        insert: v.clone(),
-                        attributes: attributes.clone(),
-                    },
-                    // A new marker has no block marks yet.
-                    Some(Object::Block(base)) => Delta::Block {
-                        attributes: Attributes::clone(base),
-                    },
-                    None => Delta::Insert {
-                        insert: s.to_owned(),
-                        attributes: attributes.clone(),
-                    },
-                },
-            ]
+        self.record_with(|unit, buf| {
+            buf.retain(at[unit.index()].start);
+            match object {
+                Some(Object::Embed(v)) => buf.push(Delta::Embed {
+                    insert: v.clone(),
+                    attributes: attributes.clone(),
+                }),
+                // A new marker has no block marks yet.
+                Some(Object::Block(base)) => buf.push(Delta::Block {
+                    attributes: Attributes::clone(base),
+                }),
+                None => buf.insert(s, &attributes),
+            }
         });
     }
 
@@ -515,9 +510,10 @@ impl<'a> Text<'a> {
             inverse.extend(this.view().slice_delta(pos..pos + len).unwrap_or_default());
             inverse
         });
-        self.record(|unit| {
+        self.record_with(|unit, buf| {
             let r = &at[unit.index()];
-            vec![Delta::retain(r.start), Delta::delete(r.len())]
+            buf.retain(r.start);
+            buf.push(Delta::delete(r.len()));
         });
     }
 
@@ -603,6 +599,14 @@ impl<'a> Text<'a> {
     fn record(&mut self, change: impl FnMut(Unit) -> Vec<Delta>) {
         if let Some(draft) = self.side.as_mut().and_then(|s| s.events.as_deref_mut()) {
             draft.add(self.text, change);
+        }
+    }
+
+    /// [`Self::record`] writing into the draft's buffers (see
+    /// [`Draft::record`]): for typing, the edit recorded most often.
+    fn record_with(&mut self, change: impl FnMut(Unit, &mut DeltaBuf<'_>)) {
+        if let Some(draft) = self.side.as_mut().and_then(|s| s.events.as_deref_mut()) {
+            draft.record(self.text, change);
         }
     }
 

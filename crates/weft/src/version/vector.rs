@@ -57,11 +57,17 @@ impl VersionVector {
         }
     }
 
-    /// Raises `peer`'s entry to at least `end`.
+    /// Raises `peer`'s entry to at least `end`. One lookup (every commit
+    /// calls it).
     pub fn extend_to(&mut self, peer: PeerId, end: Counter) {
-        if end > self.get(peer) {
-            self.set(peer, end);
+        // An absent entry is 0, which `end == 0` does not raise.
+        if end == 0 {
+            return;
         }
+        self.entries
+            .entry(peer)
+            .and_modify(|e| *e = (*e).max(end))
+            .or_insert(end);
     }
 
     /// Whether the version includes the op `id`.
