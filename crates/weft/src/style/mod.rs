@@ -29,6 +29,7 @@ mod value;
 
 pub use value::Value;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Style keys and their values at some text, sorted by key. Never holds a
@@ -119,7 +120,9 @@ impl ExpandType {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StyleConfig {
-    rules: BTreeMap<String, ExpandType>,
+    /// Borrowed for the default rules, so that a new document (which
+    /// takes [`StyleConfig::default`]) allocates no key.
+    rules: BTreeMap<Cow<'static, str>, ExpandType>,
     default: ExpandType,
 }
 
@@ -137,10 +140,10 @@ impl Default for StyleConfig {
             "font",
             "size",
         ] {
-            config.set(key, ExpandType::After);
+            config.rules.insert(Cow::Borrowed(key), ExpandType::After);
         }
         for key in ["link", "comment", "code"] {
-            config.set(key, ExpandType::None);
+            config.rules.insert(Cow::Borrowed(key), ExpandType::None);
         }
         config
     }
@@ -157,7 +160,7 @@ impl StyleConfig {
 
     /// Sets the rule for `key` (or for every `key:<suffix>`).
     pub fn set(&mut self, key: &str, expand: ExpandType) -> &mut Self {
-        self.rules.insert(key.to_owned(), expand);
+        self.rules.insert(Cow::Owned(key.to_owned()), expand);
         self
     }
 
