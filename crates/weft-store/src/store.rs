@@ -177,8 +177,8 @@ fn check_id(id: &str) -> Result<()> {
     Ok(())
 }
 
-/// Checks a row's checksum and imports it into `doc`.
-fn import_row(doc: &mut Doc, id: &str, row: RowId, stored: &StoredRow) -> Result<()> {
+/// Checks a row's bytes against its stored checksum.
+fn verify_row(id: &str, row: RowId, stored: &StoredRow) -> Result<()> {
     let actual = checksum(&stored.bytes);
     if actual != stored.checksum {
         return Err(Error::Corrupt {
@@ -190,6 +190,12 @@ fn import_row(doc: &mut Doc, id: &str, row: RowId, stored: &StoredRow) -> Result
             },
         });
     }
+    Ok(())
+}
+
+/// Checks a row's checksum and imports it into `doc`.
+fn import_row(doc: &mut Doc, id: &str, row: RowId, stored: &StoredRow) -> Result<()> {
+    verify_row(id, row, stored)?;
     doc.import(&stored.bytes).map_err(|e| Error::Corrupt {
         document: id.to_owned(),
         row,
@@ -240,29 +246,26 @@ enum Access {
 }
 
 impl Shared {
-    fn load_from_db(&self, id: &str) -> Result<Loaded> {
-        self.counters.loads.fetch_add(1, Ordering::Relaxed);
-        let stored = self
-            .backend
-            .read(id, 0, true)
+    /// [`Backend::read`] of a document that must exist.
+    fn read_stored(&self, id: &str, after: u64, with_snapshot: bool) -> Result<StoredDoc> {
+        self.backend
+            .read(id, after, with_snapshot)
             .map_err(|e| e.for_document(id))?
             .ok_or_else(|| Error::UnknownDocument {
                 document: id.to_owned(),
-            })?;
-        build(id, &stored)
+            })
+    }
+
+    fn load_from_db(&self, id: &str) -> Result<Loaded> {
+        self.counters.loads.fetch_add(1, Ordering::Relaxed);
+        build(id, &self.read_stored(id, 0, true)?)
     }
 
     /// Brings a cached document up to date with rows other processes (or
     /// earlier appends) stored: new rows are imported; a new snapshot or
     /// a new incarnation of the id means loading again.
     fn refresh(&self, id: &str, loaded: &mut Loaded) -> Result<()> {
-        let stored = self
-            .backend
-            .read(id, loaded.seen, false)
-            .map_err(|e| e.for_document(id))?
-            .ok_or_else(|| Error::UnknownDocument {
-                document: id.to_owned(),
-            })?;
+        let stored = self.read_stored(id, loaded.seen, false)?;
         if stored.head.key != loaded.key || stored.head.snapshot_generation != loaded.generation {
             let fresh = self.load_from_db(id)?;
             *loaded = Loaded {
@@ -811,14 +814,7 @@ impl Store {
     /// [`Store::updates_since`] from the stored rows alone: `None` if
     /// `from` lacks some op of the snapshot (the caller loads it).
     fn rows_since(&self, id: &str, from: &VersionVector) -> Result<Option<Vec<Vec<u8>>>> {
-        let stored = self
-            .shared
-            .backend
-            .read(id, 0, false)
-            .map_err(|e| e.for_document(id))?
-            .ok_or_else(|| Error::UnknownDocument {
-                document: id.to_owned(),
-            })?;
+        let stored = self.shared.read_stored(id, 0, false)?;
         if stored.head.snapshot_generation > 0 {
             let generation = stored.head.snapshot_generation;
             let Some(column) = &stored.snapshot_covers else {
@@ -836,17 +832,7 @@ impl Store {
         let mut out = Vec::new();
         for row in stored.updates {
             let at = RowId::Update { seq: row.seq };
-            let actual = checksum(&row.bytes);
-            if actual != row.checksum {
-                return Err(Error::Corrupt {
-                    document: id.to_owned(),
-                    row: at,
-                    damage: Damage::Checksum {
-                        expected: row.checksum,
-                        actual,
-                    },
-                });
-            }
+            verify_row(id, at, &row)?;
             let spans = Doc::spans_in(&row.bytes).map_err(|e| Error::Corrupt {
                 document: id.to_owned(),
                 row: at,
@@ -931,16 +917,8 @@ impl Store {
                         .map(|r| (RowId::Update { seq: r.seq }, r)),
                 )
             {
-                let actual = checksum(&stored_row.bytes);
-                if actual != stored_row.checksum {
-                    problems.push(Error::Corrupt {
-                        document: info.id.clone(),
-                        row,
-                        damage: Damage::Checksum {
-                            expected: stored_row.checksum,
-                            actual,
-                        },
-                    });
+                if let Err(e) = verify_row(&info.id, row, stored_row) {
+                    problems.push(e);
                 }
             }
             if let (Some(snapshot), Some(column)) = (&stored.snapshot, &stored.snapshot_covers) {
