@@ -619,9 +619,14 @@ impl Store {
     /// `Doc`. Appends to one document from several threads are stored in
     /// the order they imported.
     ///
+    /// The update goes to the document stored under `id` when it
+    /// commits: if another store deleted the cached one and created it
+    /// again, this loads the new one and imports into it.
+    ///
     /// Cost: the import, plus a share of one commit (fsync) with the other
     /// appends queued meanwhile. Loads the document first if it is not
-    /// cached.
+    /// cached. An update that brings nothing new costs one query (that
+    /// the cached document is still the stored one) and stores nothing.
     ///
     /// # Errors
     ///
@@ -632,9 +637,26 @@ impl Store {
     ///   from the database on its next use);
     /// - [`Error::Corrupt`] if the document had to be loaded and does not.
     pub fn append(&self, id: &str, update: &[u8]) -> Result<Appended> {
+        let _inside = self.shared.writer.enter();
+        // Twice at most: when the cached document turns out not to be the
+        // one under `id` any more (another store deleted it and created it
+        // again), the second try loads and imports into the current one.
+        match self.append_once(id, update)? {
+            Some(appended) => Ok(appended),
+            None => self
+                .append_once(id, update)?
+                .ok_or_else(|| Error::UnknownDocument {
+                    document: id.to_owned(),
+                }),
+        }
+    }
+
+    /// One try of [`Store::append`]: `None` if the cached document was
+    /// not the one stored under `id` (its entry is then stale, so the
+    /// next try loads the current one).
+    fn append_once(&self, id: &str, update: &[u8]) -> Result<Option<Appended>> {
         let shared = &*self.shared;
-        let _inside = shared.writer.enter();
-        let ((ticket, version, pending), entry) =
+        let ((ticket, version, pending, key), entry) =
             shared.with_loaded(id, Access::Append, |loaded| {
                 let status = loaded.doc.import(update).map_err(|e| Error::Import {
                     document: id.to_owned(),
@@ -643,7 +665,7 @@ impl Store {
                 let version = loaded.doc.version();
                 let pending = !loaded.doc.pending_spans().is_empty();
                 if status.applied.is_empty() && status.pending.is_empty() && loaded.in_flight == 0 {
-                    return Ok((None, version, pending));
+                    return Ok((None, version, pending, loaded.key));
                 }
                 let ticket = shared.writer.submit(NewRow {
                     key: loaded.key,
@@ -652,14 +674,30 @@ impl Store {
                 });
                 loaded.in_flight += 1;
                 loaded.tail_bytes += update.len() as u64;
-                Ok((Some(ticket), version, pending))
+                Ok((Some(ticket), version, pending, loaded.key))
             })?;
         let Some(ticket) = ticket else {
-            return Ok(Appended {
-                seq: None,
-                version,
-                pending,
-            });
+            // Nothing new for the cached document and nothing of it in
+            // flight: all it holds is durable, if it is still the
+            // document stored under `id` (one query to make sure).
+            let head = shared.backend.head(id).map_err(|e| e.for_document(id))?;
+            return match head {
+                Some(h) if h.key == key => Ok(Some(Appended {
+                    seq: None,
+                    version,
+                    pending,
+                })),
+                Some(_) => {
+                    entry.stale.store(true, Ordering::Release);
+                    Ok(None)
+                }
+                None => {
+                    entry.stale.store(true, Ordering::Release);
+                    Err(Error::UnknownDocument {
+                        document: id.to_owned(),
+                    })
+                }
+            };
         };
         let outcome = shared.writer.wait(ticket);
         let mut state = entry.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -675,9 +713,16 @@ impl Store {
         let seq = match outcome {
             Ok(Some(seq)) => seq,
             Ok(None) => {
-                return Err(Error::UnknownDocument {
-                    document: id.to_owned(),
-                })
+                // The cached document was deleted (by this store or
+                // another): the next use loads what is under `id` now.
+                entry.stale.store(true, Ordering::Release);
+                drop(state);
+                return match shared.backend.head(id).map_err(|e| e.for_document(id))? {
+                    Some(_) => Ok(None),
+                    None => Err(Error::UnknownDocument {
+                        document: id.to_owned(),
+                    }),
+                };
             }
             Err(e) => {
                 // The cached document holds an update the database lacks.
@@ -705,11 +750,25 @@ impl Store {
                 }
             }
         }
-        Ok(Appended {
+        if entry.stale.load(Ordering::Acquire) {
+            // An append imported before this one failed to commit: this
+            // row is stored, but the version and pending state it saw
+            // included the failed update. Report the stored document's.
+            drop(state);
+            let ((version, pending), _) = shared.with_loaded(id, Access::Read, |l| {
+                Ok((l.doc.version(), !l.doc.pending_spans().is_empty()))
+            })?;
+            return Ok(Some(Appended {
+                seq: Some(seq),
+                version,
+                pending,
+            }));
+        }
+        Ok(Some(Appended {
             seq: Some(seq),
             version,
             pending,
-        })
+        }))
     }
 
     /// Appends what `doc` has and the stored document lacks (nothing if

@@ -384,6 +384,75 @@ pub fn appends_after_delete_fail_cleanly(db: &dyn Db) {
     assert_eq!(text_of(&store, "doc"), "new");
 }
 
+/// Store `a` caches a document; store `b` deletes it (and creates it
+/// again): `a` never acknowledges an update it did not store in the
+/// document now under that id. (An outside attack found both: the append
+/// failed although the id existed again, and its retry returned `Ok`
+/// with nothing stored.)
+pub fn a_document_deleted_elsewhere_is_never_acknowledged_into(db: &dyn Db) {
+    let (a, b) = (db.open(manual()), db.open(manual()));
+    a.create("d").unwrap();
+    let mut p = Typist::new(1);
+    a.append("d", &p.type_at(0, "old")).unwrap();
+    b.delete("d").unwrap();
+    // Deleted only: every append is refused, retries too.
+    let mut q = Typist::new(2);
+    let u = q.type_at(0, "new");
+    for _ in 0..2 {
+        assert!(matches!(
+            a.append("d", &u),
+            Err(Error::UnknownDocument { .. })
+        ));
+    }
+    // Re-sending what the deleted document held is refused too.
+    assert!(matches!(
+        a.append("d", &p.all()),
+        Err(Error::UnknownDocument { .. })
+    ));
+    // Created again: the update goes to the new document, at once.
+    b.create("d").unwrap();
+    let appended = a.append("d", &u).unwrap();
+    assert!(appended.seq.is_some());
+    assert_eq!(text_of(&b, "d"), "new");
+    assert_eq!(text_of(&a, "d"), "new");
+    // What only the deleted document held is stored anew, not taken as
+    // known.
+    assert!(a.append("d", &p.all()).unwrap().seq.is_some());
+    assert_eq!(text_of(&b, "d").len(), "oldnew".len());
+}
+
+/// An append whose commit fails, and one after it that built on it: the
+/// second is stored, and what it reports is the stored document's state
+/// (its ops held back), not the state that included the failed one.
+pub fn an_append_built_on_a_failed_one_reports_the_stored_state(db: &dyn Db) {
+    let store = Arc::new(
+        db.open(
+            manual()
+                .max_batch(1)
+                .commit_pause(Duration::from_millis(300)),
+        ),
+    );
+    store.create("doc").unwrap();
+    let mut p = Typist::new(7);
+    store.append("doc", &p.type_at(0, "base")).unwrap();
+    let first = p.type_at(4, "ONE");
+    let second = p.type_at(7, "TWO");
+    db.fail_inserts_of(&first);
+    let s = Arc::clone(&store);
+    let one = std::thread::spawn(move || s.append("doc", &first));
+    std::thread::sleep(Duration::from_millis(100));
+    let two = store.append("doc", &second).unwrap();
+    assert!(one.join().unwrap().is_err(), "the injected failure");
+    assert!(two.seq.is_some(), "stored");
+    assert!(two.pending, "its dependency is not stored: held back");
+    let loaded = store.load("doc").unwrap();
+    assert_eq!(text_of_doc(&loaded), "base");
+    assert!(!loaded.pending_spans().is_empty());
+    assert!(
+        two.version.includes_all(&loaded.version()) && loaded.version().includes_all(&two.version)
+    );
+}
+
 /// One `#[test]` per suite function and backend.
 macro_rules! suite {
     ($($name:ident),* $(,)?) => {
@@ -416,4 +485,6 @@ suite!(
     the_cache_stays_within_its_budget,
     a_second_store_sees_rows_of_the_first,
     appends_after_delete_fail_cleanly,
+    a_document_deleted_elsewhere_is_never_acknowledged_into,
+    an_append_built_on_a_failed_one_reports_the_stored_state,
 );

@@ -213,4 +213,19 @@ impl Db for PgDb {
     fn open(&self, options: StoreOptions) -> Store {
         Store::connect_postgres(&self.config(), options).expect("connect a PostgreSQL store")
     }
+
+    fn fail_inserts_of(&self, bytes: &[u8]) {
+        let sum = xxhash_rust::xxh3::xxh3_64(bytes) as i64;
+        let n = sum.unsigned_abs();
+        postgres::Client::connect(&self.config(), postgres::NoTls)
+            .unwrap()
+            .batch_execute(&format!(
+                "CREATE FUNCTION fail_{n}() RETURNS trigger LANGUAGE plpgsql AS $$
+                 BEGIN IF NEW.checksum = {sum} THEN RAISE EXCEPTION 'injected failure'; END IF;
+                 RETURN NEW; END $$;
+                 CREATE TRIGGER fail_{n} BEFORE INSERT ON weft_updates
+                 FOR EACH ROW EXECUTE FUNCTION fail_{n}();"
+            ))
+            .unwrap();
+    }
 }

@@ -110,6 +110,9 @@ impl Typist {
 pub trait Db {
     /// A store on this database.
     fn open(&self, options: weft_store::StoreOptions) -> weft_store::Store;
+    /// Makes every insert of an update row holding `bytes` fail (a
+    /// trigger), to inject a failed commit.
+    fn fail_inserts_of(&self, bytes: &[u8]);
 }
 
 /// A SQLite file in a temporary directory.
@@ -132,6 +135,18 @@ impl SqliteDb {
 impl Db for SqliteDb {
     fn open(&self, options: weft_store::StoreOptions) -> weft_store::Store {
         weft_store::Store::open_sqlite(self.file(), options).expect("open SQLite store")
+    }
+
+    fn fail_inserts_of(&self, bytes: &[u8]) {
+        let sum = xxhash_rust::xxh3::xxh3_64(bytes) as i64;
+        rusqlite::Connection::open(self.file())
+            .unwrap()
+            .execute_batch(&format!(
+                "CREATE TRIGGER fail_{n} BEFORE INSERT ON weft_updates WHEN NEW.checksum = {sum}
+                 BEGIN SELECT RAISE(ABORT, 'injected failure'); END;",
+                n = sum.unsigned_abs()
+            ))
+            .unwrap();
     }
 }
 
