@@ -231,6 +231,11 @@ impl SyncClient {
         self.shared.state.borrow().clone()
     }
 
+    /// The state, as a channel that sees every change.
+    pub fn watch(&self) -> watch::Receiver<SyncState> {
+        self.shared.state.subscribe()
+    }
+
     /// Whether every op of the document is on the server (acknowledged, or
     /// received from it) and the connection is up.
     pub fn is_synced(&self) -> bool {
