@@ -941,7 +941,10 @@ async fn connection(inner: Arc<Inner>, stream: TcpStream, _peer: SocketAddr) {
     let config = WebSocketConfig {
         max_message_size: Some(options.max_message),
         max_frame_size: Some(options.max_message),
-        max_write_buffer_size: options.max_message.saturating_mul(2).max(1 << 16),
+        write_buffer_size: 128 << 10,
+        // What a client that does not read can make the server buffer in
+        // the socket's writer, beside its bounded queue of messages.
+        max_write_buffer_size: (128 << 10) + options.max_message.saturating_mul(2),
         ..WebSocketConfig::default()
     };
     let handshake = tokio::time::timeout(
@@ -1188,14 +1191,17 @@ async fn connection(inner: Arc<Inner>, stream: TcpStream, _peer: SocketAddr) {
         room.users.fetch_sub(1, Ordering::AcqRel);
     }
     drop(tx);
-    // Let the writer send what is queued (an error frame), briefly.
+    // Let the writer send what is queued (an error frame, then a close),
+    // and read until the client answers the close: a socket dropped with
+    // unread input is reset, and a reset discards what the client has not
+    // read yet (the error frame). Bounded, for clients that never answer.
     let mut writer = writer;
-    if tokio::time::timeout(Duration::from_secs(1), &mut writer)
-        .await
-        .is_err()
-    {
-        writer.abort();
-    }
+    let drain = async {
+        let _ = (&mut writer).await;
+        while let Some(Ok(_)) = stream.next().await {}
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), drain).await;
+    writer.abort();
 }
 
 /// The frames of queued items: consecutive relays and presence of one

@@ -19,7 +19,13 @@ const STEPS: usize = 1_200;
 async fn random_run(urls: &[String], store: &Store, seed: u64) {
     let mut rng = Rng::new(seed);
     let mut editors: Vec<Editor> = (0..CLIENTS)
-        .map(|i| Editor::new(100 + i as u64, &format!("doc{}", i % DOCS), &urls[i % urls.len()]))
+        .map(|i| {
+            Editor::new(
+                100 + i as u64,
+                &format!("doc{}", i % DOCS),
+                &urls[i % urls.len()],
+            )
+        })
         .collect();
     for e in &mut editors {
         e.connect();

@@ -32,7 +32,7 @@ impl ServerProcess {
                 .args(args)
                 .args(["--listen", listen])
                 .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
+                .stderr(Stdio::inherit())
                 .spawn()
                 .expect("start weft-server");
             let mut line = String::new();
@@ -46,15 +46,11 @@ impl ServerProcess {
                 };
             }
             let _ = child.kill();
-            let mut err = String::new();
-            if let Some(mut e) = child.stderr.take() {
-                let _ = std::io::Read::read_to_string(&mut e, &mut err);
-            }
             let _ = child.wait();
             // The old process's port may linger a moment after a kill.
             assert!(
                 Instant::now() < deadline,
-                "weft-server did not start: {line}{err}"
+                "weft-server did not start: {line}"
             );
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -108,6 +104,7 @@ pub struct Editor {
     pub client: Option<SyncClient>,
     pub epoch: Option<u128>,
     pub url: String,
+    pub token: String,
 }
 
 impl Editor {
@@ -122,12 +119,13 @@ impl Editor {
             client: None,
             epoch: None,
             url: url.to_owned(),
+            token: String::new(),
         }
     }
 
     pub fn connect(&mut self) {
         if self.client.is_none() {
-            let options = ClientOptions::new("")
+            let options = ClientOptions::new(self.token.clone())
                 .epoch(self.epoch)
                 .backoff(Duration::from_millis(20), Duration::from_millis(500));
             self.client = Some(SyncClient::start(
