@@ -424,7 +424,8 @@ async fn session(
     if sink.send(Message::Binary(join.encode())).await.is_err() {
         return Ended::Lost { joined: false };
     }
-    let limit = options.max_message.saturating_sub(ENVELOPE).max(1);
+    // Updates are cut to fit the smaller of the two sides' limits.
+    let mut limit = options.max_message.saturating_sub(ENVELOPE).max(1);
     let mut joined = false;
     let mut access = Access::None;
     // What the server has or will have once our batches are stored.
@@ -485,8 +486,10 @@ async fn session(
                     return Ended::Lost { joined };
                 };
                 match message {
-                    ServerMessage::Joined { doc, epoch, version, access: a } if doc == doc_id => {
+                    ServerMessage::Joined { doc, epoch, version, access: a, max_message } if doc == doc_id => {
                         joined = true;
+                        let theirs = usize::try_from(max_message).unwrap_or(usize::MAX);
+                        limit = limit.min(theirs.saturating_sub(ENVELOPE).max(1));
                         access = a;
                         sent = version.clone();
                         unacked.clear();
@@ -591,7 +594,7 @@ async fn session(
                 resend_at = None;
                 send_local!();
             }
-            bytes = presence.rx.recv() => {
+            bytes = presence.rx.recv(), if options.presence.is_some() => {
                 let Some(bytes) = bytes else { continue };
                 let scratch = EphemeralStore::new(1 << 40);
                 if scratch.apply(&bytes).is_ok() {

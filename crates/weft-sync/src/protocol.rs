@@ -188,6 +188,9 @@ pub enum ServerMessage {
         version: VersionVector,
         /// What the client may do.
         access: Access,
+        /// The largest message the server accepts: the client cuts its
+        /// updates to fit.
+        max_message: u64,
     },
     /// Updates to import: the catch-up after a join, or edits of others
     /// (already durable), batched when they arrive faster than the client
@@ -542,12 +545,14 @@ impl ServerMessage {
                 epoch,
                 version,
                 access,
+                max_message,
             } => {
                 let mut w = Writer::new(JOINED, 64);
                 w.str(doc);
                 w.0.extend_from_slice(&epoch.to_le_bytes());
                 w.version(version);
                 w.0.push(access_code(*access));
+                w.u64(*max_message);
                 w.0
             }
             ServerMessage::Updates { doc, updates } => encode_updates(doc, updates),
@@ -609,6 +614,7 @@ impl ServerMessage {
                     epoch: u128::from_le_bytes(e),
                     version: r.version()?,
                     access: r.access()?,
+                    max_message: r.u64()?,
                 }
             }
             UPDATES => ServerMessage::Updates {
@@ -696,6 +702,7 @@ mod tests {
                 epoch: 42,
                 version: v,
                 access: Access::Read,
+                max_message: 1 << 20,
             },
             ServerMessage::Updates {
                 doc: "d".into(),

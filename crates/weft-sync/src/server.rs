@@ -628,6 +628,7 @@ impl Room {
             epoch: ours,
             version: now,
             access: member.access,
+            max_message: self.inner.options.max_message as u64,
         }
         .encode()];
         frames.extend(pack(&self.id, &updates, self.inner.options.max_message));

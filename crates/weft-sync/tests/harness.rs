@@ -30,7 +30,8 @@ impl ServerProcess {
         loop {
             let mut child = Command::new(env!("CARGO_BIN_EXE_weft-server"))
                 .args(args)
-                .args(["--listen", listen])
+                .args(["--listen", listen, "--exit-with-stdin"])
+                .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::inherit())
                 .spawn()
