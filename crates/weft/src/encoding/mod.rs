@@ -216,6 +216,8 @@ mod load;
 mod lz4hc;
 mod maps;
 mod root;
+#[cfg(test)]
+mod sizes;
 mod snapshot;
 mod updates;
 pub(crate) mod value;
