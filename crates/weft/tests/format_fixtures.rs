@@ -138,6 +138,23 @@ fn deleted_containers() -> Doc {
     a
 }
 
+/// Prose long enough to compress, typed with corrections: its update has
+/// format version 4 (compressed content).
+fn prose() -> Doc {
+    let mut a = doc(8);
+    let line = "The quick brown fox jumps over the lazy dog, and ";
+    for i in 0..8 {
+        let mut t = a.text("t");
+        let len = t.len();
+        t.insert(len, line).unwrap();
+        t.delete(len + 4, 6).unwrap();
+        t.insert(len + 4, ["slow ", "red ", "tired "][i % 3])
+            .unwrap();
+    }
+    a.commit();
+    a
+}
+
 fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
     let mut model = document_model();
     let mut deleted = deleted_containers();
@@ -149,7 +166,9 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
         .unwrap();
     let pending = with_pending();
     let commits = with_commit_infos();
+    let mut prose = prose();
     vec![
+        ("prose.update", all(&mut prose), prose.clone()),
         (
             "deleted-containers.update",
             all(&mut deleted),
@@ -242,7 +261,9 @@ fn fixtures_import_into_the_documents_they_hold() {
         assert_eq!(commit_infos(&d), commit_infos(&expected), "{name}");
         // Version 2 only where there are commit infos to carry, 3 where
         // there are maps, embeds or blocks.
-        let version = if name.starts_with("commits") {
+        let version = if name.starts_with("prose") {
+            4
+        } else if name.starts_with("commits") {
             2
         } else if name.starts_with("document-model") || name.starts_with("deleted") {
             3

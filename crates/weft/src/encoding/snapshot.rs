@@ -110,7 +110,7 @@ const DEFLATE_LEVEL: u8 = 6;
 
 /// `raw` as a value: its varint length, then `codec`'s compressed bytes
 /// (or stored when that is not smaller).
-fn pack(raw: &[u8], codec: Codec) -> Vec<u8> {
+pub(super) fn pack(raw: &[u8], codec: Codec) -> Vec<u8> {
     pack_at_most(raw, codec, codec.max_ratio())
 }
 
@@ -138,6 +138,12 @@ fn framed(raw: &[u8], packed: Vec<u8>, max_ratio: usize) -> Vec<u8> {
     write_varint(&mut out, raw.len() as u64);
     out.extend_from_slice(&packed);
     out
+}
+
+/// Whether `value` (from [`pack`]) holds compressed bytes rather than
+/// its raw bytes as they are.
+pub(super) fn is_compressed(value: &[u8]) -> bool {
+    value.first().is_some_and(|&b| b != 0)
 }
 
 /// Reverses [`stored`] and [`compress`]; `what` names the value in
