@@ -114,14 +114,10 @@ fn b4_codec_sizes() {
             .into_owned()
     };
     let text = get(&super::snapshot::key(b't', 0));
-    let deleted = get(b"d");
+    let deleted = super::snapshot::unpack_deflate(store.get(b"d").unwrap(), "x")
+        .unwrap()
+        .into_owned();
     let segs = get(&super::snapshot::key(b's', 0));
-    let mut hist = Vec::new();
-    for (k, v) in store.scan::<std::ops::RangeFull>(..) {
-        if k[0] == b'h' {
-            hist.extend_from_slice(&v[1..]);
-        }
-    }
     let deflate = |b: &[u8]| miniz_oxide::deflate::compress_to_vec(b, 6).len();
     let time = |f: &dyn Fn() -> usize| {
         let t = std::time::Instant::now();
@@ -133,7 +129,6 @@ fn b4_codec_sizes() {
         ("deleted d", &deleted[..]),
         ("update content", sections[4]),
         ("update ops", sections[3]),
-        ("history h", &hist[..]),
         ("segments s", &segs[..]),
     ] {
         println!(
