@@ -138,6 +138,23 @@ fn deleted_containers() -> Doc {
     a
 }
 
+/// Prose long enough to compress, typed with corrections: its update has
+/// format version 4 (compressed content).
+fn prose() -> Doc {
+    let mut a = doc(8);
+    let line = "The quick brown fox jumps over the lazy dog, and ";
+    for i in 0..8 {
+        let mut t = a.text("t");
+        let len = t.len();
+        t.insert(len, line).unwrap();
+        t.delete(len + 4, 6).unwrap();
+        t.insert(len + 4, ["slow ", "red ", "tired "][i % 3])
+            .unwrap();
+    }
+    a.commit();
+    a
+}
+
 fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
     let mut model = document_model();
     let mut deleted = deleted_containers();
@@ -149,20 +166,27 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
         .unwrap();
     let pending = with_pending();
     let commits = with_commit_infos();
+    let mut prose = prose();
     vec![
+        ("prose.update", all(&mut prose), prose.clone()),
+        (
+            "prose.v4.snapshot",
+            prose.export(ExportMode::Snapshot).unwrap(),
+            prose.clone(),
+        ),
         (
             "deleted-containers.update",
             all(&mut deleted),
             deleted.clone(),
         ),
         (
-            "deleted-containers.snapshot",
+            "deleted-containers.v4.snapshot",
             deleted.export(ExportMode::Snapshot).unwrap(),
             deleted.clone(),
         ),
         ("document-model.update", all(&mut model), model.clone()),
         (
-            "document-model.snapshot",
+            "document-model.v4.snapshot",
             model.export(ExportMode::Snapshot).unwrap(),
             model.clone(),
         ),
@@ -176,30 +200,45 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
             commits.clone(),
         ),
         (
-            "commits.snapshot",
+            "commits.v4.snapshot",
             commits.export(ExportMode::Snapshot).unwrap(),
             commits.clone(),
         ),
         ("rich.update", all(&mut rich), rich.clone()),
         ("incremental.update", incremental, rich.clone()),
         (
-            "rich.snapshot",
+            "rich.v4.snapshot",
             rich.export(ExportMode::Snapshot).unwrap(),
             rich.clone(),
         ),
         (
-            "pending.snapshot",
+            "pending.v4.snapshot",
             pending.export(ExportMode::Snapshot).unwrap(),
             pending,
         ),
         (
             // Rooted before peer 2's concurrent edits: the marks started
             // in the root, and history concurrent to it, are kept.
-            "rich-shallow.snapshot",
+            "rich-shallow.v4.snapshot",
             rich.export(ExportMode::ShallowSnapshot(&earlier.frontiers()))
                 .unwrap(),
             rich.clone(),
         ),
+    ]
+}
+
+/// Snapshots of format versions 1-3, written before version 4 (columnar
+/// history, deflated deleted text): frozen, they must keep importing into
+/// the documents they hold.
+fn legacy_fixtures() -> Vec<(&'static str, Doc)> {
+    let (rich, _) = rich();
+    vec![
+        ("deleted-containers.snapshot", deleted_containers()),
+        ("document-model.snapshot", document_model()),
+        ("commits.snapshot", with_commit_infos()),
+        ("rich.snapshot", rich.clone()),
+        ("pending.snapshot", with_pending()),
+        ("rich-shallow.snapshot", rich),
     ]
 }
 
@@ -226,7 +265,8 @@ fn fixtures_are_what_the_encoder_writes() {
 #[test]
 fn fixtures_import_into_the_documents_they_hold() {
     let (_, earlier) = rich();
-    for (name, _, mut expected) in fixtures() {
+    let current = fixtures().into_iter().map(|(name, _, doc)| (name, doc));
+    for (name, mut expected) in current.chain(legacy_fixtures()) {
         let stored = std::fs::read(path(name)).unwrap();
         let mut d = if name == "incremental.update" {
             earlier.clone() // the rest of the history is already there
@@ -242,7 +282,9 @@ fn fixtures_import_into_the_documents_they_hold() {
         assert_eq!(commit_infos(&d), commit_infos(&expected), "{name}");
         // Version 2 only where there are commit infos to carry, 3 where
         // there are maps, embeds or blocks.
-        let version = if name.starts_with("commits") {
+        let version = if name.starts_with("prose") || name.ends_with(".v4.snapshot") {
+            4
+        } else if name.starts_with("commits") {
             2
         } else if name.starts_with("document-model") || name.starts_with("deleted") {
             3
@@ -305,9 +347,17 @@ fn exports_without_deleted_text_still_import() {
 #[test]
 fn snapshots_show_every_version() {
     let (mut rich, _) = rich();
-    let stored = std::fs::read(path("rich.snapshot")).unwrap();
+    for name in ["rich.snapshot", "rich.v4.snapshot"] {
+        let stored = std::fs::read(path(name)).unwrap();
+        show_every_version(&stored, &mut rich);
+    }
+}
+
+/// Checks that a document opened from snapshot `stored` of `rich` shows
+/// each version as `rich` does.
+fn show_every_version(stored: &[u8], rich: &mut Doc) {
     let mut d = doc(9);
-    d.import(&stored).unwrap();
+    d.import(stored).unwrap();
     let changes = rich.changes().unwrap();
     for c in &changes {
         for end in [c.id.counters.start + 1, c.id.counters.end] {

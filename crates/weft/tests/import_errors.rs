@@ -144,10 +144,10 @@ fn headers_are_checked() {
     bad[0] = b'W';
     assert_eq!(import_checked(&doc, &before, &bad), Err(Error::BadMagic));
     let mut bad = good.clone();
-    bad[4] = 4;
+    bad[4] = 5;
     assert_eq!(
         import_checked(&doc, &before, &bad),
-        Err(Error::UnsupportedVersion(4))
+        Err(Error::UnsupportedVersion(5))
     );
     bad[4] = 0;
     assert_eq!(

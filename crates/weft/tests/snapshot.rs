@@ -499,10 +499,10 @@ fn damaged_snapshots_are_rejected_atomically() {
         assert_eq!(observe(&mut doc), observe(&mut Doc::new()));
     }
     let mut newer = bytes.clone();
-    newer[4] = 4;
+    newer[4] = 5;
     assert_eq!(
         Doc::new().import(&newer).unwrap_err(),
-        weft::Error::UnsupportedVersion(4)
+        weft::Error::UnsupportedVersion(5)
     );
     // Version 2 always has commit infos; this body has none.
     newer[4] = 2;

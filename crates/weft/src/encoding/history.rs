@@ -1,6 +1,8 @@
 //! A snapshot's history: the change table and the op runs, written with
 //! seqs (a snapshot numbers ops in the order it lists them, which is the
-//! order a loading document gives them) and without text.
+//! order a loading document gives them) and without text. The blocks of
+//! format versions 1-3 are read here; version 4 writes its runs as
+//! columns (`columns.rs`).
 //!
 //! Op runs are written in a canonical form: maximal runs of inserts whose
 //! chars chain, and of deletes whose targets go one way, merged op by op
@@ -12,9 +14,9 @@
 //! changes "c": varint n, then per change: varint peer index (meta's
 //!     table), varint counter, varint length, varint number of deps, then
 //!     each dep as varint (first seq of the change - dep seq)
-//! block "h" + u32 BE s, the op runs from seq s on, about BLOCK_BYTES of
-//!     them (a block ends after the run that reaches that size; the next
-//!     block's key is the seq after its last run):
+//! block "h" + u32 BE s (versions 1-3), the op runs from seq s on, about
+//!     4 KiB of them (a block ends after the run that reaches that size;
+//!     the next block's key is the seq after its last run):
 //!     varint number of runs, then per run:
 //!     u8 kind: bits 0-2 0 insert, 1 delete forward, 2 delete backward
 //!                       (op i deletes target - i), 3 mark start,
@@ -39,18 +41,8 @@ use crate::id::{PeerId, Seq, TextIdx, NO_SEQ};
 use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{ExpandType, Value};
 
-use super::bytes::{
-    bounded_capacity, peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader,
-};
-use super::value::{read_map_value, read_string, read_value, write_map_value, write_value};
-
-/// Encoded bytes after which a history block ends (blocks end between
-/// runs: their size follows the runs written, never the ops a run names).
-pub(crate) const BLOCK_BYTES: usize = if cfg!(feature = "small-nodes") {
-    32
-} else {
-    4096
-};
+use super::bytes::{bounded_capacity, peer_at, unzigzag, write_bytes, write_varint, Reader};
+use super::value::{read_map_value, read_string, read_value, write_value};
 
 const INSERT: u8 = 0;
 const DELETE: u8 = 1;
@@ -262,144 +254,6 @@ impl Iterator for CanonicalRuns<'_> {
     }
 }
 
-/// Writes one block's runs.
-pub(crate) struct BlockWriter {
-    out: Vec<u8>,
-    runs: u64,
-    /// The text of the previous run (the first run's is written unless
-    /// it is text 0).
-    text: TextIdx,
-    last_target: Option<Seq>,
-}
-
-impl BlockWriter {
-    pub fn new() -> Self {
-        BlockWriter {
-            out: Vec::with_capacity(4096),
-            runs: 0,
-            text: TextIdx::default(),
-            last_target: None,
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.runs == 0
-    }
-
-    /// Whether the block has reached [`BLOCK_BYTES`].
-    pub fn is_full(&self) -> bool {
-        self.out.len() >= BLOCK_BYTES
-    }
-
-    fn origins(&mut self, seq: Seq, left: Seq, right: Seq) {
-        write_varint(
-            &mut self.out,
-            if left == NO_SEQ {
-                0
-            } else {
-                u64::from(seq - left)
-            },
-        );
-        let base = if left == NO_SEQ { seq } else { left };
-        write_varint(
-            &mut self.out,
-            if right == NO_SEQ {
-                0
-            } else {
-                zigzag(i64::from(right) - i64::from(base)) + 1
-            },
-        );
-    }
-
-    pub fn push(&mut self, log: &OpLog, run: &OpRun) {
-        if let OpKind::MapSet { set } = run.kind {
-            self.out.push(MAP_SET | 1 << 4);
-            let m = log.map_set(set);
-            write_varint(&mut self.out, m.map_or(0, |m| u64::from(u32::from(m.map))));
-            write_bytes(&mut self.out, m.map_or(&b""[..], |m| m.key.as_bytes()));
-            write_map_value(&mut self.out, m.and_then(|m| m.value.as_ref()));
-            self.runs += 1;
-            return;
-        }
-        let kind = match run.kind {
-            OpKind::Insert { .. } => INSERT,
-            OpKind::Delete {
-                reversed: false, ..
-            } => DELETE,
-            OpKind::Delete { reversed: true, .. } => DELETE_BACKWARDS,
-            OpKind::MarkStart { .. } => MARK_START,
-            OpKind::MarkEnd { .. } => MARK_END,
-            OpKind::MapSet { .. } => MAP_SET,
-        };
-        let flag = if run.text != self.text {
-            self.text = run.text;
-            FLAG_TEXT
-        } else {
-            0
-        };
-        if (1..16).contains(&run.len) {
-            self.out.push(kind | flag | (run.len as u8) << 4);
-        } else {
-            self.out.push(kind | flag);
-            write_varint(&mut self.out, u64::from(run.len));
-        }
-        if flag != 0 {
-            write_varint(&mut self.out, u64::from(u32::from(run.text)));
-        }
-        match run.kind {
-            OpKind::Insert {
-                origin_left,
-                origin_right,
-                ..
-            } => self.origins(run.seq, origin_left, origin_right),
-            OpKind::Delete { target, reversed } => {
-                let base = self.last_target.unwrap_or(run.seq);
-                write_varint(&mut self.out, zigzag(i64::from(target) - i64::from(base)));
-                self.last_target = Some(if reversed {
-                    target - (run.len - 1)
-                } else {
-                    target + (run.len - 1)
-                });
-            }
-            OpKind::MarkStart {
-                origin_left,
-                origin_right,
-                mark,
-            } => {
-                self.origins(run.seq, origin_left, origin_right);
-                let m = log.mark(mark);
-                self.out.push(m.map_or(0, |m| m.expand.to_byte()));
-                let key = m.map_or("", |m| log.keys().name(m.key));
-                write_bytes(&mut self.out, key.as_bytes());
-                write_value(&mut self.out, m.map_or(&Value::Null, |m| &m.value));
-            }
-            OpKind::MarkEnd {
-                origin_left,
-                origin_right,
-                mark,
-            } => {
-                self.origins(run.seq, origin_left, origin_right);
-                let start = log.mark(mark).map_or(run.seq, |m| m.start);
-                write_varint(&mut self.out, u64::from(run.seq - start));
-            }
-            OpKind::MapSet { .. } => {}
-        }
-        self.runs += 1;
-    }
-
-    /// The block's bytes; the writer starts over.
-    pub fn finish(&mut self) -> Vec<u8> {
-        let mut block = Vec::with_capacity(self.out.len() + 5);
-        write_varint(&mut block, self.runs);
-        block.extend_from_slice(&self.out);
-        self.out.clear();
-        self.runs = 0;
-        self.text = TextIdx::default();
-        self.last_target = None;
-        block
-    }
-}
-
 /// One op run as read from a block (seqs checked to be earlier ops, not
 /// yet what they refer to).
 #[derive(Debug, Clone, PartialEq)]
@@ -553,7 +407,7 @@ pub(crate) fn decode_block(
 
 /// `base + delta` as a seq: `None` where a hostile delta leaves the
 /// seqs (below zero, past `u32::MAX`) or the `i64` sum would overflow.
-fn seq_at(base: Seq, delta: i64) -> Option<Seq> {
+pub(super) fn seq_at(base: Seq, delta: i64) -> Option<Seq> {
     i64::from(base)
         .checked_add(delta)
         .and_then(|s| Seq::try_from(s).ok())
@@ -670,6 +524,7 @@ pub(crate) fn read_root_marks(bytes: &[u8], trimmed: Seq) -> Result<Vec<RootMark
 #[cfg(test)]
 #[expect(clippy::unwrap_used, reason = "tests unwrap what must succeed")]
 mod tests {
+    use super::super::bytes::zigzag;
     use super::*;
 
     /// One run of `len` ops of `kind` in text 0, then `rest`.

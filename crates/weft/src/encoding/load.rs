@@ -16,11 +16,12 @@ use crate::id::{MapIdx, Seq, TextIdx, NO_SEQ, UNKNOWN_ORIGIN};
 use crate::oplog::{origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::text::{Cache, Item, TreeBuilder, Unloaded};
 
+use super::columns::{self, Neighbours};
 use super::history::{self, ReadKind};
 use super::root::{decode_ranges, push_root};
 use super::snapshot::{
-    bytes_of_chars, key, Segment, SegmentReader, Snapshot, KEY_CHANGES, KEY_DELETED,
-    KEY_DELETED_LATER, KEY_HISTORY, KEY_ROOT_MAP_SETS, KEY_ROOT_MARKS, KEY_SEGMENTS,
+    bytes_of_chars, key, unpack_deflate, Segment, SegmentReader, Snapshot, KEY_CHANGES,
+    KEY_DELETED, KEY_DELETED_LATER, KEY_HISTORY, KEY_ROOT_MAP_SETS, KEY_ROOT_MARKS, KEY_SEGMENTS,
 };
 
 /// What [`Snapshot::load_head`] leaves: where each text's document-order
@@ -148,8 +149,14 @@ impl Snapshot {
         // was stored, or of a document lacking some, has none): appended
         // to the log's content once everything checked out.
         let deleted = match self.store.get(KEY_DELETED) {
-            Some(value) => String::from_utf8(self.unpack(value, "deleted text")?.into_owned())
-                .map_err(|_| bad("deleted text UTF-8"))?,
+            Some(value) => {
+                let raw = if self.version >= 4 {
+                    unpack_deflate(value, "deleted text")?
+                } else {
+                    self.unpack(value, "deleted text")?
+                };
+                String::from_utf8(raw.into_owned()).map_err(|_| bad("deleted text UTF-8"))?
+            }
             None => String::new(),
         };
         let deleted_base = log.content().len();
@@ -196,24 +203,35 @@ impl Snapshot {
             )?;
             seq = self.trimmed;
         }
+        // Version 4 predicts origins from the segments' document order.
+        let mut neighbours = (self.version >= 4 && seq < ops).then(|| {
+            let segs = all.iter().map(|(s, t, _)| (s.seq, s.len, *t)).collect();
+            let by_seq = order.iter().map(|k| (k & 0xFFFF_FFFF) as u32).collect();
+            Neighbours::new(segs, by_seq)
+        });
         while seq < ops {
             let value = self
                 .store
                 .get(&key(KEY_HISTORY, seq))
                 .ok_or(bad("history block"))?;
             let block = self.unpack(value, "history block")?;
-            let end =
-                history::decode_block(&block, seq, ops, (n as u32, maps), |seq, len, t, kind| {
-                    if let ReadKind::MapSet { map, key, value } = kind {
-                        side.push_map_set(seq, MapIdx::new(map), &key, value);
-                        return Ok(());
-                    }
-                    let text = doc_index
-                        .get(t as usize)
-                        .copied()
-                        .ok_or(bad("text index"))?;
-                    push_run(&mut side, &mut cursor, seq, len, text, kind)
-                })?;
+            let push = |seq, len, t: u32, kind| {
+                if let ReadKind::MapSet { map, key, value } = kind {
+                    side.push_map_set(seq, MapIdx::new(map), &key, value);
+                    return Ok(());
+                }
+                let text = doc_index
+                    .get(t as usize)
+                    .copied()
+                    .ok_or(bad("text index"))?;
+                push_run(&mut side, &mut cursor, seq, len, text, kind)
+            };
+            let end = match neighbours.as_mut() {
+                Some(neighbours) => {
+                    columns::decode_block(&block, seq, ops, (n as u32, maps), neighbours, push)?
+                }
+                None => history::decode_block(&block, seq, ops, (n as u32, maps), push)?,
+            };
             if end == seq {
                 return Err(bad("history block"));
             }

@@ -51,11 +51,14 @@ pub(super) fn write_entries(log: &OpLog, mut add: impl FnMut(&[u8], Vec<u8>)) {
 }
 
 /// Checks a snapshot's "n" and "o" entries against its format `version`
-/// (3 has one or both, earlier ones neither) and reads the map names.
+/// (3 has one or both, earlier ones neither, 4 either) and reads the map
+/// names.
 pub(super) fn read_entries(store: &MemKvStore, version: u8) -> Result<Vec<Box<str>>> {
     let bad = |what| Error::Malformed { offset: 0, what };
     let (names, embeds) = (store.get(KEY_MAP_NAMES), store.get(KEY_EMBEDS));
-    if (version >= 3) != (names.is_some() || embeds.is_some()) {
+    // Version 4 (a layout change) may hold them or not.
+    let has = names.is_some() || embeds.is_some();
+    if (version == 3 && !has) || (version < 3 && has) {
         return Err(bad("map names or embeds against the format version"));
     }
     match names {

@@ -1,6 +1,7 @@
 //! Writing and reading the updates format (see the module doc of
 //! [`super`] for the byte layout).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -169,13 +170,22 @@ pub(crate) fn encode_body(
     write_bytes(&mut body, &names);
     write_bytes(&mut body, &changes);
     write_bytes(&mut body, &ops);
-    write_bytes(&mut body, &content);
-    let version = if !t.maps.is_empty() || embed_count > 0 {
-        3
-    } else if !infos.is_empty() {
-        2
+    // Version 4 when the content compresses (a long history: prose
+    // compresses 2-3x), else the smallest version that holds the update,
+    // byte for byte as older writers wrote it.
+    let packed = super::snapshot::pack(&content, super::snapshot::Codec::Lz4);
+    let version = if super::snapshot::is_compressed(&packed) {
+        write_bytes(&mut body, &packed);
+        4
     } else {
-        1
+        write_bytes(&mut body, &content);
+        if !t.maps.is_empty() || embed_count > 0 {
+            3
+        } else if !infos.is_empty() {
+            2
+        } else {
+            1
+        }
     };
     if version >= 2 {
         let mut section = Vec::new();
@@ -479,10 +489,21 @@ pub(crate) fn decode_body(body: &[u8], version: u8) -> Result<Update> {
     let content_offset = content_section.offset();
     let mut content_reader = content_section;
     let content_bytes = content_reader.take(content_reader.remaining())?;
-    let content = std::str::from_utf8(content_bytes).map_err(|e| Error::Malformed {
+    let utf8_error = |e: std::str::Utf8Error| Error::Malformed {
         offset: content_offset + e.valid_up_to(),
         what: "UTF-8 content",
-    })?;
+    };
+    // Version 4: the content is a compressed value (LZ4, or stored).
+    let content: Cow<'_, str> = if version >= 4 {
+        match super::snapshot::decompress(content_bytes, "update content")? {
+            Cow::Borrowed(raw) => Cow::Borrowed(std::str::from_utf8(raw).map_err(utf8_error)?),
+            Cow::Owned(raw) => {
+                Cow::Owned(String::from_utf8(raw).map_err(|e| utf8_error(e.utf8_error()))?)
+            }
+        }
+    } else {
+        Cow::Borrowed(std::str::from_utf8(content_bytes).map_err(utf8_error)?)
+    };
     let commits = if version >= 2 {
         super::commits::read_infos(&mut r.section()?)?
     } else {
@@ -527,7 +548,7 @@ pub(crate) fn decode_body(body: &[u8], version: u8) -> Result<Update> {
         os,
         peers: &peers,
         texts: texts.len(),
-        content,
+        content: &content,
         content_offset,
         content_at: 0,
         ascii: content.is_ascii(),
@@ -568,14 +589,20 @@ pub(crate) fn decode_body(body: &[u8], version: u8) -> Result<Update> {
             what: "unused content",
         });
     }
+    let RunReader {
+        runs,
+        marks,
+        map_sets,
+        ..
+    } = ops;
     Ok(Update {
         texts,
         changes,
-        runs: ops.runs,
-        content: content.to_owned(),
-        marks: ops.marks,
+        runs,
+        content: content.into_owned(),
+        marks,
         commits,
-        map_sets: ops.map_sets,
+        map_sets,
         embeds,
     })
 }
