@@ -114,6 +114,9 @@ pub struct SyncState {
     pub connects: u64,
     /// The last batch the server refused, and why (e.g. rate limited).
     pub last_refusal: Option<Status>,
+    /// Bytes of updates received from the server so far (catch-ups and
+    /// relays).
+    pub received_bytes: u64,
 }
 
 /// Syncs a shared [`Doc`] with a document on a `weft-sync` server, on the
@@ -181,6 +184,7 @@ impl SyncClient {
             server_version: VersionVector::new(),
             connects: 0,
             last_refusal: None,
+            received_bytes: 0,
         });
         let shared = Arc::new(Shared {
             doc,
@@ -528,7 +532,11 @@ async fn session(
                             }
                         }
                         sent.merge(&got);
-                        shared.state.send_modify(|s| s.server_version.merge(&got));
+                        let n: usize = updates.iter().map(Vec::len).sum();
+                        shared.state.send_modify(|s| {
+                            s.server_version.merge(&got);
+                            s.received_bytes += n as u64;
+                        });
                     }
                     ServerMessage::Synced { doc } if doc == doc_id => {
                         shared.state.send_modify(|s| s.connection = Connection::Connected);
