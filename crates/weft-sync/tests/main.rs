@@ -16,4 +16,5 @@ mod converge;
 mod crash;
 mod divergent;
 mod hostile;
+mod presence;
 mod slow;
