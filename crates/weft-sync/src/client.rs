@@ -387,15 +387,6 @@ fn seed() -> u64 {
     (t ^ u64::from(std::process::id()).rotate_left(32)) | 1
 }
 
-/// The version an update brings (what the server has once it sent it).
-fn version_of(update: &[u8]) -> VersionVector {
-    let mut v = VersionVector::new();
-    for span in Doc::spans_in(update).unwrap_or_default() {
-        v.extend_to(span.peer, span.counters.end);
-    }
-    v
-}
-
 async fn session(
     shared: &Shared,
     url: &str,
@@ -528,7 +519,7 @@ async fn session(
                                 // would be a bug there, and the next join
                                 // sends the ops again.
                                 let _ = d.import_with(u, "sync");
-                                got.merge(&version_of(u));
+                                got.merge(&split::version_of(u));
                             }
                         }
                         sent.merge(&got);

@@ -622,7 +622,14 @@ impl Room {
                 return false;
             }
         };
-        self.version.merge(&now);
+        // `version` is what every member has been sent. The read may have
+        // brought in rows other servers stored: the joiner has them now,
+        // the other members get them through a catch-up.
+        if self.members.is_empty() {
+            self.version = now.clone();
+        } else if !self.version.includes_all(&now) {
+            self.handle.remote.store(true, Ordering::Release);
+        }
         let mut frames = vec![ServerMessage::Joined {
             doc: self.id.to_string(),
             epoch: ours,
@@ -681,7 +688,13 @@ impl Room {
             let result = task.await;
             let status = match result {
                 Ok(Ok(appended)) => {
-                    self.version.merge(&appended.version);
+                    // The members get this update's ops now; anything else
+                    // the stored document holds (rows of other servers)
+                    // through a catch-up.
+                    self.version.merge(&split::version_of(&update));
+                    if !self.version.includes_all(&appended.version) {
+                        self.handle.remote.store(true, Ordering::Release);
+                    }
                     if appended.seq.is_some() {
                         stored = true;
                         self.relay(conn, &update);

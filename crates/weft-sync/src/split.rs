@@ -31,6 +31,17 @@ pub fn updates_since(doc: &Doc, from: &VersionVector, limit: usize) -> Result<Ve
     Ok(out)
 }
 
+/// The ops an update holds, as a version: what a receiver has once it
+/// imported it (ops held pending included). Empty for bytes that do not
+/// decode.
+pub fn version_of(update: &[u8]) -> VersionVector {
+    let mut v = VersionVector::new();
+    for span in Doc::spans_in(update).unwrap_or_default() {
+        v.extend_to(span.peer, span.counters.end);
+    }
+    v
+}
+
 fn ops(spans: &[IdSpan]) -> u64 {
     spans
         .iter()
