@@ -1181,6 +1181,12 @@ async fn connection(inner: Arc<Inner>, stream: TcpStream, _peer: SocketAddr) {
                 }
             }
             ClientMessage::Presence { doc, bytes } => {
+                // Presence shares the update rate: over it, a message is
+                // dropped (the next one carries the state again).
+                if !bucket.take() {
+                    inner.refused.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
                 if let Some(room) = joined.get(&doc) {
                     if room
                         .tx
