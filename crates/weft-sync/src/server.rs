@@ -1224,13 +1224,15 @@ async fn connection(inner: Arc<Inner>, stream: TcpStream, _peer: SocketAddr) {
     writer.abort();
 }
 
+/// Relays gathered for one message: the document, the updates, their size.
+type Pending = (Arc<str>, Vec<Arc<Vec<u8>>>, usize);
+
 /// The frames of queued items: consecutive relays and presence of one
 /// document share a message; `true` if the connection closes after them.
 fn frames_of(items: Vec<Out>, max_message: usize) -> (Vec<Vec<u8>>, bool) {
     let mut frames = Vec::new();
-    let mut relay: Option<(Arc<str>, Vec<Arc<Vec<u8>>>, usize)> = None;
-    let flush = |relay: &mut Option<(Arc<str>, Vec<Arc<Vec<u8>>>, usize)>,
-                 frames: &mut Vec<Vec<u8>>| {
+    let mut relay: Option<Pending> = None;
+    let flush = |relay: &mut Option<Pending>, frames: &mut Vec<Vec<u8>>| {
         if let Some((doc, updates, _)) = relay.take() {
             let refs: Vec<&[u8]> = updates.iter().map(|u| u.as_slice()).collect();
             frames.push(encode_updates(&doc, &refs));
