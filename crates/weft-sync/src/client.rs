@@ -244,6 +244,8 @@ impl SyncClient {
     /// received from it) and the connection is up.
     pub fn is_synced(&self) -> bool {
         let state = self.shared.state.borrow();
+        // Ops held pending (their dependencies missing) count as synced
+        // when the server sent them: it holds them pending too.
         state.connection == Connection::Connected
             && state
                 .server_version

@@ -181,7 +181,15 @@ struct Member {
 struct Control {
     closed: AtomicBool,
     notify: Notify,
+    /// Bytes of join catch-ups queued and not written yet: the one kind of
+    /// queued message that is neither small nor shared with other members.
+    catch_up_bytes: AtomicUsize,
 }
+
+/// Catch-up bytes a connection may have queued beyond the first: a client
+/// joining documents faster than it reads them is disconnected, so it
+/// holds at most one catch-up plus this much.
+const CATCH_UP_BUDGET: usize = 32 << 20;
 
 impl Control {
     fn close(&self) {
@@ -375,6 +383,12 @@ struct Room {
     members: HashMap<u64, Member>,
     presence: EphemeralStore,
 }
+
+/// Presence keys one member may hold in a document.
+const MAX_PRESENCE_KEYS: usize = 16;
+
+/// The largest presence message relayed (bytes).
+const MAX_PRESENCE_BYTES: usize = 64 << 10;
 
 /// Updates a room appends at once (their commits share fsyncs).
 const ROOM_BATCH: usize = 64;
@@ -655,7 +669,23 @@ impl Room {
                 .encode(),
             );
         }
-        if member.tx.try_send(Out::Frames(frames)).is_err() {
+        let size: usize = frames.iter().map(Vec::len).sum();
+        let queued = member
+            .control
+            .catch_up_bytes
+            .fetch_add(size, Ordering::AcqRel);
+        if (queued > 0 && queued + size > CATCH_UP_BUDGET)
+            || member.tx.try_send(Out::Frames(frames)).is_err()
+        {
+            member
+                .control
+                .catch_up_bytes
+                .fetch_sub(size, Ordering::AcqRel);
+            self.inner.too_slow.fetch_add(1, Ordering::Relaxed);
+            let _ = member.tx.try_send(Out::Close(
+                Status::TooSlow,
+                "joins arrive faster than their catch-ups are read".to_owned(),
+            ));
             member.control.close();
             return false;
         }
@@ -782,19 +812,44 @@ impl Room {
     }
 
     fn presence(&mut self, conn: u64, bytes: Vec<u8>) {
+        if !self.members.contains_key(&conn) {
+            return;
+        }
+        let scratch = EphemeralStore::new(self.presence.timeout_ms());
+        if scratch.apply(&bytes).is_err() {
+            if let Some(m) = self.members.get(&conn) {
+                let _ = m.tx.try_send(Out::Close(
+                    Status::Malformed,
+                    "presence bytes do not decode".to_owned(),
+                ));
+                m.control.close();
+            }
+            return;
+        }
+        // A key belongs to the member that set it first (until it leaves);
+        // a member holds a bounded number of keys of bounded size.
+        let keys = scratch.keys();
+        let taken = keys.iter().any(|k| {
+            self.members
+                .iter()
+                .any(|(&c, other)| c != conn && other.presence_keys.contains(k))
+        });
         let Some(m) = self.members.get_mut(&conn) else {
             return;
         };
-        let scratch = EphemeralStore::new(self.presence.timeout_ms());
-        if scratch.apply(&bytes).is_err() || self.presence.apply(&bytes).is_err() {
-            let _ = m.tx.try_send(Out::Close(
-                Status::Malformed,
-                "presence bytes do not decode".to_owned(),
-            ));
-            m.control.close();
+        let owned = m.presence_keys.len()
+            + keys
+                .iter()
+                .filter(|k| !m.presence_keys.contains(*k))
+                .count();
+        if taken || owned > MAX_PRESENCE_KEYS || bytes.len() > MAX_PRESENCE_BYTES {
+            self.inner.refused.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        m.presence_keys.extend(scratch.keys());
+        if self.presence.apply(&bytes).is_err() {
+            return;
+        }
+        m.presence_keys.extend(keys);
         let bytes = Arc::new(bytes);
         let mut slow = Vec::new();
         for (&c, m) in &self.members {
@@ -975,6 +1030,9 @@ async fn connection(inner: Arc<Inner>, stream: TcpStream, _peer: SocketAddr) {
     let max_message = options.max_message;
     let keepalive = options.keepalive;
     let writer_control = Arc::clone(&control);
+    // The writer takes at most this many queued items at once, so what it
+    // holds while a slow socket blocks it is bounded like the queue.
+    let drain_max = options.outgoing_queue.clamp(1, 256);
     let writer = tokio::spawn(async move {
         let mut ping = tokio::time::interval(keepalive);
         ping.tick().await;
@@ -983,12 +1041,19 @@ async fn connection(inner: Arc<Inner>, stream: TcpStream, _peer: SocketAddr) {
                 item = rx.recv() => {
                     let Some(first) = item else { break };
                     let mut items = vec![first];
-                    while items.len() < 256 {
+                    while items.len() < drain_max {
                         match rx.try_recv() {
                             Ok(i) => items.push(i),
                             Err(_) => break,
                         }
                     }
+                    let catch_up: usize = items
+                        .iter()
+                        .map(|i| match i {
+                            Out::Frames(fs) => fs.iter().map(Vec::len).sum(),
+                            _ => 0,
+                        })
+                        .sum();
                     let (frames, close) = frames_of(items, max_message);
                     for f in frames {
                         if sink.feed(Message::Binary(f)).await.is_err() {
@@ -1000,6 +1065,9 @@ async fn connection(inner: Arc<Inner>, stream: TcpStream, _peer: SocketAddr) {
                         writer_control.close();
                         return;
                     }
+                    writer_control
+                        .catch_up_bytes
+                        .fetch_sub(catch_up, Ordering::AcqRel);
                     if close {
                         let _ = sink.close().await;
                         writer_control.close();
@@ -1088,8 +1156,11 @@ async fn connection(inner: Arc<Inner>, stream: TcpStream, _peer: SocketAddr) {
                         .encode(),
                     )
                 };
-                if joined.contains_key(&doc) {
-                    continue; // joined already: nothing to do
+                if let Some(room) = joined.remove(&doc) {
+                    // Joined already (or refused since, the document
+                    // deleted): leave, then join again with a fresh sync.
+                    let _ = room.tx.send(RoomMsg::Leave { conn }).await;
+                    room.users.fetch_sub(1, Ordering::AcqRel);
                 }
                 if doc.is_empty() || doc.len() > weft_store::MAX_ID_LEN {
                     let _ = tx.try_send(refuse(

@@ -12,6 +12,7 @@ mod pg;
 
 mod harness;
 
+mod attack;
 mod converge;
 mod crash;
 mod divergent;
