@@ -782,22 +782,35 @@ impl Room {
 
     /// Sends a durable update to every member but `from`.
     fn relay(&mut self, from: u64, update: &Arc<Vec<u8>>) {
-        let mut slow = Vec::new();
-        for (&conn, m) in &self.members {
-            if conn == from {
-                continue;
-            }
-            let out = Out::Relay {
-                doc: Arc::clone(&self.id),
-                update: Arc::clone(update),
-            };
-            if m.tx.try_send(out).is_err() {
-                slow.push(conn);
-            }
+        let doc = Arc::clone(&self.id);
+        self.broadcast(from, || Out::Relay {
+            doc: Arc::clone(&doc),
+            update: Arc::clone(update),
+        });
+    }
+
+    /// Queues `out()` for every member but `except`; members whose queue
+    /// is full are dropped as too slow.
+    fn broadcast(&mut self, except: u64, out: impl Fn() -> Out) {
+        let slow: Vec<u64> = self
+            .members
+            .iter()
+            .filter(|(&c, m)| c != except && m.tx.try_send(out()).is_err())
+            .map(|(&c, _)| c)
+            .collect();
+        for c in slow {
+            self.drop_slow(c);
         }
-        for conn in slow {
-            self.drop_slow(conn);
-        }
+    }
+
+    /// Presence bytes to every member but `except`.
+    fn broadcast_presence(&mut self, except: u64, bytes: Vec<u8>) {
+        let doc = Arc::clone(&self.id);
+        let bytes = Arc::new(bytes);
+        self.broadcast(except, || Out::Presence {
+            doc: Arc::clone(&doc),
+            bytes: Arc::clone(&bytes),
+        });
     }
 
     /// A member whose queue is full (or gone) leaves and is disconnected.
@@ -850,23 +863,7 @@ impl Room {
             return;
         }
         m.presence_keys.extend(keys);
-        let bytes = Arc::new(bytes);
-        let mut slow = Vec::new();
-        for (&c, m) in &self.members {
-            if c != conn
-                && m.tx
-                    .try_send(Out::Presence {
-                        doc: Arc::clone(&self.id),
-                        bytes: Arc::clone(&bytes),
-                    })
-                    .is_err()
-            {
-                slow.push(c);
-            }
-        }
-        for c in slow {
-            self.drop_slow(c);
-        }
+        self.broadcast_presence(conn, bytes);
     }
 
     /// A member left (or dropped): its presence goes at once.
@@ -881,23 +878,8 @@ impl Room {
                 gone.push(self.presence.encode(key));
             }
         }
-        let mut slow = Vec::new();
         for bytes in gone {
-            let bytes = Arc::new(bytes);
-            for (&c, m) in &self.members {
-                if m.tx
-                    .try_send(Out::Presence {
-                        doc: Arc::clone(&self.id),
-                        bytes: Arc::clone(&bytes),
-                    })
-                    .is_err()
-                {
-                    slow.push(c);
-                }
-            }
-        }
-        for c in slow {
-            self.drop_slow(c);
+            self.broadcast_presence(conn, bytes);
         }
     }
 
