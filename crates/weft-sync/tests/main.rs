@@ -17,5 +17,6 @@ mod converge;
 mod crash;
 mod divergent;
 mod hostile;
+mod many;
 mod presence;
 mod slow;
