@@ -184,10 +184,6 @@ pub(crate) trait Backend: Send + Sync + 'static {
     /// one read transaction; `None` if there is no such document.
     /// `with_snapshot: false` skips the snapshot's bytes.
     fn read(&self, id: &str, after: u64, with_snapshot: bool) -> Result<Option<StoredDoc>>;
-    /// How many group commits may run at once: 1 where writers
-    /// serialize anyway (SQLite), more where the server flushes
-    /// concurrent commits together (PostgreSQL).
-    fn parallel_commits(&self) -> usize;
     /// Inserts the rows in one transaction (one fsync) and returns, per
     /// row, its sequence number, or `None` if its document is gone. An
     /// `Err` means nothing was stored.

@@ -94,13 +94,6 @@ const SCHEMA_LOCK: i64 = 0x7765_6674_7374_6f72;
 /// Idle connections kept.
 const POOL: usize = 12;
 
-/// Group commits running at once. One: a leader that gathers the rows of
-/// every appender on its way fills one batch (measured with 8 writers:
-/// about 10,000-11,000 rows/s in batches of 6.2-6.8, against 6,200-8,200
-/// rows/s with two commits at once, whose batches held 3.5, and 5,100
-/// with eight, whose batches held one row each; `examples --bin store`).
-const PARALLEL_COMMITS: usize = 1;
-
 /// Appends a batch in one statement (one round trip, one transaction):
 /// `weft_append` locks the batch's documents (advisory transaction locks
 /// in key order, which a delete takes too), numbers each document's rows
@@ -347,10 +340,6 @@ impl Backend for Postgres {
                 updates,
             }))
         })
-    }
-
-    fn parallel_commits(&self) -> usize {
-        PARALLEL_COMMITS
     }
 
     fn insert_batch(&self, rows: &[NewRow]) -> Result<Vec<Option<u64>>> {

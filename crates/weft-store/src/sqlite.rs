@@ -253,10 +253,6 @@ impl Backend for Sqlite {
         })
     }
 
-    fn parallel_commits(&self) -> usize {
-        1
-    }
-
     fn insert_batch(&self, rows: &[NewRow]) -> Result<Vec<Option<u64>>> {
         let mut conn = self.writer();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;

@@ -472,6 +472,21 @@ fn settle<'a>(
     state
 }
 
+/// The cached document `id` of `entry` is not the one stored under `id`
+/// any more (deleted, perhaps created again): marks the entry stale, then
+/// `Ok(None)` (try again, on what is stored now) if a document `exists`
+/// under `id`, else [`Error::UnknownDocument`].
+fn replaced(id: &str, entry: &Entry, exists: bool) -> Result<Option<Appended>> {
+    entry.stale.store(true, Ordering::Release);
+    if exists {
+        Ok(None)
+    } else {
+        Err(Error::UnknownDocument {
+            document: id.to_owned(),
+        })
+    }
+}
+
 fn pause_for(pause: Duration) {
     if !pause.is_zero() {
         std::thread::sleep(pause);
@@ -687,16 +702,7 @@ impl Store {
                     version,
                     pending,
                 })),
-                Some(_) => {
-                    entry.stale.store(true, Ordering::Release);
-                    Ok(None)
-                }
-                None => {
-                    entry.stale.store(true, Ordering::Release);
-                    Err(Error::UnknownDocument {
-                        document: id.to_owned(),
-                    })
-                }
+                other => replaced(id, &entry, other.is_some()),
             };
         };
         let outcome = shared.writer.wait(ticket);
@@ -717,12 +723,8 @@ impl Store {
                 // another): the next use loads what is under `id` now.
                 entry.stale.store(true, Ordering::Release);
                 drop(state);
-                return match shared.backend.head(id).map_err(|e| e.for_document(id))? {
-                    Some(_) => Ok(None),
-                    None => Err(Error::UnknownDocument {
-                        document: id.to_owned(),
-                    }),
-                };
+                let head = shared.backend.head(id).map_err(|e| e.for_document(id))?;
+                return replaced(id, &entry, head.is_some());
             }
             Err(e) => {
                 // The cached document holds an update the database lacks.
