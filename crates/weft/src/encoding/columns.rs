@@ -351,7 +351,10 @@ pub(crate) fn decode_block(
     mut f: impl FnMut(Seq, u32, u32, ReadKind) -> Result<()>,
 ) -> Result<Seq> {
     let mut r = Reader::new(bytes, 0);
-    let n = r.count("run count")?;
+    // Not `count`: the columns are compressed, so a block may hold more
+    // runs than bytes. Each run takes at least one byte of the heads
+    // column, which bounds the count once it is unpacked.
+    let n = r.varint()?;
     let mut columns = Vec::with_capacity(4);
     for what in ["run heads", "run origins", "delete targets", "run extras"] {
         columns.push(unpack_deflate(r.bytes()?, what)?);
@@ -362,6 +365,9 @@ pub(crate) fn decode_block(
     let [heads, origins, targets, extras] = columns.as_slice() else {
         return Err(r.malformed("block columns"));
     };
+    if n > heads.len() as u64 {
+        return Err(r.malformed("run count"));
+    }
     let mut heads = Reader::new(heads, 0);
     let mut origins = Reader::new(origins, 0);
     let mut targets = Reader::new(targets, 0);
