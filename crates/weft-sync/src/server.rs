@@ -363,6 +363,11 @@ impl Inner {
         }
     }
 
+    /// The largest update sent in one message.
+    fn update_limit(&self) -> usize {
+        self.options.max_message.saturating_sub(ENVELOPE).max(1)
+    }
+
     async fn blocking<T: Send + 'static>(
         self: &Arc<Self>,
         f: impl FnOnce(&Store) -> T + Send + 'static,
@@ -600,21 +605,8 @@ impl Room {
             );
             return false;
         }
-        let id = self.id.to_string();
-        let limit = self
-            .inner
-            .options
-            .max_message
-            .saturating_sub(ENVELOPE)
-            .max(1);
-        let catch_up = self
-            .inner
-            .blocking(move |s| {
-                s.read(&id, |doc| catch_up(doc, &version, limit))
-                    .map_err(crate::Error::from)
-                    .and_then(|r| r)
-            })
-            .await;
+        let limit = self.inner.update_limit();
+        let catch_up = self.read(move |doc| catch_up(doc, &version, limit)).await;
         let (now, updates) = match catch_up {
             Some(Ok(v)) => v,
             Some(Err(crate::Error::Store(weft_store::Error::UnknownDocument { .. }))) => {
@@ -883,28 +875,28 @@ impl Room {
         }
     }
 
+    /// Runs `f` on the stored document (read through the store, so rows
+    /// other servers stored are in it) on the blocking pool; `None` if
+    /// the task failed.
+    async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Doc) -> crate::Result<T> + Send + 'static,
+    ) -> Option<crate::Result<T>> {
+        let id = self.id.to_string();
+        self.inner
+            .blocking(move |s| s.read(&id, f).map_err(crate::Error::from).and_then(|r| r))
+            .await
+    }
+
     /// Relays what other servers stored since this room last looked.
     async fn catch_up_remote(&mut self) {
         if self.epoch.is_none() {
             return;
         }
-        let id = self.id.to_string();
         let from = self.version.clone();
-        let limit = self
-            .inner
-            .options
-            .max_message
-            .saturating_sub(ENVELOPE)
-            .max(1);
+        let limit = self.inner.update_limit();
         let result = self
-            .inner
-            .blocking(move |s| {
-                s.read(&id, |doc| -> crate::Result<(VersionVector, Vec<Vec<u8>>)> {
-                    Ok((doc.version(), split::updates_since(doc, &from, limit)?))
-                })
-                .map_err(crate::Error::from)
-                .and_then(|r| r)
-            })
+            .read(move |doc| Ok((doc.version(), split::updates_since(doc, &from, limit)?)))
             .await;
         match result {
             Some(Ok((version, updates))) => {
