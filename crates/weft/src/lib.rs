@@ -149,6 +149,7 @@ mod id;
 mod map;
 mod merge;
 mod oplog;
+pub mod platform;
 mod presence;
 pub mod style;
 mod text;

@@ -74,7 +74,7 @@ impl CommitOptions {
 
     /// Sets the timestamp to now, by the system clock.
     pub fn timestamp_now(self) -> CommitOptions {
-        let seconds = crate::presence::system_now_ms() / 1000;
+        let seconds = crate::platform::now_ms() / 1000;
         self.timestamp(i64::try_from(seconds).unwrap_or(i64::MAX))
     }
 }

@@ -262,10 +262,10 @@ fn random_peer_id() -> PeerId {
     loop {
         let mut h = std::collections::hash_map::RandomState::new().build_hasher();
         h.write_u64(CALLS.fetch_add(1, Ordering::Relaxed));
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        h.write_u128(now);
+        h.write_u128(crate::platform::system_now_nanos());
+        if let Some(bits) = crate::platform::entropy() {
+            h.write_u64(bits);
+        }
         let id = h.finish();
         if id != PeerId::MAX {
             return id;

@@ -19,7 +19,6 @@ mod wire;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::Result;
 use crate::style::Value;
@@ -85,13 +84,6 @@ fn classify(event: &mut EphemeralStoreEvent, key: &str, old: Option<&Value>, new
         _ => return,
     };
     list.push(key.to_owned());
-}
-
-/// Milliseconds since the Unix epoch by the system clock (0 before it).
-pub(crate) fn system_now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// Ephemeral per-key state shared between peers: who is online, their
@@ -169,7 +161,7 @@ impl EphemeralStore {
     /// last written (30 000 is a common choice), timed by the system
     /// clock.
     pub fn new(timeout_ms: u64) -> Self {
-        Self::with_clock(timeout_ms, system_now_ms)
+        Self::with_clock(timeout_ms, crate::platform::now_ms)
     }
 
     /// An empty store timed by `clock`, which returns the current time in

@@ -25,7 +25,6 @@ use crate::event::{
     compose, transform, transform_position, transform_with, DocEvent, EventTrigger, Inverse,
     Subscription,
 };
-use crate::presence::system_now_ms;
 use crate::style::{Delta, Value};
 
 /// A position of the selection registered for a step.
@@ -266,7 +265,7 @@ impl UndoManager {
     /// open change first: it is not undoable). Each commit is one step
     /// (merge interval 0), at most 100 steps are kept.
     pub fn new(doc: &mut Doc) -> UndoManager {
-        UndoManager::with_clock(doc, system_now_ms)
+        UndoManager::with_clock(doc, crate::platform::now_ms)
     }
 
     /// [`UndoManager::new`] with a clock (ms) for the merge interval, for

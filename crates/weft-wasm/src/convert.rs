@@ -1,0 +1,300 @@
+//! Conversions between Weft's values and JavaScript's: values, attributes,
+//! Quill deltas, op ids, frontiers and spans.
+
+use std::collections::BTreeMap;
+
+use js_sys::{Array, Object, Reflect};
+use wasm_bindgen::prelude::*;
+use weft::{Attributes, Delta, Frontiers, IdSpan, OpId, PeerId, Value};
+
+/// How deep a JavaScript value may nest before it is refused (a cyclic
+/// object would otherwise recurse for ever). Weft refuses deeper values
+/// itself; this bound only keeps the conversion finite.
+const MAX_DEPTH: usize = 64;
+
+/// The largest integer a JavaScript number holds exactly.
+const MAX_SAFE: i64 = (1 << 53) - 1;
+
+/// A JavaScript `Error` with `message`.
+pub(crate) fn err(message: impl std::fmt::Display) -> JsError {
+    JsError::new(&message.to_string())
+}
+
+/// A Weft value as a JavaScript value: `null`, a boolean, a number (a
+/// `bigint` for integers past 2^53), a string, an array or a plain object.
+pub(crate) fn value_to_js(v: &Value) -> JsValue {
+    match v {
+        Value::Null => JsValue::NULL,
+        Value::Bool(b) => JsValue::from_bool(*b),
+        Value::I64(i) if (-MAX_SAFE..=MAX_SAFE).contains(i) => JsValue::from_f64(*i as f64),
+        Value::I64(i) => JsValue::from(*i),
+        Value::F64(f) => JsValue::from_f64(*f),
+        Value::String(s) => JsValue::from_str(s),
+        Value::List(items) => items.iter().map(value_to_js).collect::<Array>().into(),
+        Value::Map(map) => map_to_js(map).into(),
+    }
+}
+
+/// A map of values as a plain JavaScript object.
+pub(crate) fn map_to_js(map: &BTreeMap<String, Value>) -> Object {
+    let o = Object::new();
+    for (k, v) in map {
+        // Setting a property of a fresh plain object cannot fail.
+        let _ = Reflect::set(&o, &JsValue::from_str(k), &value_to_js(v));
+    }
+    o
+}
+
+/// A JavaScript value as a Weft value: `null` and `undefined` are `Null`,
+/// integral numbers are integers, other numbers floats, `bigint`s
+/// integers (refused past 64 bits), arrays lists, plain objects maps.
+pub(crate) fn value_from_js(v: &JsValue) -> Result<Value, JsError> {
+    value_at(v, 0)
+}
+
+fn value_at(v: &JsValue, depth: usize) -> Result<Value, JsError> {
+    if depth > MAX_DEPTH {
+        return Err(err(format!("value nested deeper than {MAX_DEPTH} levels")));
+    }
+    if v.is_null() || v.is_undefined() {
+        return Ok(Value::Null);
+    }
+    if let Some(b) = v.as_bool() {
+        return Ok(Value::Bool(b));
+    }
+    if let Some(f) = v.as_f64() {
+        if f.fract() == 0.0 && f.abs() <= MAX_SAFE as f64 {
+            return Ok(Value::I64(f as i64));
+        }
+        return Ok(Value::F64(f));
+    }
+    if let Some(s) = v.as_string() {
+        return Ok(Value::String(s));
+    }
+    if v.is_bigint() {
+        let i = i64::try_from(v.clone()).map_err(|_| err("a bigint past 64 bits"))?;
+        return Ok(Value::I64(i));
+    }
+    if Array::is_array(v) {
+        let a: &Array = v.unchecked_ref();
+        let mut out = Vec::with_capacity(a.length() as usize);
+        for item in a.iter() {
+            out.push(value_at(&item, depth + 1)?);
+        }
+        return Ok(Value::List(out));
+    }
+    if v.is_object() && !v.is_function() {
+        return Ok(Value::Map(map_at(v, depth + 1)?));
+    }
+    Err(err(
+        "a value must be null, a boolean, a number, a bigint, a string, an array or a plain object",
+    ))
+}
+
+fn map_at(v: &JsValue, depth: usize) -> Result<BTreeMap<String, Value>, JsError> {
+    let o: &Object = v.unchecked_ref();
+    let mut out = BTreeMap::new();
+    for pair in Object::entries(o).iter() {
+        let pair: Array = pair.unchecked_into();
+        let key = pair
+            .get(0)
+            .as_string()
+            .ok_or_else(|| err("object keys must be strings"))?;
+        out.insert(key, value_at(&pair.get(1), depth)?);
+    }
+    Ok(out)
+}
+
+/// Attributes from a plain object (`undefined` or `null`: none).
+pub(crate) fn attributes_from_js(v: &JsValue) -> Result<Attributes, JsError> {
+    if v.is_null() || v.is_undefined() {
+        return Ok(Attributes::new());
+    }
+    if !v.is_object() || Array::is_array(v) {
+        return Err(err("attributes must be a plain object"));
+    }
+    map_at(v, 1)
+}
+
+fn get(o: &JsValue, key: &str) -> JsValue {
+    Reflect::get(o, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn count(v: &JsValue, what: &str) -> Result<usize, JsError> {
+    match v.as_f64() {
+        Some(f) if f.fract() == 0.0 && f >= 0.0 && f <= u32::MAX as f64 => Ok(f as usize),
+        _ => Err(err(format!("{what} must be a whole number of at least 0"))),
+    }
+}
+
+/// A delta as Quill's JSON: `{insert, attributes?}`, `{retain,
+/// attributes?}`, `{delete}`; a block marker is `{insert: "\n",
+/// attributes}` (attributes always present, maybe empty); an embed is
+/// `{insert: value}` with a non-string value.
+pub(crate) fn delta_to_js(delta: &[Delta]) -> Array {
+    delta
+        .iter()
+        .map(|d| JsValue::from(op_to_js(d, true)))
+        .collect()
+}
+
+/// One delta op as Quill's JSON; with `empty_block_attributes` false a
+/// block marker without attributes is a bare `{insert: "\n"}` (as Quill
+/// writes a plain line end).
+pub(crate) fn op_to_js(d: &Delta, empty_block_attributes: bool) -> Object {
+    let o = Object::new();
+    let set = |k: &str, v: &JsValue| {
+        let _ = Reflect::set(&o, &JsValue::from_str(k), v);
+    };
+    let attrs = |a: &Attributes, always: bool| {
+        if always || !a.is_empty() {
+            set("attributes", &map_to_js(a).into());
+        }
+    };
+    match d {
+        Delta::Insert { insert, attributes } => {
+            set("insert", &JsValue::from_str(insert));
+            attrs(attributes, false);
+        }
+        Delta::Retain { retain, attributes } => {
+            set("retain", &JsValue::from_f64(*retain as f64));
+            attrs(attributes, false);
+        }
+        Delta::Delete { delete } => set("delete", &JsValue::from_f64(*delete as f64)),
+        Delta::Embed { insert, attributes } => {
+            set("insert", &value_to_js(insert));
+            attrs(attributes, false);
+        }
+        Delta::Block { attributes } => {
+            set("insert", &JsValue::from_str("\n"));
+            attrs(attributes, empty_block_attributes);
+        }
+        // `Delta` is non-exhaustive; later kinds show as an empty op.
+        #[allow(unreachable_patterns)]
+        _ => {}
+    }
+    o
+}
+
+/// A delta from Quill's JSON (an array of ops). A lone `"\n"` insert with
+/// an `attributes` object is a block marker, as in Weft's serde form.
+pub(crate) fn delta_from_js(v: &JsValue) -> Result<Vec<Delta>, JsError> {
+    if !Array::is_array(v) {
+        return Err(err("a delta must be an array of ops"));
+    }
+    let a: &Array = v.unchecked_ref();
+    let mut out = Vec::with_capacity(a.length() as usize);
+    for op in a.iter() {
+        if !op.is_object() {
+            return Err(err("a delta op must be an object"));
+        }
+        let attributes = attributes_from_js(&get(&op, "attributes"))?;
+        let insert = get(&op, "insert");
+        let retain = get(&op, "retain");
+        let delete = get(&op, "delete");
+        let d = if let Some(s) = insert.as_string() {
+            let has_attributes = !get(&op, "attributes").is_undefined();
+            if s == "\n" && has_attributes {
+                Delta::Block { attributes }
+            } else {
+                Delta::Insert {
+                    insert: s,
+                    attributes,
+                }
+            }
+        } else if !insert.is_undefined() {
+            Delta::Embed {
+                insert: value_from_js(&insert)?,
+                attributes,
+            }
+        } else if !retain.is_undefined() {
+            Delta::Retain {
+                retain: count(&retain, "retain")?,
+                attributes,
+            }
+        } else if !delete.is_undefined() {
+            Delta::Delete {
+                delete: count(&delete, "delete")?,
+            }
+        } else {
+            return Err(err("a delta op needs insert, retain or delete"));
+        };
+        out.push(d);
+    }
+    Ok(out)
+}
+
+/// A peer id as JavaScript sees it: a decimal string (as loro-crdt's
+/// `PeerID`), since ids use all 64 bits.
+pub(crate) fn peer_to_js(peer: PeerId) -> JsValue {
+    JsValue::from_str(&peer.to_string())
+}
+
+/// A peer id from a decimal string or a `bigint`.
+pub(crate) fn peer_from_js(v: &JsValue) -> Result<PeerId, JsError> {
+    if let Some(s) = v.as_string() {
+        return s
+            .parse::<PeerId>()
+            .map_err(|_| err(format!("not a peer id: {s:?}")));
+    }
+    if v.is_bigint() {
+        return u64::try_from(v.clone()).map_err(|_| err("a peer id is 64 bits, unsigned"));
+    }
+    if let Some(f) = v.as_f64() {
+        if f.fract() == 0.0 && f >= 0.0 && f <= MAX_SAFE as f64 {
+            return Ok(f as u64);
+        }
+    }
+    Err(err("a peer id must be a decimal string or a bigint"))
+}
+
+/// An op id as `{peer, counter}`.
+pub(crate) fn id_to_js(id: OpId) -> Object {
+    let o = Object::new();
+    let _ = Reflect::set(&o, &"peer".into(), &peer_to_js(id.peer));
+    let _ = Reflect::set(&o, &"counter".into(), &JsValue::from(id.counter));
+    o
+}
+
+/// Frontiers as an array of `{peer, counter}`.
+pub(crate) fn frontiers_to_js(f: &Frontiers) -> Array {
+    f.iter().map(|id| JsValue::from(id_to_js(id))).collect()
+}
+
+/// Frontiers from an array of `{peer, counter}`.
+pub(crate) fn frontiers_from_js(v: &JsValue) -> Result<Frontiers, JsError> {
+    if !Array::is_array(v) {
+        return Err(err("frontiers must be an array of {peer, counter}"));
+    }
+    let mut f = Frontiers::new();
+    for id in v.unchecked_ref::<Array>().iter() {
+        let peer = peer_from_js(&get(&id, "peer"))?;
+        let counter = count(&get(&id, "counter"), "counter")?;
+        f.insert(OpId::new(peer, counter as u32));
+    }
+    Ok(f)
+}
+
+/// Spans as an array of `{peer, start, end}` (counters, end exclusive).
+pub(crate) fn spans_to_js(spans: &[IdSpan]) -> Array {
+    spans
+        .iter()
+        .map(|s| {
+            let o = Object::new();
+            let _ = Reflect::set(&o, &"peer".into(), &peer_to_js(s.peer));
+            let _ = Reflect::set(&o, &"start".into(), &JsValue::from(s.counters.start));
+            let _ = Reflect::set(&o, &"end".into(), &JsValue::from(s.counters.end));
+            JsValue::from(o)
+        })
+        .collect()
+}
+
+/// Reads `key` of an options object (`undefined` when absent or when
+/// `options` is not an object).
+pub(crate) fn option(options: &JsValue, key: &str) -> JsValue {
+    if options.is_object() {
+        get(options, key)
+    } else {
+        JsValue::UNDEFINED
+    }
+}

@@ -1,0 +1,140 @@
+//! The state every handle of one document shares: the document, and the
+//! events Weft produced that still wait to be handed to JavaScript.
+//!
+//! Weft calls its subscribers in the middle of a commit or an import,
+//! while the document is borrowed. Calling JavaScript there would let a
+//! listener call back into the document and find it busy, so the Weft
+//! side only queues what happened; every call of the bindings that may
+//! produce events hands the queue to the JavaScript listeners once the
+//! document is released ([`Shared::flush`]). Listeners may edit the
+//! document; what they cause is delivered after the current event, in
+//! order.
+
+use std::cell::{Cell, RefCell, RefMut};
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+
+use js_sys::Function;
+use wasm_bindgen::prelude::*;
+
+use crate::convert::err;
+
+/// A queue Weft's `Send + Sync` callbacks push into.
+pub(crate) type Queue<T> = Arc<Mutex<VecDeque<T>>>;
+
+pub(crate) fn push<T>(queue: &Queue<T>, item: T) {
+    queue
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push_back(item);
+}
+
+pub(crate) fn pop<T>(queue: &Queue<T>) -> Option<T> {
+    queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front()
+}
+
+/// JavaScript listeners, each with an id to remove it by.
+#[derive(Default)]
+pub(crate) struct Listeners {
+    next: Cell<u32>,
+    list: RefCell<Vec<(u32, Function)>>,
+}
+
+impl Listeners {
+    pub(crate) fn add(&self, f: Function) -> u32 {
+        let id = self.next.get();
+        self.next.set(id.wrapping_add(1));
+        self.list.borrow_mut().push((id, f));
+        id
+    }
+
+    pub(crate) fn remove(&self, id: u32) {
+        self.list.borrow_mut().retain(|(i, _)| *i != id);
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.list.borrow().is_empty()
+    }
+
+    /// Calls every listener with `arg`. A listener that throws is
+    /// reported on the console; the others still run.
+    pub(crate) fn call(&self, arg: &JsValue) {
+        let list: Vec<Function> = self.list.borrow().iter().map(|(_, f)| f.clone()).collect();
+        for f in list {
+            if let Err(e) = f.call1(&JsValue::UNDEFINED, arg) {
+                crate::console_error(&e);
+            }
+        }
+    }
+}
+
+/// One document and what its handles share.
+pub(crate) struct Shared {
+    doc: RefCell<weft::Doc>,
+    pub(crate) events: Queue<weft::DocEvent>,
+    pub(crate) updates: Queue<Vec<u8>>,
+    pub(crate) event_listeners: Listeners,
+    pub(crate) update_listeners: Listeners,
+    /// Weft's subscriptions, held while a JavaScript listener exists.
+    pub(crate) event_sub: RefCell<Option<weft::Subscription>>,
+    pub(crate) update_sub: RefCell<Option<weft::Subscription>>,
+    flushing: Cell<bool>,
+}
+
+impl Shared {
+    pub(crate) fn new(doc: weft::Doc) -> Rc<Shared> {
+        Rc::new(Shared {
+            doc: RefCell::new(doc),
+            events: Queue::default(),
+            updates: Queue::default(),
+            event_listeners: Listeners::default(),
+            update_listeners: Listeners::default(),
+            event_sub: RefCell::new(None),
+            update_sub: RefCell::new(None),
+            flushing: Cell::new(false),
+        })
+    }
+
+    /// The document, borrowed for one call. Fails (never panics) if it is
+    /// borrowed already, which only a bug in the bindings could cause.
+    pub(crate) fn doc(&self) -> Result<RefMut<'_, weft::Doc>, JsError> {
+        self.doc
+            .try_borrow_mut()
+            .map_err(|_| err("the document is busy (called from inside one of its own calls)"))
+    }
+
+    /// Runs `f` on the document, then hands the events it caused to the
+    /// listeners.
+    pub(crate) fn with<T>(
+        &self,
+        f: impl FnOnce(&mut weft::Doc) -> Result<T, JsError>,
+    ) -> Result<T, JsError> {
+        let out = {
+            let mut doc = self.doc()?;
+            f(&mut doc)
+        };
+        self.flush();
+        out
+    }
+
+    /// Hands queued events and local updates to the JavaScript listeners,
+    /// in order. Re-entrant calls leave the work to the outer one.
+    pub(crate) fn flush(&self) {
+        if self.flushing.replace(true) {
+            return;
+        }
+        loop {
+            if let Some(event) = pop(&self.events) {
+                let js = crate::doc::event_to_js(&event);
+                self.event_listeners.call(&js);
+            } else if let Some(update) = pop(&self.updates) {
+                let js = js_sys::Uint8Array::from(update.as_slice());
+                self.update_listeners.call(&js);
+            } else {
+                break;
+            }
+        }
+        self.flushing.set(false);
+    }
+}
