@@ -62,6 +62,7 @@
 mod auth;
 mod client;
 mod error;
+mod files;
 #[cfg(feature = "postgres")]
 mod notify;
 pub mod protocol;

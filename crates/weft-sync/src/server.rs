@@ -54,6 +54,10 @@ pub struct ServerOptions {
     /// Whether a join of a document that does not exist, with write access
     /// and no epoch, creates it (default true).
     pub create_documents: bool,
+    /// A folder whose files plain HTTP `GET` requests on the same port get
+    /// (a web editor beside its sync; `/` is `index.html`); default none:
+    /// only WebSocket connections are accepted.
+    pub static_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for ServerOptions {
@@ -69,6 +73,7 @@ impl Default for ServerOptions {
             keepalive: Duration::from_secs(15),
             presence_timeout: Duration::from_secs(30),
             create_documents: true,
+            static_dir: None,
         }
     }
 }
@@ -981,6 +986,15 @@ impl Bucket {
 /// One client connection, from handshake to close.
 async fn connection(inner: Arc<Inner>, stream: TcpStream, _peer: SocketAddr) {
     let options = &inner.options;
+    if let Some(dir) = &options.static_dir {
+        let Some(head) = crate::files::peek_head(&stream).await else {
+            return;
+        };
+        if !crate::files::is_websocket(&head) {
+            crate::files::serve(stream, dir, &head).await;
+            return;
+        }
+    }
     let config = WebSocketConfig {
         max_message_size: Some(options.max_message),
         max_frame_size: Some(options.max_message),

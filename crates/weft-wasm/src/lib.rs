@@ -86,4 +86,3 @@ pub fn start() {
 pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_owned()
 }
-

@@ -19,12 +19,14 @@ const USAGE: &str =
     "usage: weft-server (--db FILE | --postgres CONFIG) [--listen ADDR] [--tokens FILE]
     [--max-message BYTES] [--updates-per-second N] [--update-burst N]
     [--max-documents N] [--outgoing-queue N] [--idle-unload-ms MS] [--keepalive-ms MS]
-    [--exit-with-stdin]
+    [--static DIR] [--exit-with-stdin]
 
   --db FILE           an SQLite store (created if missing)
   --postgres CONFIG   a PostgreSQL store (several servers may share it)
   --listen ADDR       where to accept WebSocket connections (default 127.0.0.1:8080)
   --tokens FILE       lines `TOKEN read|write [DOC_PREFIX]`; without it anyone may write
+  --static DIR        also serve the files of DIR to plain HTTP GETs on the same port
+                      (a web editor: weft-server --db d.sqlite --static web/dist)
   --exit-with-stdin   exit when standard input closes (the server dies with a supervisor
                       that holds the pipe, even one killed with -9)";
 
@@ -70,6 +72,7 @@ fn run() -> Result<(), String> {
             "--keepalive-ms" => {
                 options.keepalive = Duration::from_millis(number(value(&arg)?, &arg)?.max(10));
             }
+            "--static" => options.static_dir = Some(value(&arg)?.into()),
             "--exit-with-stdin" => {
                 std::thread::spawn(|| {
                     let mut sink = Vec::new();
