@@ -57,7 +57,7 @@ impl Doc {
     }
 
     /// This document's peer id, a decimal string.
-    #[wasm_bindgen(getter, js_name = peerId)]
+    #[wasm_bindgen(getter, js_name = peerId, unchecked_return_type = "string")]
     pub fn peer_id(&self) -> Result<JsValue, JsError> {
         Ok(peer_to_js(self.shared.doc()?.peer_id()))
     }
@@ -66,7 +66,10 @@ impl Doc {
     /// editing with one id corrupt each other's histories: only set ids
     /// you allocate yourself.
     #[wasm_bindgen(js_name = setPeerId)]
-    pub fn set_peer_id(&self, peer: JsValue) -> Result<(), JsError> {
+    pub fn set_peer_id(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string | bigint")] peer: JsValue,
+    ) -> Result<(), JsError> {
         let peer = peer_from_js(&peer)?;
         self.shared.with(|d| d.set_peer_id(peer).map_err(weft_err))
     }
@@ -110,7 +113,10 @@ impl Doc {
     /// Closes the open change: subscribers hear about it now. `options`
     /// may give `origin` (a string events carry), `message` (kept in the
     /// history) and `timestamp` (seconds; `true` for now).
-    pub fn commit(&self, options: JsValue) -> Result<(), JsError> {
+    pub fn commit(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "CommitOptions | undefined")] options: JsValue,
+    ) -> Result<(), JsError> {
         let mut o = CommitOptions::new();
         if let Some(origin) = option(&options, "origin").as_string() {
             o = o.origin(origin);
@@ -134,7 +140,10 @@ impl Doc {
     /// default), `{mode: "update", from?: VersionVector}` (the ops `from`
     /// lacks; everything without it), `{mode: "snapshot-at", frontiers}`
     /// or `{mode: "shallow-snapshot", frontiers}`.
-    pub fn export(&self, mode: JsValue) -> Result<Uint8Array, JsError> {
+    pub fn export(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ExportMode | undefined")] mode: JsValue,
+    ) -> Result<Uint8Array, JsError> {
         let kind = option(&mode, "mode")
             .as_string()
             .unwrap_or_else(|| "snapshot".into());
@@ -187,6 +196,7 @@ impl Doc {
     /// throw and change nothing. Ops whose dependencies are missing wait
     /// as pending. Returns `{applied, pending}` (spans `{peer, start,
     /// end}`). `origin` is what the import's event carries.
+    #[wasm_bindgen(unchecked_return_type = "{ applied: IdSpan[]; pending: IdSpan[] }")]
     pub fn import(&self, bytes: &[u8], origin: Option<String>) -> Result<Object, JsError> {
         let status = self.shared.with(|d| {
             match &origin {
@@ -217,19 +227,23 @@ impl Doc {
     }
 
     /// The frontiers of the version shown: `[{peer, counter}]`.
+    #[wasm_bindgen(unchecked_return_type = "OpId[]")]
     pub fn frontiers(&self) -> Result<Array, JsError> {
         Ok(frontiers_to_js(&self.shared.doc()?.frontiers()))
     }
 
     /// The ops held pending (their dependencies are missing), as spans.
-    #[wasm_bindgen(js_name = pendingSpans)]
+    #[wasm_bindgen(js_name = pendingSpans, unchecked_return_type = "IdSpan[]")]
     pub fn pending_spans(&self) -> Result<Array, JsError> {
         Ok(spans_to_js(&self.shared.doc()?.pending_spans()))
     }
 
     /// Shows the version at `frontiers` (read only until
     /// `checkoutToLatest`).
-    pub fn checkout(&self, frontiers: JsValue) -> Result<(), JsError> {
+    pub fn checkout(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "OpId[]")] frontiers: JsValue,
+    ) -> Result<(), JsError> {
         let f = frontiers_from_js(&frontiers)?;
         self.shared.with(|d| d.checkout(&f).map_err(weft_err))
     }
@@ -254,7 +268,10 @@ impl Doc {
 
     /// A new document holding the history up to `frontiers`.
     #[wasm_bindgen(js_name = forkAt)]
-    pub fn fork_at(&self, frontiers: JsValue) -> Result<Doc, JsError> {
+    pub fn fork_at(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "OpId[]")] frontiers: JsValue,
+    ) -> Result<Doc, JsError> {
         let f = frontiers_from_js(&frontiers)?;
         let d = self.shared.doc()?;
         Ok(Doc::from_weft(d.fork_at(&f).map_err(weft_err)?))
@@ -262,13 +279,17 @@ impl Doc {
 
     /// Makes the content what it was at `frontiers`, as new ops.
     #[wasm_bindgen(js_name = revertTo)]
-    pub fn revert_to(&self, frontiers: JsValue) -> Result<(), JsError> {
+    pub fn revert_to(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "OpId[]")] frontiers: JsValue,
+    ) -> Result<(), JsError> {
         let f = frontiers_from_js(&frontiers)?;
         self.shared.with(|d| d.revert_to(&f).map_err(weft_err))
     }
 
     /// The changes of the history: `[{peer, start, end, lamport, deps,
     /// timestamp?, message?}]`.
+    #[wasm_bindgen(unchecked_return_type = "Change[]")]
     pub fn changes(&self) -> Result<Array, JsError> {
         let changes = self.shared.doc()?.changes().map_err(weft_err)?;
         Ok(changes
@@ -301,7 +322,13 @@ impl Doc {
     /// Sets how marks of `key` grow when text is typed at their edges:
     /// `config` maps keys to `"after"`, `"before"`, `"both"` or `"none"`.
     #[wasm_bindgen(js_name = configTextStyle)]
-    pub fn config_text_style(&self, config: JsValue) -> Result<(), JsError> {
+    pub fn config_text_style(
+        &self,
+        #[wasm_bindgen(
+            unchecked_param_type = "Record<string, \"after\" | \"before\" | \"both\" | \"none\">"
+        )]
+        config: JsValue,
+    ) -> Result<(), JsError> {
         let mut style = weft::StyleConfig::default();
         if config.is_object() {
             for pair in Object::entries(config.unchecked_ref()).iter() {
@@ -332,7 +359,11 @@ impl Doc {
     /// text's `delta` is a Quill change delta in UTF-16 units; a map's
     /// `changes` maps each key to its new value (`undefined`: deleted).
     /// Returns a function that unsubscribes.
-    pub fn subscribe(&self, listener: Function) -> Result<Function, JsError> {
+    #[wasm_bindgen(unchecked_return_type = "() => void")]
+    pub fn subscribe(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(event: WeftEvent) => void")] listener: Function,
+    ) -> Result<Function, JsError> {
         if self.shared.event_sub.borrow().is_none() {
             let queue = self.shared.events.clone();
             let sub = self
@@ -355,8 +386,11 @@ impl Doc {
 
     /// Calls `listener(bytes)` with each local commit's update, the bytes
     /// to send to peers. Returns a function that unsubscribes.
-    #[wasm_bindgen(js_name = subscribeLocalUpdates)]
-    pub fn subscribe_local_updates(&self, listener: Function) -> Result<Function, JsError> {
+    #[wasm_bindgen(js_name = subscribeLocalUpdates, unchecked_return_type = "() => void")]
+    pub fn subscribe_local_updates(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(update: Uint8Array) => void")] listener: Function,
+    ) -> Result<Function, JsError> {
         if self.shared.update_sub.borrow().is_none() {
             let queue = self.shared.updates.clone();
             let sub = self
@@ -381,7 +415,7 @@ impl Doc {
 
     /// The texts as Quill deltas and the maps as objects:
     /// `{texts: {name: delta}, maps: {name: {key: value}}}`.
-    #[wasm_bindgen(js_name = toJSON)]
+    #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "{ texts: Record<string, DeltaOp[]>; maps: Record<string, Record<string, Value>> }")]
     pub fn to_json(&self) -> Result<Object, JsError> {
         let mut d = self.shared.doc()?;
         let texts = Object::new();
@@ -409,7 +443,7 @@ impl Doc {
 
     /// The op spans an update or snapshot holds, read without importing
     /// it: `[{peer, start, end}]`.
-    #[wasm_bindgen(js_name = spansIn)]
+    #[wasm_bindgen(js_name = spansIn, unchecked_return_type = "IdSpan[]")]
     pub fn spans_in(bytes: &[u8]) -> Result<Array, JsError> {
         let spans: Vec<IdSpan> = weft::Doc::spans_in(bytes).map_err(weft_err)?;
         Ok(spans_to_js(&spans))
@@ -503,7 +537,10 @@ impl VersionVector {
 
     /// The counter of `peer`'s first op this version lacks (0: none of
     /// its ops).
-    pub fn get(&self, peer: JsValue) -> Result<u32, JsError> {
+    pub fn get(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string | bigint")] peer: JsValue,
+    ) -> Result<u32, JsError> {
         Ok(self.inner.get(peer_from_js(&peer)?))
     }
 
@@ -530,7 +567,7 @@ impl VersionVector {
     }
 
     /// `{peer: counter}`, peers as decimal strings.
-    #[wasm_bindgen(js_name = toJSON)]
+    #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "Record<string, number>")]
     pub fn to_json(&self) -> Object {
         let o = Object::new();
         for (peer, counter) in self.inner.iter() {

@@ -50,6 +50,45 @@ extern "C" {
     fn get_random_values(buf: &js_sys::Uint32Array);
 }
 
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &'static str = r#"
+/** A value of a map, a mark, an embed or presence. */
+export type Value = null | boolean | number | bigint | string | Value[] | { [key: string]: Value };
+/** A Quill delta op. A block marker is `{insert: "\n", attributes}`. */
+export type DeltaOp =
+  | { insert: string | Value; attributes?: Record<string, Value> }
+  | { retain: number; attributes?: Record<string, Value> }
+  | { delete: number };
+/** An op id: a peer (decimal string) and its counter. */
+export interface OpId { peer: string; counter: number }
+/** Ops `start..end` (end exclusive) of one peer. */
+export interface IdSpan { peer: string; start: number; end: number }
+/** What `Doc.subscribe` listeners get. */
+export interface WeftEvent {
+  by: "local" | "import" | "undo" | "redo" | "checkout";
+  origin?: string;
+  texts: { name: string; delta: DeltaOp[] }[];
+  maps: { name: string; changes: Record<string, Value | undefined> }[];
+}
+/** What `Doc.export` writes. */
+export type ExportMode =
+  | { mode: "snapshot" }
+  | { mode: "update"; from?: VersionVector }
+  | { mode: "snapshot-at"; frontiers: OpId[] }
+  | { mode: "shallow-snapshot"; frontiers: OpId[] };
+/** Options of `Doc.commit`. */
+export interface CommitOptions { origin?: string; message?: string; timestamp?: number | true }
+/** A change of the history. */
+export interface Change {
+  peer: string; start: number; end: number; lamport: number; deps: OpId[];
+  timestamp?: number; message?: string;
+}
+/** A block of a text: `start..end`, ended by the marker at `marker`. */
+export interface Block { start: number; end: number; marker?: number; attributes: Record<string, Value> }
+/** What `Presence.subscribe` listeners get. */
+export interface PresenceEvent { by: "local" | "import" | "timeout"; added: string[]; updated: string[]; removed: string[] }
+"#;
+
 pub(crate) fn console_error(value: &JsValue) {
     console_error_js(value);
 }
@@ -79,6 +118,14 @@ pub fn start() {
             console_error(&JsValue::from_str(&format!("weft panicked: {info}")));
         }));
     }
+}
+
+/// How many documents are alive: made and not yet released (by `free()`,
+/// or by the garbage collector once nothing refers to them or to any of
+/// their texts, maps or undo managers). For finding leaks.
+#[wasm_bindgen(js_name = liveDocuments)]
+pub fn live_documents() -> u32 {
+    shared::LIVE.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The version of this package.

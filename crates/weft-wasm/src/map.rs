@@ -40,7 +40,11 @@ impl Map {
     }
 
     /// Sets `key` to `value`.
-    pub fn set(&self, key: &str, value: JsValue) -> Result<(), JsError> {
+    pub fn set(
+        &self,
+        key: &str,
+        #[wasm_bindgen(unchecked_param_type = "Value")] value: JsValue,
+    ) -> Result<(), JsError> {
         let v = value_from_js(&value)?;
         self.shared
             .with(|d| d.map(&self.name).set(key, v).map_err(err))
@@ -53,6 +57,7 @@ impl Map {
     }
 
     /// The value of `key` (`undefined` when absent).
+    #[wasm_bindgen(unchecked_return_type = "Value | undefined")]
     pub fn get(&self, key: &str) -> Result<JsValue, JsError> {
         let d = self.shared.doc()?;
         Ok(d.get_map(&self.name)
@@ -76,7 +81,7 @@ impl Map {
     }
 
     /// The entries as a plain object.
-    #[wasm_bindgen(js_name = toJSON)]
+    #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "Record<string, Value>")]
     pub fn to_json(&self) -> Result<Object, JsError> {
         let d = self.shared.doc()?;
         let entries = d

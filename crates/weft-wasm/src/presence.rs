@@ -87,7 +87,11 @@ impl Presence {
     }
 
     /// Sets `key` to `value` (a refresh when unchanged).
-    pub fn set(&self, key: &str, value: JsValue) -> Result<(), JsError> {
+    pub fn set(
+        &self,
+        key: &str,
+        #[wasm_bindgen(unchecked_param_type = "Value")] value: JsValue,
+    ) -> Result<(), JsError> {
         let v = value_from_js(&value)?;
         self.inner.store.set(key, v);
         self.flush();
@@ -101,6 +105,7 @@ impl Presence {
     }
 
     /// The value of `key` (`undefined` when absent).
+    #[wasm_bindgen(unchecked_return_type = "Value | undefined")]
     pub fn get(&self, key: &str) -> JsValue {
         self.inner
             .store
@@ -114,7 +119,7 @@ impl Presence {
     }
 
     /// Every key and its value, as a plain object.
-    #[wasm_bindgen(js_name = getAllStates)]
+    #[wasm_bindgen(js_name = getAllStates, unchecked_return_type = "Record<string, Value>")]
     pub fn get_all_states(&self) -> Object {
         let all = self.inner.store.get_all_states();
         map_to_js(&all.into_iter().collect())
@@ -147,7 +152,11 @@ impl Presence {
 
     /// Calls `listener({by, added, updated, removed})` when keys change.
     /// Returns a function that unsubscribes.
-    pub fn subscribe(&self, listener: Function) -> Function {
+    #[wasm_bindgen(unchecked_return_type = "() => void")]
+    pub fn subscribe(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(event: PresenceEvent) => void")] listener: Function,
+    ) -> Function {
         let id = self.inner.event_listeners.add(listener);
         let weak = Rc::downgrade(&self.inner);
         unsubscriber(move || {
@@ -159,8 +168,11 @@ impl Presence {
 
     /// Calls `listener(bytes)` after each local `set` or `delete`: the
     /// bytes to send to peers. Returns a function that unsubscribes.
-    #[wasm_bindgen(js_name = subscribeLocalUpdates)]
-    pub fn subscribe_local_updates(&self, listener: Function) -> Function {
+    #[wasm_bindgen(js_name = subscribeLocalUpdates, unchecked_return_type = "() => void")]
+    pub fn subscribe_local_updates(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(update: Uint8Array) => void")] listener: Function,
+    ) -> Function {
         let id = self.inner.update_listeners.add(listener);
         let weak = Rc::downgrade(&self.inner);
         unsubscriber(move || {

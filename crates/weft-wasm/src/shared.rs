@@ -13,6 +13,7 @@
 use std::cell::{Cell, RefCell, RefMut};
 use std::collections::VecDeque;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use js_sys::Function;
@@ -69,6 +70,9 @@ impl Listeners {
     }
 }
 
+/// Documents alive now (made and not yet freed), for [`crate::live_documents`].
+pub(crate) static LIVE: AtomicU32 = AtomicU32::new(0);
+
 /// One document and what its handles share.
 pub(crate) struct Shared {
     doc: RefCell<weft::Doc>,
@@ -84,6 +88,7 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub(crate) fn new(doc: weft::Doc) -> Rc<Shared> {
+        LIVE.fetch_add(1, Ordering::Relaxed);
         Rc::new(Shared {
             doc: RefCell::new(doc),
             events: Queue::default(),
@@ -136,5 +141,11 @@ impl Shared {
             }
         }
         self.flushing.set(false);
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, Ordering::Relaxed);
     }
 }

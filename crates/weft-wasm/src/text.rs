@@ -135,20 +135,29 @@ impl Text {
     }
 
     /// Sets the style `key` to `value` on `range` (`{start, end}`).
-    pub fn mark(&self, range_: JsValue, key: &str, value: JsValue) -> Result<(), JsError> {
+    pub fn mark(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "{ start: number; end: number }")] range_: JsValue,
+        key: &str,
+        #[wasm_bindgen(unchecked_param_type = "Value")] value: JsValue,
+    ) -> Result<(), JsError> {
         let r = range(&range_)?;
         let v = value_from_js(&value)?;
         self.edit(|t| t.mark_utf16(r, key, v))
     }
 
     /// Removes the style `key` from `range`.
-    pub fn unmark(&self, range_: JsValue, key: &str) -> Result<(), JsError> {
+    pub fn unmark(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "{ start: number; end: number }")] range_: JsValue,
+        key: &str,
+    ) -> Result<(), JsError> {
         let r = range(&range_)?;
         self.edit(|t| t.unmark_utf16(r, key))
     }
 
     /// The styles at `pos` (of the char there).
-    #[wasm_bindgen(js_name = getAttributes)]
+    #[wasm_bindgen(js_name = getAttributes, unchecked_return_type = "Record<string, Value>")]
     pub fn get_attributes(&self, pos: usize) -> Result<Object, JsError> {
         self.read(|t| {
             let p = u16_to_char(t, pos)?;
@@ -159,7 +168,7 @@ impl Text {
 
     /// The content as a Quill delta of inserts (block markers as `{insert:
     /// "\n", attributes}`).
-    #[wasm_bindgen(js_name = toDelta)]
+    #[wasm_bindgen(js_name = toDelta, unchecked_return_type = "DeltaOp[]")]
     pub fn to_delta(&self) -> Result<Array, JsError> {
         self.read(|t| Ok(t.to_delta())).map(|d| delta_to_js(&d))
     }
@@ -167,7 +176,10 @@ impl Text {
     /// Applies a Quill delta (UTF-16 units). Atomic: a delta that does
     /// not fit throws and changes nothing.
     #[wasm_bindgen(js_name = applyDelta)]
-    pub fn apply_delta(&self, delta: JsValue) -> Result<(), JsError> {
+    pub fn apply_delta(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "DeltaOp[]")] delta: JsValue,
+    ) -> Result<(), JsError> {
         let d = delta_from_js(&delta)?;
         self.edit(|t| t.apply_delta_utf16(&d))
     }
@@ -175,7 +187,11 @@ impl Text {
     /// Inserts an embed (an image, a mention: any value) at `pos`. It
     /// counts as one unit.
     #[wasm_bindgen(js_name = insertEmbed)]
-    pub fn insert_embed(&self, pos: usize, value: JsValue) -> Result<(), JsError> {
+    pub fn insert_embed(
+        &self,
+        pos: usize,
+        #[wasm_bindgen(unchecked_param_type = "Value")] value: JsValue,
+    ) -> Result<(), JsError> {
         let v = value_from_js(&value)?;
         self.edit(|t| {
             let p = u16_to_char(t, pos)?;
@@ -186,7 +202,12 @@ impl Text {
     /// Inserts a block marker at `pos`, ending a block (a line) with
     /// `attributes` (e.g. `{header: 1}`), as Quill's `"\n"`.
     #[wasm_bindgen(js_name = splitBlock)]
-    pub fn split_block(&self, pos: usize, attributes: JsValue) -> Result<(), JsError> {
+    pub fn split_block(
+        &self,
+        pos: usize,
+        #[wasm_bindgen(unchecked_param_type = "Record<string, Value> | undefined")]
+        attributes: JsValue,
+    ) -> Result<(), JsError> {
         let a = attribute_pairs(attributes_from_js(&attributes)?);
         self.edit(|t| {
             let p = u16_to_char(t, pos)?;
@@ -196,7 +217,11 @@ impl Text {
 
     /// Sets attributes of the block marker at `pos` (`null` removes one).
     #[wasm_bindgen(js_name = updateBlock)]
-    pub fn update_block(&self, pos: usize, attributes: JsValue) -> Result<(), JsError> {
+    pub fn update_block(
+        &self,
+        pos: usize,
+        #[wasm_bindgen(unchecked_param_type = "Record<string, Value>")] attributes: JsValue,
+    ) -> Result<(), JsError> {
         let a = attribute_pairs(attributes_from_js(&attributes)?);
         self.edit(|t| {
             let p = u16_to_char(t, pos)?;
@@ -216,6 +241,7 @@ impl Text {
     /// The blocks: `[{start, end, marker?, attributes}]` in UTF-16 units
     /// (`marker`: the position of the marker ending the block; the last
     /// block may have none).
+    #[wasm_bindgen(unchecked_return_type = "Block[]")]
     pub fn blocks(&self) -> Result<Array, JsError> {
         self.read(|t| {
             let out = Array::new();
@@ -263,7 +289,7 @@ impl Text {
     #[wasm_bindgen(js_name = applyQuillDelta)]
     pub fn apply_quill_delta(
         &self,
-        delta: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "DeltaOp[]")] delta: JsValue,
         block_keys: Option<Vec<String>>,
     ) -> Result<bool, JsError> {
         let quill = delta_from_js(&delta)?;
@@ -279,7 +305,7 @@ impl Text {
 
     /// The content as Quill shows it: line ends as `"\n"` (with their block
     /// formats), then Quill's final `"\n"`.
-    #[wasm_bindgen(js_name = toQuillDelta)]
+    #[wasm_bindgen(js_name = toQuillDelta, unchecked_return_type = "DeltaOp[]")]
     pub fn to_quill_delta(&self) -> Result<Array, JsError> {
         let delta = self.read(|t| Ok(t.to_delta()))?;
         let out: Array = delta
