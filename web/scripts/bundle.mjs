@@ -17,7 +17,7 @@ if (!existsSync(join(web, "pkg", "weft_wasm_bg.wasm"))) {
 }
 mkdirSync(dist, { recursive: true });
 const common = { bundle: true, format: "esm", target: "es2022", sourcemap: true, logLevel: "warning" };
-await build({ ...common, entryPoints: [join(web, "src/index.ts")], outfile: join(dist, "weft-web.js"), platform: "neutral" });
+await build({ ...common, entryPoints: [join(web, "src/index.ts")], outfile: join(dist, "weft-web.js"), platform: "neutral", mainFields: ["module", "main"] });
 await build({ ...common, entryPoints: [join(web, "demo/main.ts")], outfile: join(dist, "demo.js"), platform: "browser" });
 copyFileSync(join(web, "pkg/weft_wasm_bg.wasm"), join(dist, "weft_wasm_bg.wasm"));
 copyFileSync(join(web, "demo/index.html"), join(dist, "index.html"));

@@ -13,6 +13,7 @@
 //   stable cursors, and other users' are drawn over the editor.
 
 import type Quill from "quill";
+import Delta from "quill-delta";
 import { Cursor, Doc, Presence, Text, UndoManager, type DeltaOp, type WeftEvent } from "../pkg/weft_wasm.js";
 
 type Op = { insert?: unknown; retain?: number; delete?: number; attributes?: Record<string, unknown> };
@@ -29,6 +30,9 @@ export interface QuillBindingOptions {
   user?: User;
   /** The origin of the binding's commits (default "quill"). */
   origin?: string;
+  /** Edits closer than this many milliseconds undo as one step (default
+   * 1000, as Quill's own history). */
+  undoMergeMs?: number;
 }
 
 /** What a user shares in presence. */
@@ -72,6 +76,7 @@ export class QuillBinding {
     this.user = options.user;
     this.key = `user:${doc.peerId}`;
     this.undoManager = new UndoManager(doc);
+    this.undoManager.setMergeInterval(options.undoMergeMs ?? 1000);
 
     quill.setContents(this.text.toQuillDelta() as never, "silent");
 
@@ -88,7 +93,17 @@ export class QuillBinding {
         if (t.name !== textName) continue;
         this.applying = true;
         try {
-          quill.updateContents(toQuill(t.delta as Op[]) as never, "api");
+          const change = new Delta(toQuill(t.delta as Op[]) as never);
+          const selection = quill.getSelection();
+          quill.updateContents(change, "api");
+          if (selection && event.by === "import") {
+            // Text another user typed right at this user's caret goes after
+            // it: the caret stays with the char before it, so typing goes
+            // on where it was (Quill alone would push the caret past it).
+            const start = change.transformPosition(selection.index, true);
+            const end = change.transformPosition(selection.index + selection.length, true);
+            quill.setSelection(start, end - start, "silent");
+          }
         } finally {
           this.applying = false;
         }
