@@ -94,6 +94,8 @@ for (let i = 0; i < P; i++) [pos[i], del[i], ins[i]] = patches[i];
 // (one commit, as the native B4 figures do; replayCommitEach commits after
 // every patch, as an editor binding does per keystroke); yjs makes every
 // call its own transaction. check() reads the final text.
+// One replay loop per library, written out (not shared): each stays
+// monomorphic for the JIT, so no library pays for another's call shapes.
 const libs = {
   weft: {
     make() {

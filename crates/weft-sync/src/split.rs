@@ -1,7 +1,7 @@
 //! Updates cut to fit a message: a sync larger than the message limit is
 //! sent as several updates, each of some ops of the whole.
 
-use weft::{Doc, ExportMode, IdSpan, VersionVector};
+use weft::{Doc, VersionVector};
 
 use crate::{Error, Result};
 
@@ -15,20 +15,10 @@ use crate::{Error, Result};
 /// [`Error::Weft`] from the export; [`Error::OpTooLarge`] when a single
 /// op is larger than `limit` (it cannot be cut).
 pub fn updates_since(doc: &Doc, from: &VersionVector, limit: usize) -> Result<Vec<Vec<u8>>> {
-    let version = doc.version();
-    let pending = !doc.pending_spans().is_empty();
-    if from.includes_all(&version) && !pending {
-        return Ok(Vec::new());
-    }
-    let all = doc.export(ExportMode::Updates { from })?;
-    if all.len() <= limit {
-        return Ok(vec![all]);
-    }
-    let mut spans = version.spans_missing_from(from);
-    spans.extend(doc.pending_spans());
-    let mut out = Vec::new();
-    cut(doc, &spans, limit, &mut out)?;
-    Ok(out)
+    doc.export_updates_within(from, limit).map_err(|e| match e {
+        weft::Error::OpTooLarge { bytes, limit } => Error::OpTooLarge { bytes, limit },
+        e => Error::Weft(e),
+    })
 }
 
 /// The ops an update holds, as a version: what a receiver has once it
@@ -42,51 +32,10 @@ pub fn version_of(update: &[u8]) -> VersionVector {
     v
 }
 
-fn ops(spans: &[IdSpan]) -> u64 {
-    spans
-        .iter()
-        .map(|s| u64::from(s.counters.end - s.counters.start))
-        .sum()
-}
-
-fn cut(doc: &Doc, spans: &[IdSpan], limit: usize, out: &mut Vec<Vec<u8>>) -> Result<()> {
-    let bytes = doc.export(ExportMode::UpdatesInRange(spans))?;
-    if bytes.len() <= limit {
-        out.push(bytes);
-        return Ok(());
-    }
-    let total = ops(spans);
-    if total <= 1 {
-        return Err(Error::OpTooLarge {
-            bytes: bytes.len(),
-            limit,
-        });
-    }
-    // The first half of the ops, then the rest.
-    let mut first = Vec::new();
-    let mut second = Vec::new();
-    let mut left = total / 2;
-    for s in spans {
-        let n = u64::from(s.counters.end - s.counters.start);
-        if left >= n {
-            first.push(s.clone());
-            left -= n;
-        } else if left > 0 {
-            let mid = s.counters.start + left as u32;
-            first.push(IdSpan::new(s.peer, s.counters.start..mid));
-            second.push(IdSpan::new(s.peer, mid..s.counters.end));
-            left = 0;
-        } else {
-            second.push(s.clone());
-        }
-    }
-    cut(doc, &first, limit, out)?;
-    cut(doc, &second, limit, out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use weft::ExportMode;
 
     #[test]
     fn a_large_sync_is_cut_into_pieces_that_rebuild_the_document() {

@@ -192,7 +192,7 @@ impl Doc {
         limit: usize,
     ) -> Result<Vec<Uint8Array>, JsError> {
         let d = self.shared.doc()?;
-        let pieces = crate::split::updates_since(&d, &from.inner, limit)?;
+        let pieces = d.export_updates_within(&from.inner, limit).map_err(err)?;
         Ok(pieces
             .iter()
             .map(|p| Uint8Array::from(p.as_slice()))

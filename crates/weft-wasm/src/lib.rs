@@ -23,7 +23,6 @@ mod doc;
 mod map;
 mod presence;
 mod shared;
-mod split;
 mod text;
 mod undo;
 

@@ -178,6 +178,14 @@ pub enum Error {
     TrimmedHistory,
     /// The key-value table inside a snapshot is damaged.
     Storage(weft_kv::Error),
+    /// One op exports to more bytes than [`crate::Doc::export_updates_within`]
+    /// may write in one update (a larger op cannot be cut).
+    OpTooLarge {
+        /// The bytes of the update holding only that op.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// A bug in Weft: a check it made earlier does not hold (`what` names
     /// it). Please report it.
     Internal {
@@ -189,6 +197,10 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Error::OpTooLarge { bytes, limit } => write!(
+                f,
+                "one op exports to {bytes} bytes, over the limit of {limit} bytes per update"
+            ),
             Error::OutOfBounds { pos, len, unit } => {
                 write!(
                     f,

@@ -9,6 +9,7 @@ mod events;
 mod history;
 mod lazy;
 mod maps;
+mod pieces;
 
 pub use events::CommitOptions;
 mod read;
