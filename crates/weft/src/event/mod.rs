@@ -162,6 +162,9 @@ pub(crate) struct Inverse {
 pub(crate) struct Units(pub u8);
 
 impl Units {
+    /// Chars only (what [`crate::Doc::subscribe`] asks for).
+    pub const CHAR: Units = Units(1 << 0);
+
     /// Whether `unit` is in the set.
     pub fn has(self, unit: Unit) -> bool {
         self.0 & (1 << unit.index()) != 0
@@ -217,7 +220,31 @@ pub(crate) struct Draft {
     /// The next delta of a text that already changed in this draft,
     /// before it is composed onto the change so far.
     scratch: Vec<Delta>,
+    /// The draft's only change, while it is one plain edit (see
+    /// [`Draft::record_plain`]): kept as the edit, not as deltas, so
+    /// its event is written straight into the event's buffers.
+    single: Option<Single>,
+    /// The text a [`Single`] insert inserted (its buffer is reused).
+    single_text: String,
+    /// Whether `texts` holds a change (its buffers outlive changes, so
+    /// its entries say nothing).
+    dirty: bool,
 }
+
+/// One plain edit of one text: an insert of unstyled text (the draft's
+/// `single_text`), or a delete.
+#[derive(Debug, Clone)]
+struct Single {
+    text: TextIdx,
+    /// The edit's range in each unit the draft keeps (by
+    /// [`Unit::index`]): where the insert goes (empty), or what the
+    /// delete removes.
+    at: [std::ops::Range<usize>; 3],
+    insert: bool,
+}
+
+/// The empty attributes of plain ops.
+static NO_ATTRIBUTES: Attributes = Attributes::new();
 
 /// A buffer of event callbacks (empty between events).
 #[derive(Clone, Default)]
@@ -415,6 +442,7 @@ impl Draft {
     /// Drops what is recorded (changes and inverses) for the texts `keep`
     /// refuses.
     pub fn retain_texts(&mut self, mut keep: impl FnMut(TextIdx) -> bool) {
+        self.expand_single();
         self.texts.retain(|&t, _| keep(t));
         if let Some(inverse) = &mut self.inverse {
             inverse.retain(|&t, _| keep(t));
@@ -424,6 +452,7 @@ impl Draft {
     /// Takes out the change recorded for `text` (per unit) and its
     /// inverse.
     pub fn take_text(&mut self, text: TextIdx) -> ([Vec<Delta>; 3], Vec<Delta>) {
+        self.expand_single();
         let change = self.texts.remove(&text).unwrap_or_default();
         let inverse = self
             .inverse
@@ -436,7 +465,9 @@ impl Draft {
     /// Puts back (replacing) the change of `text` (per unit) and its
     /// inverse (kept only if the draft keeps inverses).
     pub fn put_text(&mut self, text: TextIdx, change: [Vec<Delta>; 3], inverse: Vec<Delta>) {
+        self.expand_single();
         self.composed = true;
+        self.dirty = true;
         self.texts.insert(text, change);
         if let Some(m) = &mut self.inverse {
             m.insert(text, inverse);
@@ -465,7 +496,9 @@ impl Draft {
     /// Records that `change(unit)` happened to `text` after everything
     /// recorded so far, for each unit kept.
     pub fn add(&mut self, text: TextIdx, mut change: impl FnMut(Unit) -> Vec<Delta>) {
+        self.expand_single();
         self.composed = true;
+        self.dirty = true;
         let entry = self.texts.entry(text).or_default();
         for unit in self.units.iter() {
             let acc = &mut entry[unit.index()];
@@ -485,7 +518,15 @@ impl Draft {
     /// buffer for the text when it is the text's first change in this
     /// draft (the common case: a commit per edit), so nothing is
     /// allocated or composed.
-    pub fn record(&mut self, text: TextIdx, mut change: impl FnMut(Unit, &mut DeltaBuf<'_>)) {
+    pub fn record(&mut self, text: TextIdx, change: impl FnMut(Unit, &mut DeltaBuf<'_>)) {
+        self.expand_single();
+        self.record_deltas(text, change);
+    }
+
+    /// [`Draft::record`] once there is no [`Single`] edit.
+    fn record_deltas(&mut self, text: TextIdx, mut change: impl FnMut(Unit, &mut DeltaBuf<'_>)) {
+        debug_assert!(self.single.is_none(), "a single edit is expanded first");
+        self.dirty = true;
         let entry = self.texts.entry(text).or_default();
         for unit in self.units.iter() {
             let acc = &mut entry[unit.index()];
@@ -513,8 +554,65 @@ impl Draft {
         }
     }
 
+    /// [`Draft::record`] of a plain edit of `text` (made after everything
+    /// recorded so far): `s` inserted without styles (`Some`), or chars
+    /// deleted (`None`), over `at` in each unit kept (by [`Unit::index`];
+    /// empty for an insert). The first change of a draft (a commit per
+    /// keystroke) is kept as the edit itself, and its event written
+    /// straight into the event's buffers.
+    pub fn record_plain(
+        &mut self,
+        text: TextIdx,
+        at: &[std::ops::Range<usize>; 3],
+        inserted: Option<&str>,
+    ) {
+        if !self.dirty && self.single.is_none() {
+            if let Some(s) = inserted {
+                self.single_text.clear();
+                self.single_text.push_str(s);
+            }
+            self.single = Some(Single {
+                text,
+                at: at.clone(),
+                insert: inserted.is_some(),
+            });
+            return;
+        }
+        self.expand_single();
+        self.record_deltas(text, |unit, buf| {
+            let r = &at[unit.index()];
+            buf.retain(r.start);
+            match inserted {
+                Some(s) => buf.insert(s, &NO_ATTRIBUTES),
+                None => buf.push(Delta::delete(r.len())),
+            }
+        });
+    }
+
+    /// Turns a [`Single`] edit into deltas in `texts`, as
+    /// [`Draft::record`] would have written them, for whatever reads or
+    /// composes them.
+    fn expand_single(&mut self) {
+        let Some(single) = self.single.take() else {
+            return;
+        };
+        let text = std::mem::take(&mut self.single_text);
+        self.record_deltas(single.text, |unit, buf| {
+            let r = &single.at[unit.index()];
+            buf.retain(r.start);
+            if single.insert {
+                buf.insert(&text, &NO_ATTRIBUTES);
+            } else {
+                buf.push(Delta::delete(r.len()));
+            }
+        });
+        self.single_text = text;
+    }
+
     /// Empties the draft, keeping its allocations, for the next change.
     pub fn clear(&mut self) {
+        self.single = None;
+        self.dirty = false;
         for deltas in self.texts.values_mut() {
             for delta in deltas.iter_mut() {
                 for op in delta.drain(..) {
@@ -542,7 +640,7 @@ impl Draft {
         name: impl Fn(TextIdx) -> &'n str,
         maps: &MapNames,
     ) -> DocEvent {
-        let mut event = self.spare_event.take().unwrap_or(DocEvent {
+        let mut event = self.spare_event.take().unwrap_or_else(|| DocEvent {
             trigger,
             origin: None,
             unit,
@@ -555,6 +653,31 @@ impl Draft {
             event.origin = origin.map(str::to_owned);
         }
         self.taken.clear();
+        if self.maps.is_empty() {
+            if let Some(single) = &self.single {
+                // Written into the event's own buffers, which stay with it
+                // (`taken` stays empty: `put_back` has nothing to move).
+                event.texts.truncate(1);
+                let text_name = name(single.text);
+                if event.texts.is_empty() {
+                    event.texts.push(TextDiff {
+                        name: String::new(),
+                        delta: Vec::new(),
+                    });
+                }
+                if let Some(diff) = event.texts.first_mut() {
+                    if diff.name != text_name {
+                        diff.name.clear();
+                        diff.name.push_str(text_name);
+                    }
+                    let r = &single.at[unit.index()];
+                    let inserted = single.insert.then_some(self.single_text.as_str());
+                    write_plain(&mut diff.delta, &mut self.spare, r, inserted);
+                }
+                return event;
+            }
+        }
+        self.expand_single();
         let mut n = 0;
         for (&t, d) in self.texts.iter_mut() {
             let delta = &mut d[unit.index()];
@@ -600,9 +723,67 @@ impl Draft {
             if let Some(d) = self.texts.get_mut(t) {
                 std::mem::swap(&mut d[unit.index()], &mut diff.delta);
             }
-            diff.delta.clear();
+            for op in diff.delta.drain(..) {
+                self.spare.keep(op);
+            }
         }
         event.maps.clear();
         self.spare_event = Some(event);
+    }
+}
+
+/// Writes the delta of a plain edit at `r` (an insert of `inserted`
+/// there, or a delete of `r`) into `delta`, which holds an earlier
+/// event's: an edit of the same shape only overwrites its numbers and
+/// text, so typing allocates nothing.
+fn write_plain(
+    delta: &mut Vec<Delta>,
+    spare: &mut SpareOps,
+    r: &std::ops::Range<usize>,
+    inserted: Option<&str>,
+) {
+    let mut none = Delta::Delete { delete: 0 };
+    let (first, last) = match delta.as_mut_slice() {
+        [Delta::Retain {
+            retain, attributes, ..
+        }, last]
+            if r.start > 0 && attributes.is_empty() =>
+        {
+            (Some(retain), last)
+        }
+        [last] if r.start == 0 => (None, last),
+        _ => (None, &mut none),
+    };
+    let reused = match (last, inserted) {
+        (
+            Delta::Insert {
+                insert, attributes, ..
+            },
+            Some(s),
+        ) if attributes.is_empty() => {
+            insert.clear();
+            insert.push_str(s);
+            true
+        }
+        (Delta::Delete { delete }, None) if *delete > 0 => {
+            *delete = r.len();
+            true
+        }
+        _ => false,
+    };
+    if reused {
+        if let Some(retain) = first {
+            *retain = r.start;
+        }
+        return;
+    }
+    for op in delta.drain(..) {
+        spare.keep(op);
+    }
+    let mut buf = DeltaBuf { out: delta, spare };
+    buf.retain(r.start);
+    match inserted {
+        Some(s) => buf.insert(s, &NO_ATTRIBUTES),
+        None => buf.push(Delta::delete(r.len())),
     }
 }
