@@ -26,7 +26,7 @@ pub(crate) use compose::{
     transform_with,
 };
 pub use subscribe::Subscription;
-pub(crate) use subscribe::{EventCallback, InverseCallback, Observers};
+pub(crate) use subscribe::{InverseCallback, Observers};
 
 /// What caused a [`DocEvent`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -206,9 +206,6 @@ pub(crate) struct Draft {
     spare_event: Option<DocEvent>,
     /// The texts the event out there names, in its order.
     taken: Vec<TextIdx>,
-    /// The event callbacks of the event being sent, copied out of the
-    /// subscribers' registry (see [`Draft::callbacks`]).
-    callbacks: CallbackBuf,
     /// Plain retains and inserts of cleared deltas, reused by
     /// [`DeltaBuf`] (building and dropping them, their attributes and
     /// strings, cost more than the rest of a keystroke's event).
@@ -245,16 +242,6 @@ struct Single {
 
 /// The empty attributes of plain ops.
 static NO_ATTRIBUTES: Attributes = Attributes::new();
-
-/// A buffer of event callbacks (empty between events).
-#[derive(Clone, Default)]
-struct CallbackBuf(Vec<(Unit, EventCallback)>);
-
-impl std::fmt::Debug for CallbackBuf {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "CallbackBuf({})", self.0.len())
-    }
-}
 
 /// Spare ops of each kind a draft keeps at most.
 const SPARE_OPS: usize = 8;
@@ -474,20 +461,6 @@ impl Draft {
         }
     }
 
-    /// A buffer for the event callbacks of one event, taken out of the
-    /// draft (give it back, emptied, with [`Draft::put_callbacks`]).
-    pub fn callbacks(&mut self) -> Vec<(Unit, EventCallback)> {
-        std::mem::take(&mut self.callbacks.0)
-    }
-
-    /// Gives back the buffer of [`Draft::callbacks`], dropping the
-    /// callbacks it holds (an unsubscribed callback must not live on in a
-    /// draft) but keeping its allocation.
-    pub fn put_callbacks(&mut self, mut callbacks: Vec<(Unit, EventCallback)>) {
-        callbacks.clear();
-        self.callbacks.0 = callbacks;
-    }
-
     /// The units it keeps.
     pub fn units(&self) -> Units {
         self.units
@@ -612,11 +585,12 @@ impl Draft {
     /// Empties the draft, keeping its allocations, for the next change.
     pub fn clear(&mut self) {
         self.single = None;
-        self.dirty = false;
-        for deltas in self.texts.values_mut() {
-            for delta in deltas.iter_mut() {
-                for op in delta.drain(..) {
-                    self.spare.keep(op);
+        if std::mem::take(&mut self.dirty) {
+            for deltas in self.texts.values_mut() {
+                for delta in deltas.iter_mut() {
+                    for op in delta.drain(..) {
+                        self.spare.keep(op);
+                    }
                 }
             }
         }
@@ -627,6 +601,60 @@ impl Draft {
             self.maps.clear();
         }
         self.composed = false;
+    }
+
+    /// The event for subscribers of `unit` when the draft is one plain
+    /// edit (see [`Draft::record_plain`]) and no map changed: written
+    /// into the draft's kept event, whose buffers an event of the same
+    /// shape only overwrites. `None` otherwise (then see
+    /// [`Draft::take_event`]).
+    pub fn plain_event<'n>(
+        &mut self,
+        trigger: EventTrigger,
+        origin: Option<&str>,
+        unit: Unit,
+        name: impl Fn(TextIdx) -> &'n str,
+    ) -> Option<&DocEvent> {
+        let single = self.single.as_ref()?;
+        if !self.maps.is_empty() {
+            return None;
+        }
+        let event = self.spare_event.get_or_insert_with(|| DocEvent {
+            trigger,
+            origin: None,
+            unit,
+            texts: Vec::new(),
+            maps: Vec::new(),
+        });
+        event.trigger = trigger;
+        event.unit = unit;
+        if event.origin.as_deref() != origin {
+            event.origin = origin.map(str::to_owned);
+        }
+        // (`put_back` left the event's maps empty.)
+        if event.texts.len() != 1 {
+            event.texts.truncate(1);
+            if event.texts.is_empty() {
+                event.texts.push(TextDiff {
+                    name: String::new(),
+                    delta: Vec::new(),
+                });
+            }
+        }
+        let diff = event.texts.first_mut()?;
+        let text_name = name(single.text);
+        if diff.name != text_name {
+            diff.name.clear();
+            diff.name.push_str(text_name);
+        }
+        let inserted = single.insert.then_some(self.single_text.as_str());
+        write_plain(
+            &mut diff.delta,
+            &mut self.spare,
+            &single.at[unit.index()],
+            inserted,
+        );
+        Some(event)
     }
 
     /// The event for subscribers of `unit`, its deltas moved out of the
@@ -653,30 +681,6 @@ impl Draft {
             event.origin = origin.map(str::to_owned);
         }
         self.taken.clear();
-        if self.maps.is_empty() {
-            if let Some(single) = &self.single {
-                // Written into the event's own buffers, which stay with it
-                // (`taken` stays empty: `put_back` has nothing to move).
-                event.texts.truncate(1);
-                let text_name = name(single.text);
-                if event.texts.is_empty() {
-                    event.texts.push(TextDiff {
-                        name: String::new(),
-                        delta: Vec::new(),
-                    });
-                }
-                if let Some(diff) = event.texts.first_mut() {
-                    if diff.name != text_name {
-                        diff.name.clear();
-                        diff.name.push_str(text_name);
-                    }
-                    let r = &single.at[unit.index()];
-                    let inserted = single.insert.then_some(self.single_text.as_str());
-                    write_plain(&mut diff.delta, &mut self.spare, r, inserted);
-                }
-                return event;
-            }
-        }
         self.expand_single();
         let mut n = 0;
         for (&t, d) in self.texts.iter_mut() {
@@ -742,39 +746,19 @@ fn write_plain(
     r: &std::ops::Range<usize>,
     inserted: Option<&str>,
 ) {
-    let mut none = Delta::Delete { delete: 0 };
-    let (first, last) = match delta.as_mut_slice() {
+    let reused = match delta.as_mut_slice() {
         [Delta::Retain {
             retain, attributes, ..
         }, last]
             if r.start > 0 && attributes.is_empty() =>
         {
-            (Some(retain), last)
+            *retain = r.start;
+            overwrite_plain(last, r, inserted)
         }
-        [last] if r.start == 0 => (None, last),
-        _ => (None, &mut none),
-    };
-    let reused = match (last, inserted) {
-        (
-            Delta::Insert {
-                insert, attributes, ..
-            },
-            Some(s),
-        ) if attributes.is_empty() => {
-            insert.clear();
-            insert.push_str(s);
-            true
-        }
-        (Delta::Delete { delete }, None) if *delete > 0 => {
-            *delete = r.len();
-            true
-        }
+        [last] if r.start == 0 => overwrite_plain(last, r, inserted),
         _ => false,
     };
     if reused {
-        if let Some(retain) = first {
-            *retain = r.start;
-        }
         return;
     }
     for op in delta.drain(..) {
@@ -785,5 +769,23 @@ fn write_plain(
     match inserted {
         Some(s) => buf.insert(s, &NO_ATTRIBUTES),
         None => buf.push(Delta::delete(r.len())),
+    }
+}
+
+/// Overwrites `op`, the last op of an earlier plain edit's delta, with
+/// the insert of `inserted` or the delete of `r`, if it is of that kind.
+#[inline(always)]
+fn overwrite_plain(op: &mut Delta, r: &std::ops::Range<usize>, inserted: Option<&str>) -> bool {
+    match (op, inserted) {
+        (Delta::Insert { insert, attributes }, Some(s)) if attributes.is_empty() => {
+            insert.clear();
+            insert.push_str(s);
+            true
+        }
+        (Delta::Delete { delete }, None) => {
+            *delete = r.len();
+            true
+        }
+        _ => false,
     }
 }

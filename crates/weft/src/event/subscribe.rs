@@ -32,7 +32,14 @@ struct Registry {
     /// taking the lock.
     wanted: AtomicU8,
     callbacks: Mutex<Vec<(u64, Callback)>>,
+    /// The event callbacks with their units, in subscription order: a
+    /// copy of those in `callbacks`, made when they change, so that an
+    /// event takes one reference to the list instead of one per callback.
+    events: Mutex<EventList>,
 }
+
+/// A list of event callbacks with their units.
+type EventList = Arc<Vec<(Unit, EventCallback)>>;
 
 /// Bit of [`Registry::wanted`] for local-update subscribers.
 const LOCAL_UPDATES: u8 = 1 << 7;
@@ -48,12 +55,19 @@ impl Registry {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn recompute(&self, list: &[(u64, Callback)]) {
+    /// Recomputes `wanted` and `events` from `list` (under its lock),
+    /// returning the old `events` to drop once that lock is released.
+    #[must_use = "the old list is dropped outside the lock"]
+    fn recompute(&self, list: &[(u64, Callback)]) -> EventList {
         let mut wanted = Units::default();
         let mut flags = 0;
+        let mut events = Vec::new();
         for (_, c) in list {
             match c {
-                Callback::Event(unit, _) => wanted = wanted.with(*unit),
+                Callback::Event(unit, f) => {
+                    wanted = wanted.with(*unit);
+                    events.push((*unit, Arc::clone(f)));
+                }
                 Callback::LocalUpdate(_) => flags |= LOCAL_UPDATES,
                 Callback::Inverse(_) => {
                     wanted = wanted.with(Unit::Char);
@@ -61,7 +75,16 @@ impl Registry {
                 }
             }
         }
+        // Replaced while `callbacks` is locked, so the copy follows every
+        // change in order.
+        let old = std::mem::replace(&mut *self.lock_events(), Arc::new(events));
         self.wanted.store(wanted.0 | flags, Ordering::Release);
+        old
+    }
+
+    fn lock_events(&self) -> MutexGuard<'_, EventList> {
+        // As `lock`: the list is only ever replaced whole.
+        self.events.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn remove(&self, id: u64) {
@@ -73,8 +96,8 @@ impl Registry {
                 .map(|at| list.remove(at))
                 .into_iter()
                 .collect();
-            self.recompute(&list);
-            removed
+            let old = self.recompute(&list);
+            (removed, old)
         };
         // Dropped outside the lock: a callback may own a subscription of
         // the same document.
@@ -120,9 +143,12 @@ impl Observers {
 
     fn add(&self, callback: Callback) -> Subscription {
         let id = self.0.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut list = self.0.lock();
-        list.push((id, callback));
-        self.0.recompute(&list);
+        let old = {
+            let mut list = self.0.lock();
+            list.push((id, callback));
+            self.0.recompute(&list)
+        };
+        drop(old);
         let registry = Arc::downgrade(&self.0);
         Subscription::new(move || {
             if let Some(registry) = registry.upgrade() {
@@ -146,14 +172,11 @@ impl Observers {
         self.add(Callback::LocalUpdate(callback))
     }
 
-    /// Appends the event callbacks with their units to `out`, copied out
-    /// of the lock (a callback may drop a subscription, which takes the
-    /// lock).
-    pub fn event_callbacks(&self, out: &mut Vec<(Unit, EventCallback)>) {
-        out.extend(self.0.lock().iter().filter_map(|(_, c)| match c {
-            Callback::Event(u, f) => Some((*u, Arc::clone(f))),
-            Callback::LocalUpdate(_) | Callback::Inverse(_) => None,
-        }));
+    /// The event callbacks with their units, in subscription order, as
+    /// one shared list taken out of the lock (a callback may drop a
+    /// subscription, which takes the lock). O(1).
+    pub fn event_callbacks(&self) -> EventList {
+        Arc::clone(&self.0.lock_events())
     }
 
     /// The inverse callbacks, copied out of the lock.
