@@ -171,6 +171,29 @@ fn dropping_unsubscribes_and_detach_keeps_listening() {
 }
 
 #[test]
+fn an_unsubscribed_callback_is_dropped_at_once() {
+    let mut doc = doc(1);
+    let token = Arc::new(());
+    let t = Arc::clone(&token);
+    let sub = doc.subscribe(move |_| {
+        let _ = &t;
+    });
+    let (_other, seen) = record(&mut doc, Unit::Char);
+    doc.text("t").insert(0, "a").unwrap();
+    doc.commit();
+    assert_eq!(Arc::strong_count(&token), 2);
+    drop(sub);
+    assert_eq!(
+        Arc::strong_count(&token),
+        1,
+        "the document keeps no callback after unsubscribing"
+    );
+    doc.text("t").insert(1, "b").unwrap();
+    doc.commit();
+    assert_eq!(seen.lock().unwrap().len(), 2);
+}
+
+#[test]
 fn a_snapshot_into_an_empty_doc_is_one_insert_per_text() {
     let mut alice = doc(1);
     alice.text("t").insert(0, "Hello brave world").unwrap();

@@ -326,7 +326,7 @@ impl Doc {
         if self.log.map_names().has_reserved() || self.texts.has_reserved() {
             self.fold_incarnations(draft);
         }
-        let callbacks = self.observers.event_callbacks();
+        let callbacks = self.observers.event_callbacks(draft.callback_cache());
         for unit in draft.units().iter() {
             if !callbacks.iter().any(|(u, _)| *u == unit) {
                 continue;

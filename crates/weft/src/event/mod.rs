@@ -25,6 +25,7 @@ pub(crate) use compose::{
     apply_change, attribute_changes, compose, diff_texts, normalize, transform, transform_position,
     transform_with,
 };
+use subscribe::EventListCache;
 pub use subscribe::Subscription;
 pub(crate) use subscribe::{InverseCallback, Observers};
 
@@ -204,6 +205,9 @@ pub(crate) struct Draft {
     /// The last event handed out, given back by [`Draft::put_back`]: its
     /// texts' names and (empty) delta buffers are reused by the next.
     spare_event: Option<DocEvent>,
+    /// The subscribers' callback list of the last event (see
+    /// [`Draft::callback_cache`]).
+    callbacks: EventListCache,
     /// The texts the event out there names, in its order.
     taken: Vec<TextIdx>,
     /// Plain retains and inserts of cleared deltas, reused by
@@ -461,6 +465,12 @@ impl Draft {
         }
     }
 
+    /// Where the subscribers' callback list is remembered from one event
+    /// to the next (see [`Observers::event_callbacks`]).
+    pub fn callback_cache(&mut self) -> &mut EventListCache {
+        &mut self.callbacks
+    }
+
     /// The units it keeps.
     pub fn units(&self) -> Units {
         self.units
@@ -536,7 +546,7 @@ impl Draft {
     pub fn record_plain(
         &mut self,
         text: TextIdx,
-        at: &[std::ops::Range<usize>; 3],
+        at: [std::ops::Range<usize>; 3],
         inserted: Option<&str>,
     ) {
         if !self.dirty && self.single.is_none() {
@@ -546,7 +556,7 @@ impl Draft {
             }
             self.single = Some(Single {
                 text,
-                at: at.clone(),
+                at,
                 insert: inserted.is_some(),
             });
             return;

@@ -4,7 +4,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use crate::error::Unit;
 
@@ -39,7 +39,14 @@ struct Registry {
 }
 
 /// A list of event callbacks with their units.
-type EventList = Arc<Vec<(Unit, EventCallback)>>;
+pub(crate) type EventList = Arc<Vec<(Unit, EventCallback)>>;
+
+/// What an event sender remembers of the registry's [`EventList`]
+/// between events: a weak reference, which upgrades while the registry
+/// still holds that list (it drops it when the callbacks change), so the
+/// list is found without taking the lock, and an unsubscribed callback
+/// is not kept alive by it.
+pub(crate) type EventListCache = Weak<Vec<(Unit, EventCallback)>>;
 
 /// Bit of [`Registry::wanted`] for local-update subscribers.
 const LOCAL_UPDATES: u8 = 1 << 7;
@@ -174,9 +181,16 @@ impl Observers {
 
     /// The event callbacks with their units, in subscription order, as
     /// one shared list taken out of the lock (a callback may drop a
-    /// subscription, which takes the lock). O(1).
-    pub fn event_callbacks(&self) -> EventList {
-        Arc::clone(&self.0.lock_events())
+    /// subscription, which takes the lock): the one `cache` names if the
+    /// registry still holds it, else the registry's (then remembered in
+    /// `cache`). O(1).
+    pub fn event_callbacks(&self, cache: &mut EventListCache) -> EventList {
+        if let Some(list) = cache.upgrade() {
+            return list;
+        }
+        let list = Arc::clone(&self.0.lock_events());
+        *cache = Arc::downgrade(&list);
+        list
     }
 
     /// The inverse callbacks, copied out of the lock.

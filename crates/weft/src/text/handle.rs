@@ -482,10 +482,13 @@ impl<'a> Text<'a> {
     fn record_inserted(&mut self, pos: usize, s: &str, object: Option<&Object>) {
         if object.is_none() && self.state.anchors.is_empty() {
             // No marks, so no styles: a plain insert.
+            if self.record_plain_chars(pos..pos, Some(s)) {
+                return;
+            }
             let at = self.range_in_units(pos..pos);
             self.record_inverse(|_| vec![Delta::retain(pos), Delta::delete(char_len(s) as usize)]);
             if let Some(draft) = self.side.as_mut().and_then(|s| s.events.as_deref_mut()) {
-                draft.record_plain(self.text, &at, Some(s));
+                draft.record_plain(self.text, at, Some(s));
             }
             return;
         }
@@ -516,6 +519,9 @@ impl<'a> Text<'a> {
     #[cold]
     #[inline(never)]
     fn record_delete(&mut self, pos: usize, len: usize) {
+        if self.record_plain_chars(pos..pos + len, None) {
+            return;
+        }
         let at = self.range_in_units(pos..pos + len);
         self.record_inverse(|this| {
             let mut inverse = vec![Delta::retain(pos)];
@@ -523,7 +529,23 @@ impl<'a> Text<'a> {
             inverse
         });
         if let Some(draft) = self.side.as_mut().and_then(|s| s.events.as_deref_mut()) {
-            draft.record_plain(self.text, &at, None);
+            draft.record_plain(self.text, at, None);
+        }
+    }
+
+    /// Records a plain edit (see [`Draft::record_plain`]) of chars `at`
+    /// if the draft keeps chars only and no inverse (the subscriber of
+    /// [`crate::Doc::subscribe`] alone, the common case): no units to
+    /// convert to. Returns whether it did.
+    #[inline]
+    fn record_plain_chars(&mut self, at: Range<usize>, inserted: Option<&str>) -> bool {
+        let text = self.text;
+        match self.side.as_mut().and_then(|s| s.events.as_deref_mut()) {
+            Some(draft) if draft.units() == Units::CHAR && !draft.wants_inverse() => {
+                draft.record_plain(text, [at, 0..0, 0..0], inserted);
+                true
+            }
+            _ => false,
         }
     }
 
