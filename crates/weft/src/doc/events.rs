@@ -326,7 +326,8 @@ impl Doc {
         if self.log.map_names().has_reserved() || self.texts.has_reserved() {
             self.fold_incarnations(draft);
         }
-        let callbacks = self.observers.event_callbacks(draft.callback_cache());
+        let list = self.observers.event_callbacks(draft.callback_cache());
+        let callbacks = list.as_deref().map_or(&[][..], Vec::as_slice);
         for unit in draft.units().iter() {
             if !callbacks.iter().any(|(u, _)| *u == unit) {
                 continue;
@@ -352,7 +353,7 @@ impl Doc {
         }
         // The callbacks are not kept: an unsubscribed one must not live
         // on in the list of an earlier event.
-        drop(callbacks);
+        drop(list);
         if self.observers.wants_inverses() {
             let managers = self.observers.inverse_callbacks();
             let event = draft.take_event(

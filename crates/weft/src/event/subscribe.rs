@@ -35,7 +35,9 @@ struct Registry {
     /// The event callbacks with their units, in subscription order: a
     /// copy of those in `callbacks`, made when they change, so that an
     /// event takes one reference to the list instead of one per callback.
-    events: Mutex<EventList>,
+    /// `None` while there are none (a document without subscribers
+    /// allocates nothing for it).
+    events: Mutex<Option<EventList>>,
 }
 
 /// A list of event callbacks with their units.
@@ -65,7 +67,7 @@ impl Registry {
     /// Recomputes `wanted` and `events` from `list` (under its lock),
     /// returning the old `events` to drop once that lock is released.
     #[must_use = "the old list is dropped outside the lock"]
-    fn recompute(&self, list: &[(u64, Callback)]) -> EventList {
+    fn recompute(&self, list: &[(u64, Callback)]) -> Option<EventList> {
         let mut wanted = Units::default();
         let mut flags = 0;
         let mut events = Vec::new();
@@ -84,12 +86,13 @@ impl Registry {
         }
         // Replaced while `callbacks` is locked, so the copy follows every
         // change in order.
-        let old = std::mem::replace(&mut *self.lock_events(), Arc::new(events));
+        let events = (!events.is_empty()).then(|| Arc::new(events));
+        let old = std::mem::replace(&mut *self.lock_events(), events);
         self.wanted.store(wanted.0 | flags, Ordering::Release);
         old
     }
 
-    fn lock_events(&self) -> MutexGuard<'_, EventList> {
+    fn lock_events(&self) -> MutexGuard<'_, Option<EventList>> {
         // As `lock`: the list is only ever replaced whole.
         self.events.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -183,14 +186,14 @@ impl Observers {
     /// one shared list taken out of the lock (a callback may drop a
     /// subscription, which takes the lock): the one `cache` names if the
     /// registry still holds it, else the registry's (then remembered in
-    /// `cache`). O(1).
-    pub fn event_callbacks(&self, cache: &mut EventListCache) -> EventList {
+    /// `cache`); `None` if there are none. O(1).
+    pub fn event_callbacks(&self, cache: &mut EventListCache) -> Option<EventList> {
         if let Some(list) = cache.upgrade() {
-            return list;
+            return Some(list);
         }
-        let list = Arc::clone(&self.0.lock_events());
+        let list = self.0.lock_events().clone()?;
         *cache = Arc::downgrade(&list);
-        list
+        Some(list)
     }
 
     /// The inverse callbacks, copied out of the lock.
