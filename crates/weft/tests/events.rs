@@ -194,6 +194,28 @@ fn an_unsubscribed_callback_is_dropped_at_once() {
 }
 
 #[test]
+fn a_clone_or_a_fork_never_calls_the_original_subscribers() {
+    let mut alice = doc(1);
+    let (_sub, seen) = record(&mut alice, Unit::Char);
+    alice.text("t").insert(0, "a").unwrap();
+    alice.commit();
+    // An open change, recorded for alice's subscriber, goes with a clone.
+    alice.text("t").insert(1, "b").unwrap();
+    let mut copy = alice.clone();
+    copy.commit();
+    let mut fork = alice.fork();
+    fork.text("t").insert(0, "c").unwrap();
+    fork.commit();
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    alice.commit();
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    let mut mirror = Vec::new();
+    replay(&seen, "t", &mut mirror);
+    assert_eq!(mirror, delta(&alice, "t"));
+}
+
+#[test]
 fn a_snapshot_into_an_empty_doc_is_one_insert_per_text() {
     let mut alice = doc(1);
     alice.text("t").insert(0, "Hello brave world").unwrap();

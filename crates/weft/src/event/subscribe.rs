@@ -48,7 +48,17 @@ pub(crate) type EventList = Arc<Vec<(Unit, EventCallback)>>;
 /// still holds that list (it drops it when the callbacks change), so the
 /// list is found without taking the lock, and an unsubscribed callback
 /// is not kept alive by it.
-pub(crate) type EventListCache = Weak<Vec<(Unit, EventCallback)>>;
+///
+/// A clone remembers nothing: a cloned document has its own (empty)
+/// registry, and must never reach the callbacks of the original's.
+#[derive(Debug, Default)]
+pub(crate) struct EventListCache(Weak<Vec<(Unit, EventCallback)>>);
+
+impl Clone for EventListCache {
+    fn clone(&self) -> Self {
+        EventListCache::default()
+    }
+}
 
 /// Bit of [`Registry::wanted`] for local-update subscribers.
 const LOCAL_UPDATES: u8 = 1 << 7;
@@ -188,11 +198,11 @@ impl Observers {
     /// registry still holds it, else the registry's (then remembered in
     /// `cache`); `None` if there are none. O(1).
     pub fn event_callbacks(&self, cache: &mut EventListCache) -> Option<EventList> {
-        if let Some(list) = cache.upgrade() {
+        if let Some(list) = cache.0.upgrade() {
             return Some(list);
         }
         let list = self.0.lock_events().clone()?;
-        *cache = Arc::downgrade(&list);
+        cache.0 = Arc::downgrade(&list);
         Some(list)
     }
 
