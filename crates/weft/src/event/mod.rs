@@ -8,7 +8,10 @@
 //! (see `text/changes.rs`). Deltas are kept per unit that some subscriber
 //! asked for, each composed in its own unit, so the UTF-16 delta is exact
 //! without re-reading the text. With no subscriber there is no draft and
-//! nothing is recorded.
+//! nothing is recorded. A draft whose only change is one plain edit (an
+//! unstyled insert or a delete: a commit per keystroke) keeps the edit
+//! itself and writes its event straight into the buffers of the event it
+//! keeps; anything else first expands it into the deltas above.
 
 mod compose;
 mod subscribe;
