@@ -1128,6 +1128,7 @@ mod tests {
 
     /// The run count and the byte length of the columns of the history
     /// block that starts at seq 0 of `snapshot` (an export).
+    #[cfg(not(feature = "small-nodes"))]
     fn first_block_runs_and_bytes(snapshot: &[u8]) -> (u64, usize) {
         let decoded = super::super::decode(snapshot).unwrap();
         let super::super::Decoded::Snapshot(snap) = decoded else {
