@@ -171,6 +171,51 @@ fn dropping_unsubscribes_and_detach_keeps_listening() {
 }
 
 #[test]
+fn an_unsubscribed_callback_is_dropped_at_once() {
+    let mut doc = doc(1);
+    let token = Arc::new(());
+    let t = Arc::clone(&token);
+    let sub = doc.subscribe(move |_| {
+        let _ = &t;
+    });
+    let (_other, seen) = record(&mut doc, Unit::Char);
+    doc.text("t").insert(0, "a").unwrap();
+    doc.commit();
+    assert_eq!(Arc::strong_count(&token), 2);
+    drop(sub);
+    assert_eq!(
+        Arc::strong_count(&token),
+        1,
+        "the document keeps no callback after unsubscribing"
+    );
+    doc.text("t").insert(1, "b").unwrap();
+    doc.commit();
+    assert_eq!(seen.lock().unwrap().len(), 2);
+}
+
+#[test]
+fn a_clone_or_a_fork_never_calls_the_original_subscribers() {
+    let mut alice = doc(1);
+    let (_sub, seen) = record(&mut alice, Unit::Char);
+    alice.text("t").insert(0, "a").unwrap();
+    alice.commit();
+    // An open change, recorded for alice's subscriber, goes with a clone.
+    alice.text("t").insert(1, "b").unwrap();
+    let mut copy = alice.clone();
+    copy.commit();
+    let mut fork = alice.fork();
+    fork.text("t").insert(0, "c").unwrap();
+    fork.commit();
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    alice.commit();
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    let mut mirror = Vec::new();
+    replay(&seen, "t", &mut mirror);
+    assert_eq!(mirror, delta(&alice, "t"));
+}
+
+#[test]
 fn a_snapshot_into_an_empty_doc_is_one_insert_per_text() {
     let mut alice = doc(1);
     alice.text("t").insert(0, "Hello brave world").unwrap();

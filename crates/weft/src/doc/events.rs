@@ -323,11 +323,20 @@ impl Doc {
     /// Calls each subscriber with the event of `draft` in its unit (undo
     /// managers last: they see the event in chars with its inverse).
     pub(super) fn emit(&self, trigger: EventTrigger, origin: Option<&str>, draft: &mut Draft) {
-        self.fold_incarnations(draft);
-        let mut callbacks = draft.callbacks();
-        self.observers.event_callbacks(&mut callbacks);
+        if self.log.map_names().has_reserved() || self.texts.has_reserved() {
+            self.fold_incarnations(draft);
+        }
+        let list = self.observers.event_callbacks(draft.callback_cache());
+        let callbacks = list.as_deref().map_or(&[][..], Vec::as_slice);
         for unit in draft.units().iter() {
             if !callbacks.iter().any(|(u, _)| *u == unit) {
+                continue;
+            }
+            // The common case (a commit per keystroke): nothing to move.
+            if let Some(event) = draft.plain_event(trigger, origin, unit, |t| self.text_name(t)) {
+                for (_, callback) in callbacks.iter().filter(|(u, _)| *u == unit) {
+                    callback(event);
+                }
                 continue;
             }
             let event = draft.take_event(
@@ -342,7 +351,9 @@ impl Doc {
             }
             draft.put_back(event);
         }
-        draft.put_callbacks(callbacks);
+        // The callbacks are not kept: an unsubscribed one must not live
+        // on in the list of an earlier event.
+        drop(list);
         if self.observers.wants_inverses() {
             let managers = self.observers.inverse_callbacks();
             let event = draft.take_event(

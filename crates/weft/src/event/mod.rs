@@ -8,7 +8,10 @@
 //! (see `text/changes.rs`). Deltas are kept per unit that some subscriber
 //! asked for, each composed in its own unit, so the UTF-16 delta is exact
 //! without re-reading the text. With no subscriber there is no draft and
-//! nothing is recorded.
+//! nothing is recorded. A draft whose only change is one plain edit (an
+//! unstyled insert or a delete: a commit per keystroke) keeps the edit
+//! itself and writes its event straight into the buffers of the event it
+//! keeps; anything else first expands it into the deltas above.
 
 mod compose;
 mod subscribe;
@@ -25,8 +28,9 @@ pub(crate) use compose::{
     apply_change, attribute_changes, compose, diff_texts, normalize, transform, transform_position,
     transform_with,
 };
+use subscribe::EventListCache;
 pub use subscribe::Subscription;
-pub(crate) use subscribe::{EventCallback, InverseCallback, Observers};
+pub(crate) use subscribe::{InverseCallback, Observers};
 
 /// What caused a [`DocEvent`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -162,6 +166,9 @@ pub(crate) struct Inverse {
 pub(crate) struct Units(pub u8);
 
 impl Units {
+    /// Chars only (what [`crate::Doc::subscribe`] asks for).
+    pub const CHAR: Units = Units(1 << 0);
+
     /// Whether `unit` is in the set.
     pub fn has(self, unit: Unit) -> bool {
         self.0 & (1 << unit.index()) != 0
@@ -201,11 +208,11 @@ pub(crate) struct Draft {
     /// The last event handed out, given back by [`Draft::put_back`]: its
     /// texts' names and (empty) delta buffers are reused by the next.
     spare_event: Option<DocEvent>,
+    /// The subscribers' callback list of the last event (see
+    /// [`Draft::callback_cache`]).
+    callbacks: EventListCache,
     /// The texts the event out there names, in its order.
     taken: Vec<TextIdx>,
-    /// The event callbacks of the event being sent, copied out of the
-    /// subscribers' registry (see [`Draft::callbacks`]).
-    callbacks: CallbackBuf,
     /// Plain retains and inserts of cleared deltas, reused by
     /// [`DeltaBuf`] (building and dropping them, their attributes and
     /// strings, cost more than the rest of a keystroke's event).
@@ -217,17 +224,31 @@ pub(crate) struct Draft {
     /// The next delta of a text that already changed in this draft,
     /// before it is composed onto the change so far.
     scratch: Vec<Delta>,
+    /// The draft's only change, while it is one plain edit (see
+    /// [`Draft::record_plain`]): kept as the edit, not as deltas, so
+    /// its event is written straight into the event's buffers.
+    single: Option<Single>,
+    /// The text a [`Single`] insert inserted (its buffer is reused).
+    single_text: String,
+    /// Whether `texts` holds a change (its buffers outlive changes, so
+    /// its entries say nothing).
+    dirty: bool,
 }
 
-/// A buffer of event callbacks (empty between events).
-#[derive(Clone, Default)]
-struct CallbackBuf(Vec<(Unit, EventCallback)>);
-
-impl std::fmt::Debug for CallbackBuf {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "CallbackBuf({})", self.0.len())
-    }
+/// One plain edit of one text: an insert of unstyled text (the draft's
+/// `single_text`), or a delete.
+#[derive(Debug, Clone)]
+struct Single {
+    text: TextIdx,
+    /// The edit's range in each unit the draft keeps (by
+    /// [`Unit::index`]): where the insert goes (empty), or what the
+    /// delete removes.
+    at: [std::ops::Range<usize>; 3],
+    insert: bool,
 }
+
+/// The empty attributes of plain ops.
+static NO_ATTRIBUTES: Attributes = Attributes::new();
 
 /// Spare ops of each kind a draft keeps at most.
 const SPARE_OPS: usize = 8;
@@ -415,6 +436,7 @@ impl Draft {
     /// Drops what is recorded (changes and inverses) for the texts `keep`
     /// refuses.
     pub fn retain_texts(&mut self, mut keep: impl FnMut(TextIdx) -> bool) {
+        self.expand_single();
         self.texts.retain(|&t, _| keep(t));
         if let Some(inverse) = &mut self.inverse {
             inverse.retain(|&t, _| keep(t));
@@ -424,6 +446,7 @@ impl Draft {
     /// Takes out the change recorded for `text` (per unit) and its
     /// inverse.
     pub fn take_text(&mut self, text: TextIdx) -> ([Vec<Delta>; 3], Vec<Delta>) {
+        self.expand_single();
         let change = self.texts.remove(&text).unwrap_or_default();
         let inverse = self
             .inverse
@@ -436,25 +459,19 @@ impl Draft {
     /// Puts back (replacing) the change of `text` (per unit) and its
     /// inverse (kept only if the draft keeps inverses).
     pub fn put_text(&mut self, text: TextIdx, change: [Vec<Delta>; 3], inverse: Vec<Delta>) {
+        self.expand_single();
         self.composed = true;
+        self.dirty = true;
         self.texts.insert(text, change);
         if let Some(m) = &mut self.inverse {
             m.insert(text, inverse);
         }
     }
 
-    /// A buffer for the event callbacks of one event, taken out of the
-    /// draft (give it back, emptied, with [`Draft::put_callbacks`]).
-    pub fn callbacks(&mut self) -> Vec<(Unit, EventCallback)> {
-        std::mem::take(&mut self.callbacks.0)
-    }
-
-    /// Gives back the buffer of [`Draft::callbacks`], dropping the
-    /// callbacks it holds (an unsubscribed callback must not live on in a
-    /// draft) but keeping its allocation.
-    pub fn put_callbacks(&mut self, mut callbacks: Vec<(Unit, EventCallback)>) {
-        callbacks.clear();
-        self.callbacks.0 = callbacks;
+    /// Where the subscribers' callback list is remembered from one event
+    /// to the next (see [`Observers::event_callbacks`]).
+    pub fn callback_cache(&mut self) -> &mut EventListCache {
+        &mut self.callbacks
     }
 
     /// The units it keeps.
@@ -465,7 +482,9 @@ impl Draft {
     /// Records that `change(unit)` happened to `text` after everything
     /// recorded so far, for each unit kept.
     pub fn add(&mut self, text: TextIdx, mut change: impl FnMut(Unit) -> Vec<Delta>) {
+        self.expand_single();
         self.composed = true;
+        self.dirty = true;
         let entry = self.texts.entry(text).or_default();
         for unit in self.units.iter() {
             let acc = &mut entry[unit.index()];
@@ -485,7 +504,15 @@ impl Draft {
     /// buffer for the text when it is the text's first change in this
     /// draft (the common case: a commit per edit), so nothing is
     /// allocated or composed.
-    pub fn record(&mut self, text: TextIdx, mut change: impl FnMut(Unit, &mut DeltaBuf<'_>)) {
+    pub fn record(&mut self, text: TextIdx, change: impl FnMut(Unit, &mut DeltaBuf<'_>)) {
+        self.expand_single();
+        self.record_deltas(text, change);
+    }
+
+    /// [`Draft::record`] once there is no [`Single`] edit.
+    fn record_deltas(&mut self, text: TextIdx, mut change: impl FnMut(Unit, &mut DeltaBuf<'_>)) {
+        debug_assert!(self.single.is_none(), "a single edit is expanded first");
+        self.dirty = true;
         let entry = self.texts.entry(text).or_default();
         for unit in self.units.iter() {
             let acc = &mut entry[unit.index()];
@@ -513,12 +540,70 @@ impl Draft {
         }
     }
 
+    /// [`Draft::record`] of a plain edit of `text` (made after everything
+    /// recorded so far): `s` inserted without styles (`Some`), or chars
+    /// deleted (`None`), over `at` in each unit kept (by [`Unit::index`];
+    /// empty for an insert). The first change of a draft (a commit per
+    /// keystroke) is kept as the edit itself, and its event written
+    /// straight into the event's buffers.
+    pub fn record_plain(
+        &mut self,
+        text: TextIdx,
+        at: [std::ops::Range<usize>; 3],
+        inserted: Option<&str>,
+    ) {
+        if !self.dirty && self.single.is_none() {
+            if let Some(s) = inserted {
+                self.single_text.clear();
+                self.single_text.push_str(s);
+            }
+            self.single = Some(Single {
+                text,
+                at,
+                insert: inserted.is_some(),
+            });
+            return;
+        }
+        self.expand_single();
+        self.record_deltas(text, |unit, buf| {
+            let r = &at[unit.index()];
+            buf.retain(r.start);
+            match inserted {
+                Some(s) => buf.insert(s, &NO_ATTRIBUTES),
+                None => buf.push(Delta::delete(r.len())),
+            }
+        });
+    }
+
+    /// Turns a [`Single`] edit into deltas in `texts`, as
+    /// [`Draft::record`] would have written them, for whatever reads or
+    /// composes them.
+    fn expand_single(&mut self) {
+        let Some(single) = self.single.take() else {
+            return;
+        };
+        let text = std::mem::take(&mut self.single_text);
+        self.record_deltas(single.text, |unit, buf| {
+            let r = &single.at[unit.index()];
+            buf.retain(r.start);
+            if single.insert {
+                buf.insert(&text, &NO_ATTRIBUTES);
+            } else {
+                buf.push(Delta::delete(r.len()));
+            }
+        });
+        self.single_text = text;
+    }
+
     /// Empties the draft, keeping its allocations, for the next change.
     pub fn clear(&mut self) {
-        for deltas in self.texts.values_mut() {
-            for delta in deltas.iter_mut() {
-                for op in delta.drain(..) {
-                    self.spare.keep(op);
+        self.single = None;
+        if std::mem::take(&mut self.dirty) {
+            for deltas in self.texts.values_mut() {
+                for delta in deltas.iter_mut() {
+                    for op in delta.drain(..) {
+                        self.spare.keep(op);
+                    }
                 }
             }
         }
@@ -529,6 +614,60 @@ impl Draft {
             self.maps.clear();
         }
         self.composed = false;
+    }
+
+    /// The event for subscribers of `unit` when the draft is one plain
+    /// edit (see [`Draft::record_plain`]) and no map changed: written
+    /// into the draft's kept event, whose buffers an event of the same
+    /// shape only overwrites. `None` otherwise (then see
+    /// [`Draft::take_event`]).
+    pub fn plain_event<'n>(
+        &mut self,
+        trigger: EventTrigger,
+        origin: Option<&str>,
+        unit: Unit,
+        name: impl Fn(TextIdx) -> &'n str,
+    ) -> Option<&DocEvent> {
+        let single = self.single.as_ref()?;
+        if !self.maps.is_empty() {
+            return None;
+        }
+        let event = self.spare_event.get_or_insert_with(|| DocEvent {
+            trigger,
+            origin: None,
+            unit,
+            texts: Vec::new(),
+            maps: Vec::new(),
+        });
+        event.trigger = trigger;
+        event.unit = unit;
+        if event.origin.as_deref() != origin {
+            event.origin = origin.map(str::to_owned);
+        }
+        // (`put_back` left the event's maps empty.)
+        if event.texts.len() != 1 {
+            event.texts.truncate(1);
+            if event.texts.is_empty() {
+                event.texts.push(TextDiff {
+                    name: String::new(),
+                    delta: Vec::new(),
+                });
+            }
+        }
+        let diff = event.texts.first_mut()?;
+        let text_name = name(single.text);
+        if diff.name != text_name {
+            diff.name.clear();
+            diff.name.push_str(text_name);
+        }
+        let inserted = single.insert.then_some(self.single_text.as_str());
+        write_plain(
+            &mut diff.delta,
+            &mut self.spare,
+            &single.at[unit.index()],
+            inserted,
+        );
+        Some(event)
     }
 
     /// The event for subscribers of `unit`, its deltas moved out of the
@@ -542,7 +681,7 @@ impl Draft {
         name: impl Fn(TextIdx) -> &'n str,
         maps: &MapNames,
     ) -> DocEvent {
-        let mut event = self.spare_event.take().unwrap_or(DocEvent {
+        let mut event = self.spare_event.take().unwrap_or_else(|| DocEvent {
             trigger,
             origin: None,
             unit,
@@ -555,6 +694,7 @@ impl Draft {
             event.origin = origin.map(str::to_owned);
         }
         self.taken.clear();
+        self.expand_single();
         let mut n = 0;
         for (&t, d) in self.texts.iter_mut() {
             let delta = &mut d[unit.index()];
@@ -600,9 +740,65 @@ impl Draft {
             if let Some(d) = self.texts.get_mut(t) {
                 std::mem::swap(&mut d[unit.index()], &mut diff.delta);
             }
-            diff.delta.clear();
+            for op in diff.delta.drain(..) {
+                self.spare.keep(op);
+            }
         }
         event.maps.clear();
         self.spare_event = Some(event);
+    }
+}
+
+/// Writes the delta of a plain edit at `r` (an insert of `inserted`
+/// there, or a delete of `r`) into `delta`, which holds an earlier
+/// event's: an edit of the same shape only overwrites its numbers and
+/// text, so typing allocates nothing.
+fn write_plain(
+    delta: &mut Vec<Delta>,
+    spare: &mut SpareOps,
+    r: &std::ops::Range<usize>,
+    inserted: Option<&str>,
+) {
+    let reused = match delta.as_mut_slice() {
+        [Delta::Retain {
+            retain, attributes, ..
+        }, last]
+            if r.start > 0 && attributes.is_empty() =>
+        {
+            *retain = r.start;
+            overwrite_plain(last, r, inserted)
+        }
+        [last] if r.start == 0 => overwrite_plain(last, r, inserted),
+        _ => false,
+    };
+    if reused {
+        return;
+    }
+    for op in delta.drain(..) {
+        spare.keep(op);
+    }
+    let mut buf = DeltaBuf { out: delta, spare };
+    buf.retain(r.start);
+    match inserted {
+        Some(s) => buf.insert(s, &NO_ATTRIBUTES),
+        None => buf.push(Delta::delete(r.len())),
+    }
+}
+
+/// Overwrites `op`, the last op of an earlier plain edit's delta, with
+/// the insert of `inserted` or the delete of `r`, if it is of that kind.
+#[inline(always)]
+fn overwrite_plain(op: &mut Delta, r: &std::ops::Range<usize>, inserted: Option<&str>) -> bool {
+    match (op, inserted) {
+        (Delta::Insert { insert, attributes }, Some(s)) if attributes.is_empty() => {
+            insert.clear();
+            insert.push_str(s);
+            true
+        }
+        (Delta::Delete { delete }, None) => {
+            *delete = r.len();
+            true
+        }
+        _ => false,
     }
 }

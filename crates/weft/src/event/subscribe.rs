@@ -4,7 +4,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use crate::error::Unit;
 
@@ -32,6 +32,32 @@ struct Registry {
     /// taking the lock.
     wanted: AtomicU8,
     callbacks: Mutex<Vec<(u64, Callback)>>,
+    /// The event callbacks with their units, in subscription order: a
+    /// copy of those in `callbacks`, made when they change, so that an
+    /// event takes one reference to the list instead of one per callback.
+    /// `None` while there are none (a document without subscribers
+    /// allocates nothing for it).
+    events: Mutex<Option<EventList>>,
+}
+
+/// A list of event callbacks with their units.
+pub(crate) type EventList = Arc<Vec<(Unit, EventCallback)>>;
+
+/// What an event sender remembers of the registry's [`EventList`]
+/// between events: a weak reference, which upgrades while the registry
+/// still holds that list (it drops it when the callbacks change), so the
+/// list is found without taking the lock, and an unsubscribed callback
+/// is not kept alive by it.
+///
+/// A clone remembers nothing: a cloned document has its own (empty)
+/// registry, and must never reach the callbacks of the original's.
+#[derive(Debug, Default)]
+pub(crate) struct EventListCache(Weak<Vec<(Unit, EventCallback)>>);
+
+impl Clone for EventListCache {
+    fn clone(&self) -> Self {
+        EventListCache::default()
+    }
 }
 
 /// Bit of [`Registry::wanted`] for local-update subscribers.
@@ -48,12 +74,19 @@ impl Registry {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn recompute(&self, list: &[(u64, Callback)]) {
+    /// Recomputes `wanted` and `events` from `list` (under its lock),
+    /// returning the old `events` to drop once that lock is released.
+    #[must_use = "the old list is dropped outside the lock"]
+    fn recompute(&self, list: &[(u64, Callback)]) -> Option<EventList> {
         let mut wanted = Units::default();
         let mut flags = 0;
+        let mut events = Vec::new();
         for (_, c) in list {
             match c {
-                Callback::Event(unit, _) => wanted = wanted.with(*unit),
+                Callback::Event(unit, f) => {
+                    wanted = wanted.with(*unit);
+                    events.push((*unit, Arc::clone(f)));
+                }
                 Callback::LocalUpdate(_) => flags |= LOCAL_UPDATES,
                 Callback::Inverse(_) => {
                     wanted = wanted.with(Unit::Char);
@@ -61,7 +94,17 @@ impl Registry {
                 }
             }
         }
+        // Replaced while `callbacks` is locked, so the copy follows every
+        // change in order.
+        let events = (!events.is_empty()).then(|| Arc::new(events));
+        let old = std::mem::replace(&mut *self.lock_events(), events);
         self.wanted.store(wanted.0 | flags, Ordering::Release);
+        old
+    }
+
+    fn lock_events(&self) -> MutexGuard<'_, Option<EventList>> {
+        // As `lock`: the list is only ever replaced whole.
+        self.events.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn remove(&self, id: u64) {
@@ -73,8 +116,8 @@ impl Registry {
                 .map(|at| list.remove(at))
                 .into_iter()
                 .collect();
-            self.recompute(&list);
-            removed
+            let old = self.recompute(&list);
+            (removed, old)
         };
         // Dropped outside the lock: a callback may own a subscription of
         // the same document.
@@ -120,9 +163,12 @@ impl Observers {
 
     fn add(&self, callback: Callback) -> Subscription {
         let id = self.0.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut list = self.0.lock();
-        list.push((id, callback));
-        self.0.recompute(&list);
+        let old = {
+            let mut list = self.0.lock();
+            list.push((id, callback));
+            self.0.recompute(&list)
+        };
+        drop(old);
         let registry = Arc::downgrade(&self.0);
         Subscription::new(move || {
             if let Some(registry) = registry.upgrade() {
@@ -146,14 +192,18 @@ impl Observers {
         self.add(Callback::LocalUpdate(callback))
     }
 
-    /// Appends the event callbacks with their units to `out`, copied out
-    /// of the lock (a callback may drop a subscription, which takes the
-    /// lock).
-    pub fn event_callbacks(&self, out: &mut Vec<(Unit, EventCallback)>) {
-        out.extend(self.0.lock().iter().filter_map(|(_, c)| match c {
-            Callback::Event(u, f) => Some((*u, Arc::clone(f))),
-            Callback::LocalUpdate(_) | Callback::Inverse(_) => None,
-        }));
+    /// The event callbacks with their units, in subscription order, as
+    /// one shared list taken out of the lock (a callback may drop a
+    /// subscription, which takes the lock): the one `cache` names if the
+    /// registry still holds it, else the registry's (then remembered in
+    /// `cache`); `None` if there are none. O(1).
+    pub fn event_callbacks(&self, cache: &mut EventListCache) -> Option<EventList> {
+        if let Some(list) = cache.0.upgrade() {
+            return Some(list);
+        }
+        let list = self.0.lock_events().clone()?;
+        cache.0 = Arc::downgrade(&list);
+        Some(list)
     }
 
     /// The inverse callbacks, copied out of the lock.

@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use crate::cursor::{Cursor, Side};
 use crate::error::{Error, Result, Unit};
-use crate::event::{DeltaBuf, Draft};
+use crate::event::{DeltaBuf, Draft, Units};
 use crate::id::{PeerId, Seq, TextIdx};
 use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{Attributes, Delta, ExpandType, StyleConfig, Value};
@@ -465,6 +465,9 @@ impl<'a> Text<'a> {
     /// Chars `range` counted in each unit the event draft keeps, by
     /// [`Unit::index`] (others are left empty).
     fn range_in_units(&self, range: Range<usize>) -> [Range<usize>; 3] {
+        if self.units_kept() == Units::CHAR {
+            return [range, 0..0, 0..0];
+        }
         let mut at = [0..0, 0..0, 0..0];
         for unit in self.units() {
             at[unit.index()] = self.pos_in(range.start, unit)..self.pos_in(range.end, unit);
@@ -477,6 +480,18 @@ impl<'a> Text<'a> {
     #[cold]
     #[inline(never)]
     fn record_inserted(&mut self, pos: usize, s: &str, object: Option<&Object>) {
+        if object.is_none() && self.state.anchors.is_empty() {
+            // No marks, so no styles: a plain insert.
+            if self.record_plain_chars(pos..pos, Some(s)) {
+                return;
+            }
+            let at = self.range_in_units(pos..pos);
+            self.record_inverse(|_| vec![Delta::retain(pos), Delta::delete(char_len(s) as usize)]);
+            if let Some(draft) = self.side.as_mut().and_then(|s| s.events.as_deref_mut()) {
+                draft.record_plain(self.text, at, Some(s));
+            }
+            return;
+        }
         let attributes = if self.state.anchors.is_empty() {
             Attributes::new()
         } else {
@@ -504,17 +519,34 @@ impl<'a> Text<'a> {
     #[cold]
     #[inline(never)]
     fn record_delete(&mut self, pos: usize, len: usize) {
+        if self.record_plain_chars(pos..pos + len, None) {
+            return;
+        }
         let at = self.range_in_units(pos..pos + len);
         self.record_inverse(|this| {
             let mut inverse = vec![Delta::retain(pos)];
             inverse.extend(this.view().slice_delta(pos..pos + len).unwrap_or_default());
             inverse
         });
-        self.record_with(|unit, buf| {
-            let r = &at[unit.index()];
-            buf.retain(r.start);
-            buf.push(Delta::delete(r.len()));
-        });
+        if let Some(draft) = self.side.as_mut().and_then(|s| s.events.as_deref_mut()) {
+            draft.record_plain(self.text, at, None);
+        }
+    }
+
+    /// Records a plain edit (see [`Draft::record_plain`]) of chars `at`
+    /// if the draft keeps chars only and no inverse (the subscriber of
+    /// [`crate::Doc::subscribe`] alone, the common case): no units to
+    /// convert to. Returns whether it did.
+    #[inline]
+    fn record_plain_chars(&mut self, at: Range<usize>, inserted: Option<&str>) -> bool {
+        let text = self.text;
+        match self.side.as_mut().and_then(|s| s.events.as_deref_mut()) {
+            Some(draft) if draft.units() == Units::CHAR && !draft.wants_inverse() => {
+                draft.record_plain(text, [at, 0..0, 0..0], inserted);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Records that `key` is set to `value` over `range` (a local mark
@@ -572,12 +604,17 @@ impl<'a> Text<'a> {
     /// The units the event draft keeps.
     #[inline]
     fn units(&self) -> impl Iterator<Item = Unit> {
+        self.units_kept().iter()
+    }
+
+    /// The set of units the event draft keeps.
+    #[inline]
+    fn units_kept(&self) -> Units {
         self.side
             .as_ref()
             .and_then(|s| s.events.as_ref())
             .map(|d| d.units())
             .unwrap_or_default()
-            .iter()
     }
 
     /// Records the inverse of an edit about to be (or just) made, if an
