@@ -371,24 +371,11 @@ impl Doc {
         &self,
         #[wasm_bindgen(unchecked_param_type = "(event: WeftEvent) => void")] listener: Function,
     ) -> Result<Function, JsError> {
-        if self.shared.event_sub.borrow().is_none() {
-            let queue = self.shared.events.clone();
-            let sub = self
-                .shared
-                .doc()?
-                .subscribe_in(Unit::Utf16, move |e| push(&queue, e.clone()));
-            *self.shared.event_sub.borrow_mut() = Some(sub);
-        }
-        let id = self.shared.event_listeners.add(listener);
-        let weak = Rc::downgrade(&self.shared);
-        Ok(unsubscriber(move || {
-            if let Some(s) = weak.upgrade() {
-                s.event_listeners.remove(id);
-                if s.event_listeners.is_empty() {
-                    s.event_sub.borrow_mut().take();
-                }
-            }
-        }))
+        self.shared.listen(
+            |s| &s.events,
+            listener,
+            |d, queue| d.subscribe_in(Unit::Utf16, move |e| push(&queue, e.clone())),
+        )
     }
 
     /// Calls `listener(bytes)` with each local commit's update, the bytes
@@ -398,26 +385,11 @@ impl Doc {
         &self,
         #[wasm_bindgen(unchecked_param_type = "(update: Uint8Array) => void")] listener: Function,
     ) -> Result<Function, JsError> {
-        if self.shared.update_sub.borrow().is_none() {
-            let queue = self.shared.updates.clone();
-            let sub = self
-                .shared
-                .doc()?
-                .subscribe_local_update(move |u| push(&queue, u.to_vec()));
-            *self.shared.update_sub.borrow_mut() = Some(sub);
-        }
-        // Subscribing commits the open change: hand out what it caused.
-        self.shared.flush();
-        let id = self.shared.update_listeners.add(listener);
-        let weak = Rc::downgrade(&self.shared);
-        Ok(unsubscriber(move || {
-            if let Some(s) = weak.upgrade() {
-                s.update_listeners.remove(id);
-                if s.update_listeners.is_empty() {
-                    s.update_sub.borrow_mut().take();
-                }
-            }
-        }))
+        self.shared.listen(
+            |s| &s.updates,
+            listener,
+            |d, queue| d.subscribe_local_update(move |u| push(&queue, u.to_vec())),
+        )
     }
 
     /// The texts as Quill deltas and the maps as objects:
@@ -455,11 +427,6 @@ impl Doc {
         let spans: Vec<IdSpan> = weft::Doc::spans_in(bytes).map_err(weft_err)?;
         Ok(spans_to_js(&spans))
     }
-}
-
-/// A JavaScript function that runs `f` the first time it is called.
-pub(crate) fn unsubscriber(f: impl FnOnce() + 'static) -> Function {
-    Closure::once_into_js(f).unchecked_into()
 }
 
 /// A document event as JavaScript sees it (see [`Doc::subscribe`]).

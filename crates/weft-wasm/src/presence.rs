@@ -4,7 +4,7 @@ use js_sys::{Function, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{err, map_to_js, value_from_js, value_to_js};
-use crate::doc::unsubscriber;
+use crate::shared::unsubscriber;
 use crate::shared::{pop, push, Listeners, Queue};
 use std::rc::Rc;
 

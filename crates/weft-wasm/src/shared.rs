@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 use crate::convert::err;
 
@@ -73,16 +74,35 @@ impl Listeners {
 /// Documents alive now (made and not yet freed), for [`crate::live_documents`].
 pub(crate) static LIVE: AtomicU32 = AtomicU32::new(0);
 
+/// What Weft tells about a document, on its way to JavaScript listeners:
+/// the queue Weft's callback fills, the listeners, and Weft's
+/// subscription, held while there is a listener.
+pub(crate) struct Channel<T> {
+    pub(crate) queue: Queue<T>,
+    pub(crate) listeners: Listeners,
+    sub: RefCell<Option<weft::Subscription>>,
+}
+
+impl<T> Default for Channel<T> {
+    fn default() -> Self {
+        Channel {
+            queue: Queue::default(),
+            listeners: Listeners::default(),
+            sub: RefCell::new(None),
+        }
+    }
+}
+
+/// A JavaScript function that runs `f` the first time it is called.
+pub(crate) fn unsubscriber(f: impl FnOnce() + 'static) -> Function {
+    Closure::once_into_js(f).unchecked_into()
+}
+
 /// One document and what its handles share.
 pub(crate) struct Shared {
     doc: RefCell<weft::Doc>,
-    pub(crate) events: Queue<weft::DocEvent>,
-    pub(crate) updates: Queue<Vec<u8>>,
-    pub(crate) event_listeners: Listeners,
-    pub(crate) update_listeners: Listeners,
-    /// Weft's subscriptions, held while a JavaScript listener exists.
-    pub(crate) event_sub: RefCell<Option<weft::Subscription>>,
-    pub(crate) update_sub: RefCell<Option<weft::Subscription>>,
+    pub(crate) events: Channel<weft::DocEvent>,
+    pub(crate) updates: Channel<Vec<u8>>,
     flushing: Cell<bool>,
 }
 
@@ -91,12 +111,8 @@ impl Shared {
         LIVE.fetch_add(1, Ordering::Relaxed);
         Rc::new(Shared {
             doc: RefCell::new(doc),
-            events: Queue::default(),
-            updates: Queue::default(),
-            event_listeners: Listeners::default(),
-            update_listeners: Listeners::default(),
-            event_sub: RefCell::new(None),
-            update_sub: RefCell::new(None),
+            events: Channel::default(),
+            updates: Channel::default(),
             flushing: Cell::new(false),
         })
     }
@@ -123,6 +139,37 @@ impl Shared {
         out
     }
 
+    /// Adds a JavaScript listener to the channel `pick` chooses; the first
+    /// one makes Weft's subscription (`subscribe`, given the channel's
+    /// queue). Returns the function that removes the listener; removing
+    /// the last one drops Weft's subscription, so a document nobody
+    /// listens to pays nothing for events.
+    pub(crate) fn listen<T: 'static>(
+        self: &Rc<Self>,
+        pick: fn(&Shared) -> &Channel<T>,
+        listener: Function,
+        subscribe: impl FnOnce(&mut weft::Doc, Queue<T>) -> weft::Subscription,
+    ) -> Result<Function, JsError> {
+        let channel = pick(self);
+        if channel.sub.borrow().is_none() {
+            let sub = subscribe(&mut *self.doc()?, channel.queue.clone());
+            *channel.sub.borrow_mut() = Some(sub);
+        }
+        // Subscribing may commit the open change: hand out what it caused.
+        self.flush();
+        let id = channel.listeners.add(listener);
+        let weak = Rc::downgrade(self);
+        Ok(unsubscriber(move || {
+            if let Some(s) = weak.upgrade() {
+                let channel = pick(&s);
+                channel.listeners.remove(id);
+                if channel.listeners.is_empty() {
+                    channel.sub.borrow_mut().take();
+                }
+            }
+        }))
+    }
+
     /// Hands queued events and local updates to the JavaScript listeners,
     /// in order. Re-entrant calls leave the work to the outer one.
     pub(crate) fn flush(&self) {
@@ -130,12 +177,12 @@ impl Shared {
             return;
         }
         loop {
-            if let Some(event) = pop(&self.events) {
+            if let Some(event) = pop(&self.events.queue) {
                 let js = crate::doc::event_to_js(&event);
-                self.event_listeners.call(&js);
-            } else if let Some(update) = pop(&self.updates) {
+                self.events.listeners.call(&js);
+            } else if let Some(update) = pop(&self.updates.queue) {
                 let js = js_sys::Uint8Array::from(update.as_slice());
-                self.update_listeners.call(&js);
+                self.updates.listeners.call(&js);
             } else {
                 break;
             }

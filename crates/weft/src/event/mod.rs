@@ -632,18 +632,10 @@ impl Draft {
         if !self.maps.is_empty() {
             return None;
         }
-        let event = self.spare_event.get_or_insert_with(|| DocEvent {
-            trigger,
-            origin: None,
-            unit,
-            texts: Vec::new(),
-            maps: Vec::new(),
-        });
-        event.trigger = trigger;
-        event.unit = unit;
-        if event.origin.as_deref() != origin {
-            event.origin = origin.map(str::to_owned);
-        }
+        let event = self
+            .spare_event
+            .get_or_insert_with(|| blank_event(trigger, unit));
+        relabel(event, trigger, origin, unit);
         // (`put_back` left the event's maps empty.)
         if event.texts.len() != 1 {
             event.texts.truncate(1);
@@ -681,18 +673,11 @@ impl Draft {
         name: impl Fn(TextIdx) -> &'n str,
         maps: &MapNames,
     ) -> DocEvent {
-        let mut event = self.spare_event.take().unwrap_or_else(|| DocEvent {
-            trigger,
-            origin: None,
-            unit,
-            texts: Vec::new(),
-            maps: Vec::new(),
-        });
-        event.trigger = trigger;
-        event.unit = unit;
-        if event.origin.as_deref() != origin {
-            event.origin = origin.map(str::to_owned);
-        }
+        let mut event = self
+            .spare_event
+            .take()
+            .unwrap_or_else(|| blank_event(trigger, unit));
+        relabel(&mut event, trigger, origin, unit);
         self.taken.clear();
         self.expand_single();
         let mut n = 0;
@@ -800,5 +785,26 @@ fn overwrite_plain(op: &mut Delta, r: &std::ops::Range<usize>, inserted: Option<
             true
         }
         _ => false,
+    }
+}
+
+/// An empty event, to be filled and kept for reuse.
+fn blank_event(trigger: EventTrigger, unit: Unit) -> DocEvent {
+    DocEvent {
+        trigger,
+        origin: None,
+        unit,
+        texts: Vec::new(),
+        maps: Vec::new(),
+    }
+}
+
+/// Gives a reused event this change's trigger, origin and unit (the
+/// origin's string is kept when it is the same).
+fn relabel(event: &mut DocEvent, trigger: EventTrigger, origin: Option<&str>, unit: Unit) {
+    event.trigger = trigger;
+    event.unit = unit;
+    if event.origin.as_deref() != origin {
+        event.origin = origin.map(str::to_owned);
     }
 }
