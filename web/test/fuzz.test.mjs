@@ -514,6 +514,7 @@ export class Fuzz {
       [10, "commit"], [3, "undo"], [2, "redo"], [2, "checkout"], [2, "checkoutToLatest"], [1, "fork"],
       [6, "import"], [2, "importBad"], [2, "cursor"], [3, "cursorPos"], [3, "presence"], [1, "reads"],
       [1, "revertTo"], [1, "deleteText"], [1, "exportLimited"], [1, "setPeer"], [1, "styles"], [1, "remember"],
+      [3, "reentrant"], [1, "freed"],
     ]);
     switch (op) {
       case "insert": {
@@ -763,6 +764,84 @@ export class Fuzz {
         const cfg = r.pick([{ bold: "after" }, { link: "none" }, { color: "both" }, { bold: "wrong" }, null, 5]);
         // Every doc gets the same config, so merges stay comparable.
         for (const e of this.docs) this.attempt(e, `configTextStyle(${describe(cfg)})`, () => e.doc.configTextStyle(cfg));
+        break;
+      }
+      case "reentrant": {
+        // A one-shot listener acting on the document (or another) from
+        // inside an event: edit, import, checkout, undo, export, fork, free
+        // a handle. The bindings catch and log what a listener throws, so
+        // check here that nothing trapped.
+        const action = r.pick(["edit", "import", "checkout", "latest", "undo", "export", "fork", "freeText", "unsubTwice", "editOther"]);
+        const other = r.pick(this.docs);
+        const frontier = this.frontiers.length ? r.pick(this.frontiers) : [];
+        const pos = r.int(len + 1);
+        const str = randString(r, 3);
+        let off = null;
+        let fired = false;
+        const fuzz = this;
+        off = doc.subscribe(() => {
+          if (fired) return;
+          fired = true;
+          try {
+            const tt = doc.getText("t");
+            if (action === "edit") { tt.insert(Math.min(pos, tt.length), str); doc.commit(); }
+            else if (action === "import") doc.import(other.doc.export({ mode: "update", from: doc.version() }));
+            else if (action === "checkout") doc.checkout(frontier);
+            else if (action === "latest") doc.checkoutToLatest();
+            else if (action === "undo") entry.undo.undo();
+            else if (action === "export") doc.export();
+            else if (action === "fork") doc.fork().free();
+            else if (action === "freeText") tt.free();
+            else if (action === "editOther") { other.doc.getText("t").insert(0, str); other.doc.commit(); }
+            else if (action === "unsubTwice") { off(); off(); }
+          } catch (e) {
+            if (isTrap(e)) fuzz.trapInListener = `${action}: ${e.message}`;
+          }
+          if (action !== "unsubTwice") off();
+        });
+        this.log.push(`[${entry.id}] one-shot listener: ${action} (pos ${pos}, ${describe(str)})`);
+        // Fire it with a commit of an edit.
+        this.attempt(entry, `${name}.insert(0, "r") + commit (fires ${action})`, () => {
+          t.insert(0, "r");
+          doc.commit();
+        });
+        if (!fired) off();
+        if (this.trapInListener) this.fail(`TRAP inside a listener: ${this.trapInListener}`);
+        this.checkMirrors(entry);
+        if (other !== entry) this.checkMirrors(other);
+        break;
+      }
+      case "freed": {
+        // Handles used after free() throw an Error, never trap.
+        const what = r.pick(["text", "map", "cursor", "vv", "undo", "presence"]);
+        if (what === "text") {
+          const h = doc.getText(name);
+          h.free();
+          this.attempt(entry, "freed text.insert", () => h.insert(0, "x"));
+          this.attempt(entry, "freed text.free", () => h.free());
+        } else if (what === "map") {
+          const h = doc.getMap("m");
+          h.free();
+          this.attempt(entry, "freed map.set", () => h.set("a", 1));
+        } else if (what === "cursor") {
+          const c = t.cursor(0);
+          c.free();
+          this.attempt(entry, "getCursorPos(freed cursor)", () => doc.getCursorPos(c));
+        } else if (what === "vv") {
+          const v = doc.version();
+          v.free();
+          this.attempt(entry, "export(from freed version)", () => doc.export({ mode: "update", from: v }));
+          this.attempt(entry, "exportUpdatesLimited(freed version)", () => doc.exportUpdatesLimited(v, 100));
+        } else if (what === "undo") {
+          const u = new this.w.UndoManager(doc);
+          u.free();
+          this.attempt(entry, "freed undo.undo", () => u.undo());
+          this.attempt(entry, "freed undo.canUndo", () => u.canUndo());
+        } else {
+          const p = new this.w.Presence(1000);
+          p.free();
+          this.attempt(null, "freed presence.set", () => p.set("a", 1));
+        }
         break;
       }
       case "remember": {
