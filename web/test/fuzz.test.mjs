@@ -1067,3 +1067,42 @@ named("a marked newline char of a text stays a char through toDelta and applyDel
   b.getText("t").applyDelta(t.toDelta());
   assert.equal(b.getText("t").toString(), t.toString());
 });
+
+named("QuillBinding draws a peer's caret without letting its presence color inject CSS", async () => {
+  // drawCarets() puts the peer-controlled `color` of a presence state into
+  // style.cssText: "red;background-image:url(https://evil.example/x)" adds
+  // declarations (a tracking request, an overlay over the editor). A fake
+  // Quill and document stand in for the browser.
+  const w = await freshWeft();
+  const els = [];
+  const el = (tag) => {
+    const e = { tag, style: { cssText: "" }, dataset: {}, children: [], appendChild(c) { this.children.push(c); }, replaceChildren() { this.children = []; }, remove() {} };
+    els.push(e);
+    return e;
+  };
+  const saved = globalThis.document;
+  globalThis.document = { createElement: el };
+  try {
+    const quill = {
+      setContents() {}, on() {}, off() {}, getModule() {}, updateContents() {},
+      container: el("div"), getSelection: () => ({ index: 0, length: 0 }),
+      getBounds: () => ({ left: 0, top: 0, width: 1, height: 1 }), getLength: () => 1,
+    };
+    const a = new w.Doc();
+    a.getText("body").insert(0, "hello");
+    a.commit();
+    const b = a.fork();
+    const mine = new w.Presence(30000);
+    const theirs = new w.Presence(30000);
+    const binding = new w.QuillBinding(a, "body", quill, { presence: mine, user: { name: "Ana", color: "#e33" } });
+    const at = Array.from(b.getText("body").cursor(1).encode());
+    theirs.set(`user:${b.peerId}`, { name: "Mal", color: "red;background-image:url(https://evil.example/x)", anchor: at, head: at });
+    mine.apply(theirs.encodeAll());
+    const carets = els.filter((e) => e.className === "weft-caret").map((e) => e.style.cssText);
+    assert.equal(carets.length, 1);
+    assert.ok(!carets[0].includes("evil.example"), carets[0]);
+    binding.destroy();
+  } finally {
+    globalThis.document = saved;
+  }
+});
