@@ -1106,3 +1106,22 @@ named("QuillBinding draws a peer's caret without letting its presence color inje
     globalThis.document = saved;
   }
 });
+
+named("a second UndoManager skips a step the first one already undid instead of throwing on it for ever", async () => {
+  // Each manager takes every Undo event for its own (undo/mod.rs on_event:
+  // EventTrigger::Undo pushes a redo step), so u2 keeps a step whose text
+  // u1 removed and throws "range 0..2 is out of bounds" on each undo().
+  // Two QuillBindings on one document (a title and a body) are two managers.
+  const { Doc, UndoManager } = await freshWeft();
+  const doc = new Doc();
+  const u1 = new UndoManager(doc);
+  const u2 = new UndoManager(doc);
+  u1.setMergeInterval(0);
+  u2.setMergeInterval(0);
+  doc.getText("t").insert(0, "ab");
+  doc.commit();
+  assert.equal(u1.undo(), true);
+  assert.equal(doc.getText("t").toString(), "");
+  const r = noTrap(() => u2.undo());
+  assert.equal(r.error, undefined, `u2.undo() threw ${r.error?.message}`);
+});
