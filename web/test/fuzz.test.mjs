@@ -1125,3 +1125,51 @@ named("a second UndoManager skips a step the first one already undid instead of 
   const r = noTrap(() => u2.undo());
   assert.equal(r.error, undefined, `u2.undo() threw ${r.error?.message}`);
 });
+
+named("an array claiming 2^32-1 items throws an Error, not a Rust panic (capacity overflow)", async () => {
+  // convert.rs value_at and delta_from_js call Vec::with_capacity(a.length()):
+  // a sparse array (`a.length = 2 ** 32 - 1`, no memory) panics with
+  // "capacity overflow" (the console shows "weft panicked"): Map.set,
+  // Text.mark, insertEmbed, applyDelta, applyQuillDelta, Presence.set.
+  const { Doc, Presence } = await freshWeft();
+  const sparse = () => {
+    const a = [];
+    a.length = 2 ** 32 - 1;
+    return a;
+  };
+  const doc = new Doc();
+  const t = doc.getText("t");
+  t.insert(0, "ab");
+  const saved = console.error;
+  console.error = () => {}; // the panic hook's message
+  try {
+    noTrap(() => doc.getMap("m").set("k", sparse()));
+    noTrap(() => t.mark({ start: 0, end: 1 }, "k", sparse()));
+    noTrap(() => t.insertEmbed(0, sparse()));
+    noTrap(() => t.applyDelta(sparse()));
+    noTrap(() => t.applyQuillDelta(sparse()));
+    noTrap(() => new Presence(1000).set("k", sparse()));
+  } finally {
+    console.error = saved;
+  }
+  assert.equal(t.toString(), "ab");
+});
+
+// Opt-in (FUZZ_OOM=1): it grows the module's memory to its 4 GiB limit
+// (about 3 GB resident, 7 s), too much for every CI run.
+(TESTS && process.env.FUZZ_OOM ? test : () => {})("running out of memory inside an edit throws an Error and leaves the document usable", async () => {
+  // The allocation failure aborts (`unreachable`) while the document's
+  // RefCell is borrowed (shared.rs Shared::with): the borrow is never
+  // released, and every later call on that document throws "the document
+  // is busy (called from inside one of its own calls)".
+  const { Doc } = await freshWeft();
+  const doc = new Doc();
+  const t = doc.getText("t");
+  t.insert(0, "keep");
+  doc.commit();
+  const big = "é".repeat(5e8);
+  for (let i = 0; i < 3; i++) {
+    if (noTrap(() => t.insert(0, big)).error) break;
+  }
+  assert.ok(doc.getText("t").length >= 4);
+});
