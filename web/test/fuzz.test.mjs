@@ -1082,6 +1082,7 @@ named("QuillBinding draws a peer's caret without letting its presence color inje
   };
   const saved = globalThis.document;
   globalThis.document = { createElement: el };
+  let binding = null;
   try {
     const quill = {
       setContents() {}, on() {}, off() {}, getModule() {}, updateContents() {},
@@ -1094,15 +1095,15 @@ named("QuillBinding draws a peer's caret without letting its presence color inje
     const b = a.fork();
     const mine = new w.Presence(30000);
     const theirs = new w.Presence(30000);
-    const binding = new w.QuillBinding(a, "body", quill, { presence: mine, user: { name: "Ana", color: "#e33" } });
+    binding = new w.QuillBinding(a, "body", quill, { presence: mine, user: { name: "Ana", color: "#e33" } });
     const at = Array.from(b.getText("body").cursor(1).encode());
     theirs.set(`user:${b.peerId}`, { name: "Mal", color: "red;background-image:url(https://evil.example/x)", anchor: at, head: at });
     mine.apply(theirs.encodeAll());
     const carets = els.filter((e) => e.className === "weft-caret").map((e) => e.style.cssText);
     assert.equal(carets.length, 1);
     assert.ok(!carets[0].includes("evil.example"), carets[0]);
-    binding.destroy();
   } finally {
+    binding?.destroy(); // clears its presence refresh timer
     globalThis.document = saved;
   }
 });
