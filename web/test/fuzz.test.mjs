@@ -14,6 +14,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import Delta from "quill-delta";
 
 const WASM = readFileSync(new URL("../dist/weft_wasm_bg.wasm", import.meta.url));
 let instances = 0;
@@ -896,6 +897,83 @@ for (const seed of TESTS ? SEEDS : []) {
     console.log(
       `# seed ${seed}: ${f.ops} calls (${f.errors} Errors, ${f.typeErrors} TypeErrors from the glue), ${f.docs.length} docs, ${Date.now() - start} ms`,
     );
+  });
+}
+
+// ------------------------------------- applyQuillDelta against Quill
+
+// Random Quill change deltas (inline "bold", line format "header", inserts
+// with line ends) applied through applyQuillDelta; the text's
+// toQuillDelta() must equal Quill's own document composed with each change
+// (Quill keeps inline formats off line ends, and the binding appends a new
+// final line when applyQuillDelta returns true).
+const QUILL_BLOCK = new Set(["header"]);
+function quillCanon(ops) {
+  const pick = (a, block) => {
+    const keys = Object.keys(a ?? {}).filter((k) => QUILL_BLOCK.has(k) === block).sort();
+    return keys.length ? Object.fromEntries(keys.map((k) => [k, a[k]])) : undefined;
+  };
+  const d = new Delta();
+  for (const o of ops) {
+    if (typeof o.insert !== "string") {
+      d.push(o);
+      continue;
+    }
+    o.insert.split("\n").forEach((part, i) => {
+      if (i > 0) d.insert("\n", pick(o.attributes, true));
+      if (part) d.insert(part, pick(o.attributes, false));
+    });
+  }
+  return JSON.stringify(d.ops);
+}
+
+if (TESTS) {
+  test("fuzz: applyQuillDelta and toQuillDelta follow Quill's own composition", async () => {
+    const w = await freshWeft();
+    for (let seed = 1; seed <= 400; seed++) {
+      const r = prng(seed);
+      const doc = new w.Doc();
+      const t = doc.getText("t");
+      let quill = new Delta([{ insert: "\n" }]);
+      const log = [];
+      for (let step = 0; step < 12; step++) {
+        const L = quill.length();
+        const change = new Delta();
+        let at = 0;
+        for (let i = 0, n = 1 + r.int(3); i < n && at < L; i++) {
+          const k = r.int(4);
+          if (k === 0) {
+            const m = 1 + r.int(L - at);
+            change.retain(m, r.chance(0.5) ? { bold: r.chance(0.7) ? true : null } : { header: r.chance(0.7) ? 1 + r.int(2) : null });
+            at += m;
+          } else if (k === 1) {
+            const m = 1 + r.int(Math.max(1, L - at - 1));
+            if (at + m <= L - 1) {
+              change.delete(m);
+              at += m;
+            }
+          } else if (k === 2) {
+            change.insert(r.pick(["ab", "x\ny", "\n", "é"]), r.chance(0.3) ? { bold: true } : undefined);
+          } else {
+            const m = r.int(L - at);
+            change.retain(m);
+            at += m;
+          }
+        }
+        log.push(JSON.stringify(change.ops));
+        const trailing = t.applyQuillDelta(change.ops);
+        doc.commit();
+        quill = quill.compose(change);
+        if (trailing) {
+          const len = quill.length();
+          const last = quill.slice(len - 1).ops[0]?.attributes ?? {};
+          quill = quill.compose(new Delta().retain(len - 1).insert("\n", last).retain(1, Object.fromEntries(Object.keys(last).map((k) => [k, null]))));
+        }
+        const want = quillCanon(quill.ops);
+        const got = quillCanon(t.toQuillDelta());
+        assert.equal(got, want, `seed ${seed}, changes:\n  ${log.join("\n  ")}`);
+      }
+    }
   });
 }
 
