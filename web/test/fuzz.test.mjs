@@ -382,11 +382,19 @@ export class Fuzz {
     const entry = { doc, mirrors: new Map(), undo: new this.w.UndoManager(doc), id: this.peers, eventError: null };
     entry.undo.setMergeInterval(0);
     for (const name of doc.textNames()) entry.mirrors.set(name, parseDelta(doc.getText(name).toDelta()));
+    entry.maps = doc.toJSON().maps;
     entry.off = doc.subscribe((e) => {
       try {
         for (const t of e.texts) {
           if (!entry.mirrors.has(t.name)) entry.mirrors.set(t.name, []);
           applyEventDelta(entry.mirrors.get(t.name), t.delta);
+        }
+        for (const m of e.maps) {
+          const o = (entry.maps[m.name] ??= {});
+          for (const [k, v] of Object.entries(m.changes)) {
+            if (v === undefined) delete o[k];
+            else o[k] = v;
+          }
         }
       } catch (err) {
         entry.eventError ??= `${err.message} (event ${canon(e)})`;
@@ -452,6 +460,14 @@ export class Fuzz {
       const got = unitsCanon(entry.mirrors.get(name) ?? []);
       if (want !== got) this.fail(`events disagree with toDelta() for text ${JSON.stringify(name)} of doc ${entry.id}: ${diff(want, got)}`);
     }
+    this.checkMapMirror(entry);
+  }
+
+  checkMapMirror(entry) {
+    const drop = (maps) => Object.fromEntries(Object.entries(maps).filter(([k, v]) => k !== "_warm" && Object.keys(v).length));
+    const want = canon(drop(entry.doc.toJSON().maps));
+    const got = canon(drop(entry.maps));
+    if (want !== got) this.fail(`map events disagree with toJSON() of doc ${entry.id}: ${diff(want, got)}`);
   }
 
   commit(entry) {
@@ -738,8 +754,12 @@ export class Fuzz {
         break;
       }
       case "deleteText": {
-        const n = r.pick(["u", "t", "missing"]);
+        const n = r.pick(["u", "t", "missing", "map"]);
         if (n === "t" && r.chance(0.8)) break;
+        if (n === "map") {
+          this.attempt(entry, "deleteMap(m)", () => doc.deleteMap("m"));
+          break;
+        }
         this.attempt(entry, `deleteText(${n})`, () => doc.deleteText(n));
         break;
       }
