@@ -40,5 +40,7 @@ if [ "$have" != "$want" ]; then
     echo "wasm-bindgen-cli $want is needed (found '${have:-none}'): cargo install wasm-bindgen-cli --version $want" >&2
     exit 1
 fi
-wasm-bindgen --target web --weak-refs --out-dir web/pkg "$wasm"
+# --debug: the glue checks argument types (a number where a string goes
+# would otherwise corrupt memory, a trap); a typeof per argument.
+wasm-bindgen --target web --weak-refs --debug --out-dir web/pkg "$wasm"
 ls -l web/pkg

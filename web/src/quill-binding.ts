@@ -43,6 +43,13 @@ interface Shared {
   head: number[] | null;
 }
 
+/** A peer's color if it is a plain CSS color (`#rgb`, `#rrggbb`, a
+ * color name), else a neutral one: presence comes from other users, and
+ * goes into style attributes. */
+function safeColor(color: unknown): string {
+  return typeof color === "string" && /^(#[0-9a-fA-F]{3,8}|[a-zA-Z]{1,20})$/.test(color) ? color : "#888";
+}
+
 /** Quill's delta for a Weft change delta: block markers as "\n", with
  * their formats only when they have some. */
 function toQuill(delta: Op[]): Op[] {
@@ -221,7 +228,7 @@ export class QuillBinding {
       const a = at(s.anchor);
       const h = at(s.head);
       if (a === null || h === null) continue;
-      out.push({ name: String(s.name), color: String(s.color), index: Math.min(a, h), length: Math.abs(h - a) });
+      out.push({ name: String(s.name).slice(0, 64), color: safeColor(s.color), index: Math.min(a, h), length: Math.abs(h - a) });
     }
     return out;
   }

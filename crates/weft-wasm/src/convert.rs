@@ -15,6 +15,53 @@ const MAX_DEPTH: usize = 64;
 /// The largest integer a JavaScript number holds exactly.
 const MAX_SAFE: i64 = (1 << 53) - 1;
 
+/// The most items an array (a list value, a delta) may have: a sparse
+/// JavaScript array can claim 2^32 - 1 of them.
+const MAX_ITEMS: u32 = 1 << 24;
+
+/// How deep presence values may nest: what its peers decode.
+pub(crate) const PRESENCE_DEPTH: usize = 32;
+
+/// A position, length or count from JavaScript: a whole number from 0 to
+/// 2^32 - 1 (wasm-bindgen would wrap larger ones and read NaN as 0).
+pub(crate) fn whole(v: f64, what: &str) -> Result<usize, JsError> {
+    if v.fract() == 0.0 && (0.0..=u32::MAX as f64).contains(&v) {
+        Ok(v as usize)
+    } else {
+        Err(err(format!(
+            "{what} must be a whole number from 0 to 2^32 - 1, not {v}"
+        )))
+    }
+}
+
+/// Bytes from JavaScript: a `Uint8Array`, copied (anything else, an
+/// array-like claiming a length, say, is refused before allocating).
+pub(crate) fn bytes_from_js(v: &JsValue) -> Result<Vec<u8>, JsError> {
+    v.dyn_ref::<js_sys::Uint8Array>()
+        .map(js_sys::Uint8Array::to_vec)
+        .ok_or_else(|| err("expected a Uint8Array"))
+}
+
+/// An array of strings from JavaScript (`undefined` or `null`: none).
+pub(crate) fn strings_from_js(v: &JsValue, what: &str) -> Result<Option<Vec<String>>, JsError> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    let a = v
+        .dyn_ref::<Array>()
+        .ok_or_else(|| err(format!("{what} must be an array of strings")))?;
+    if a.length() > MAX_ITEMS {
+        return Err(err(format!("{what} has more than {MAX_ITEMS} items")));
+    }
+    a.iter()
+        .map(|s| {
+            s.as_string()
+                .ok_or_else(|| err(format!("{what} must be an array of strings")))
+        })
+        .collect::<Result<_, _>>()
+        .map(Some)
+}
+
 /// A JavaScript `Error` with `message`.
 pub(crate) fn err(message: impl std::fmt::Display) -> JsError {
     JsError::new(&message.to_string())
@@ -49,12 +96,17 @@ pub(crate) fn map_to_js(map: &BTreeMap<String, Value>) -> Object {
 /// integral numbers are integers, other numbers floats, `bigint`s
 /// integers (refused past 64 bits), arrays lists, plain objects maps.
 pub(crate) fn value_from_js(v: &JsValue) -> Result<Value, JsError> {
-    value_at(v, 0)
+    value_at(v, 0, MAX_DEPTH)
 }
 
-fn value_at(v: &JsValue, depth: usize) -> Result<Value, JsError> {
-    if depth > MAX_DEPTH {
-        return Err(err(format!("value nested deeper than {MAX_DEPTH} levels")));
+/// [`value_from_js`] nested at most `max` levels.
+pub(crate) fn value_within(v: &JsValue, max: usize) -> Result<Value, JsError> {
+    value_at(v, 0, max)
+}
+
+fn value_at(v: &JsValue, depth: usize, max: usize) -> Result<Value, JsError> {
+    if depth > max {
+        return Err(err(format!("value nested deeper than {max} levels")));
     }
     if v.is_null() || v.is_undefined() {
         return Ok(Value::Null);
@@ -77,21 +129,24 @@ fn value_at(v: &JsValue, depth: usize) -> Result<Value, JsError> {
     }
     if Array::is_array(v) {
         let a: &Array = v.unchecked_ref();
+        if a.length() > MAX_ITEMS {
+            return Err(err(format!("an array of more than {MAX_ITEMS} items")));
+        }
         let mut out = Vec::with_capacity(a.length() as usize);
         for item in a.iter() {
-            out.push(value_at(&item, depth + 1)?);
+            out.push(value_at(&item, depth + 1, max)?);
         }
         return Ok(Value::List(out));
     }
     if v.is_object() && !v.is_function() {
-        return Ok(Value::Map(map_at(v, depth + 1)?));
+        return Ok(Value::Map(map_at(v, depth + 1, max)?));
     }
     Err(err(
         "a value must be null, a boolean, a number, a bigint, a string, an array or a plain object",
     ))
 }
 
-fn map_at(v: &JsValue, depth: usize) -> Result<BTreeMap<String, Value>, JsError> {
+fn map_at(v: &JsValue, depth: usize, max: usize) -> Result<BTreeMap<String, Value>, JsError> {
     let o: &Object = v.unchecked_ref();
     let mut out = BTreeMap::new();
     for pair in Object::entries(o).iter() {
@@ -100,7 +155,7 @@ fn map_at(v: &JsValue, depth: usize) -> Result<BTreeMap<String, Value>, JsError>
             .get(0)
             .as_string()
             .ok_or_else(|| err("object keys must be strings"))?;
-        out.insert(key, value_at(&pair.get(1), depth)?);
+        out.insert(key, value_at(&pair.get(1), depth, max)?);
     }
     Ok(out)
 }
@@ -113,7 +168,7 @@ pub(crate) fn attributes_from_js(v: &JsValue) -> Result<Attributes, JsError> {
     if !v.is_object() || Array::is_array(v) {
         return Err(err("attributes must be a plain object"));
     }
-    map_at(v, 1)
+    map_at(v, 1, MAX_DEPTH)
 }
 
 fn get(o: &JsValue, key: &str) -> JsValue {
@@ -162,7 +217,17 @@ pub(crate) fn op_to_js(d: &Delta, empty_block_attributes: bool) -> Object {
         }
         Delta::Delete { delete } => set("delete", &JsValue::from_f64(*delete as f64)),
         Delta::Embed { insert, attributes } => {
-            set("insert", &value_to_js(insert));
+            // Quill's embeds are objects; another kind of value (from a
+            // Rust peer) is wrapped, so a string never reads as text.
+            let value = match insert {
+                Value::Map(_) => value_to_js(insert),
+                other => {
+                    let o = Object::new();
+                    let _ = Reflect::set(&o, &"embed".into(), &value_to_js(other));
+                    o.into()
+                }
+            };
+            set("insert", &value);
             attrs(attributes, false);
         }
         Delta::Block { attributes } => {
@@ -183,6 +248,9 @@ pub(crate) fn delta_from_js(v: &JsValue) -> Result<Vec<Delta>, JsError> {
         return Err(err("a delta must be an array of ops"));
     }
     let a: &Array = v.unchecked_ref();
+    if a.length() > MAX_ITEMS {
+        return Err(err(format!("a delta of more than {MAX_ITEMS} ops")));
+    }
     let mut out = Vec::with_capacity(a.length() as usize);
     for op in a.iter() {
         if !op.is_object() {
@@ -204,7 +272,7 @@ pub(crate) fn delta_from_js(v: &JsValue) -> Result<Vec<Delta>, JsError> {
             }
         } else if !insert.is_undefined() {
             Delta::Embed {
-                insert: value_from_js(&insert)?,
+                insert: embed_from_js(&insert)?,
                 attributes,
             }
         } else if !retain.is_undefined() {
@@ -222,6 +290,15 @@ pub(crate) fn delta_from_js(v: &JsValue) -> Result<Vec<Delta>, JsError> {
         out.push(d);
     }
     Ok(out)
+}
+
+/// An embed's value: a plain object, as Quill's embeds (`{image: url}`);
+/// another value would read back ambiguously in a delta.
+pub(crate) fn embed_from_js(v: &JsValue) -> Result<Value, JsError> {
+    match value_from_js(v)? {
+        map @ Value::Map(_) => Ok(map),
+        _ => Err(err("an embed is a plain object, e.g. {image: url}")),
+    }
 }
 
 /// A peer id as JavaScript sees it: a decimal string (as loro-crdt's

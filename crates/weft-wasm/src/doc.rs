@@ -7,8 +7,8 @@ use wasm_bindgen::prelude::*;
 use weft::{CommitOptions, ExportMode, IdSpan, Unit};
 
 use crate::convert::{
-    delta_to_js, err, frontiers_from_js, frontiers_to_js, option, peer_from_js, peer_to_js,
-    spans_to_js, value_to_js,
+    bytes_from_js, delta_to_js, err, frontiers_from_js, frontiers_to_js, option, peer_from_js,
+    peer_to_js, spans_to_js, value_to_js, whole,
 };
 use crate::shared::{push, Shared};
 use crate::{Cursor, Map, Text};
@@ -189,8 +189,9 @@ impl Doc {
     pub fn export_updates_limited(
         &self,
         from: &VersionVector,
-        limit: usize,
+        limit: f64,
     ) -> Result<Vec<Uint8Array>, JsError> {
+        let limit = whole(limit, "limit")?;
         let d = self.shared.doc()?;
         let pieces = d.export_updates_within(&from.inner, limit).map_err(err)?;
         Ok(pieces
@@ -204,11 +205,16 @@ impl Doc {
     /// as pending. Returns `{applied, pending}` (spans `{peer, start,
     /// end}`). `origin` is what the import's event carries.
     #[wasm_bindgen(unchecked_return_type = "{ applied: IdSpan[]; pending: IdSpan[] }")]
-    pub fn import(&self, bytes: &[u8], origin: Option<String>) -> Result<Object, JsError> {
+    pub fn import(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+        origin: Option<String>,
+    ) -> Result<Object, JsError> {
+        let bytes = bytes_from_js(&bytes)?;
         let status = self.shared.with(|d| {
             match &origin {
-                Some(o) => d.import_with(bytes, o),
-                None => d.import(bytes),
+                Some(o) => d.import_with(&bytes, o),
+                None => d.import(&bytes),
             }
             .map_err(weft_err)
         })?;
@@ -423,8 +429,11 @@ impl Doc {
     /// The op spans an update or snapshot holds, read without importing
     /// it: `[{peer, start, end}]`.
     #[wasm_bindgen(js_name = spansIn, unchecked_return_type = "IdSpan[]")]
-    pub fn spans_in(bytes: &[u8]) -> Result<Array, JsError> {
-        let spans: Vec<IdSpan> = weft::Doc::spans_in(bytes).map_err(weft_err)?;
+    pub fn spans_in(
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<Array, JsError> {
+        let bytes = bytes_from_js(&bytes)?;
+        let spans: Vec<IdSpan> = weft::Doc::spans_in(&bytes).map_err(weft_err)?;
         Ok(spans_to_js(&spans))
     }
 }
@@ -495,7 +504,7 @@ impl VersionVector {
             let bytes: Uint8Array = bytes
                 .dyn_into()
                 .map_err(|_| err("from must be a VersionVector"))?;
-            return VersionVector::decode(&bytes.to_vec());
+            return VersionVector::decode_bytes(&bytes.to_vec());
         }
         Err(err("from must be a VersionVector"))
     }
@@ -565,7 +574,15 @@ impl VersionVector {
     }
 
     /// Reads [`VersionVector::encode`]'s bytes; throws on anything else.
-    pub fn decode(bytes: &[u8]) -> Result<VersionVector, JsError> {
+    pub fn decode(
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<VersionVector, JsError> {
+        VersionVector::decode_bytes(&bytes_from_js(&bytes)?)
+    }
+}
+
+impl VersionVector {
+    fn decode_bytes(bytes: &[u8]) -> Result<VersionVector, JsError> {
         let mut at = 0;
         let n = read_varint(bytes, &mut at)?;
         let mut inner = weft::VersionVector::new();

@@ -3,7 +3,9 @@
 use js_sys::{Function, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 
-use crate::convert::{err, map_to_js, value_from_js, value_to_js};
+use crate::convert::{
+    bytes_from_js, err, map_to_js, value_to_js, value_within, whole, PRESENCE_DEPTH,
+};
 use crate::shared::unsubscriber;
 use crate::shared::{pop, push, Listeners, Queue};
 use std::rc::Rc;
@@ -15,6 +17,9 @@ struct Inner {
     event_listeners: Listeners,
     update_listeners: Listeners,
     subs: Vec<weft::Subscription>,
+    /// Listeners are being called: a listener's own `set` leaves its event
+    /// to the loop running (in order) instead of recursing.
+    flushing: std::cell::Cell<bool>,
 }
 
 /// Who is here and where their cursors are: per-key values shared with
@@ -35,8 +40,8 @@ pub struct Presence {
 impl Presence {
     /// A store whose keys expire `timeoutMs` after their last refresh.
     #[wasm_bindgen(constructor)]
-    pub fn new(timeout_ms: u32) -> Presence {
-        let store = weft::EphemeralStore::new(u64::from(timeout_ms));
+    pub fn new(timeout_ms: f64) -> Result<Presence, JsError> {
+        let store = weft::EphemeralStore::new(whole(timeout_ms, "timeoutMs")? as u64);
         let events: Queue<weft::EphemeralStoreEvent> = Queue::default();
         let updates: Queue<Vec<u8>> = Queue::default();
         let (e, u) = (events.clone(), updates.clone());
@@ -44,7 +49,7 @@ impl Presence {
             store.subscribe(move |ev| push(&e, ev.clone())),
             store.subscribe_local_updates(move |b| push(&u, b.to_vec())),
         ];
-        Presence {
+        Ok(Presence {
             inner: Rc::new(Inner {
                 store,
                 events,
@@ -52,13 +57,17 @@ impl Presence {
                 event_listeners: Listeners::default(),
                 update_listeners: Listeners::default(),
                 subs,
+                flushing: std::cell::Cell::new(false),
             }),
-        }
+        })
     }
 
     fn flush(&self) {
         let i = &self.inner;
         let _ = &i.subs;
+        if i.flushing.replace(true) {
+            return;
+        }
         loop {
             if let Some(ev) = pop(&i.events) {
                 let o = Object::new();
@@ -84,6 +93,7 @@ impl Presence {
                 break;
             }
         }
+        i.flushing.set(false);
     }
 
     /// Sets `key` to `value` (a refresh when unchanged).
@@ -92,7 +102,9 @@ impl Presence {
         key: &str,
         #[wasm_bindgen(unchecked_param_type = "Value")] value: JsValue,
     ) -> Result<(), JsError> {
-        let v = value_from_js(&value)?;
+        // Deeper values would not decode on peers (and would spoil
+        // `encodeAll` for every key).
+        let v = value_within(&value, PRESENCE_DEPTH)?;
         self.inner.store.set(key, v);
         self.flush();
         Ok(())
@@ -137,8 +149,11 @@ impl Presence {
     }
 
     /// Merges a peer's bytes; throws on malformed bytes (nothing changes).
-    pub fn apply(&self, bytes: &[u8]) -> Result<(), JsError> {
-        let out = self.inner.store.apply(bytes).map_err(err);
+    pub fn apply(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<(), JsError> {
+        let out = self.inner.store.apply(&bytes_from_js(&bytes)?).map_err(err);
         self.flush();
         out
     }

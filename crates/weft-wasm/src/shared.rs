@@ -93,9 +93,17 @@ impl<T> Default for Channel<T> {
     }
 }
 
-/// A JavaScript function that runs `f` the first time it is called.
+/// A JavaScript function that runs `f` the first time it is called and
+/// does nothing after (unsubscribing twice is harmless, as in yjs and
+/// loro-crdt).
 pub(crate) fn unsubscriber(f: impl FnOnce() + 'static) -> Function {
-    Closure::once_into_js(f).unchecked_into()
+    let mut f = Some(f);
+    let closure = Closure::<dyn FnMut()>::new(move || {
+        if let Some(f) = f.take() {
+            f();
+        }
+    });
+    closure.into_js_value().unchecked_into()
 }
 
 /// One document and what its handles share.

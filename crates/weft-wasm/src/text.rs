@@ -6,10 +6,21 @@ use std::rc::Rc;
 
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
-use weft::{Attributes, Delta, Side, Unit};
+use weft::{Attributes, Delta, Side, TextRef, Unit};
+
+thread_local! {
+    /// A document with one empty text, read in place of a text that does
+    /// not exist.
+    static EMPTY: weft::Doc = {
+        let mut d = weft::Doc::new();
+        let _ = d.text("").insert(0, "");
+        d
+    };
+}
 
 use crate::convert::{
-    attributes_from_js, delta_from_js, delta_to_js, err, map_to_js, op_to_js, option, value_from_js,
+    attributes_from_js, delta_from_js, delta_to_js, embed_from_js, err, map_to_js, op_to_js,
+    option, strings_from_js, value_from_js, whole,
 };
 use crate::shared::Shared;
 use crate::Cursor;
@@ -58,13 +69,17 @@ impl Text {
             .with(|d| f(&mut d.text(&self.name)).map_err(err))
     }
 
-    fn read<T>(
-        &self,
-        f: impl FnOnce(&mut weft::Text<'_>) -> weft::Result<T>,
-    ) -> Result<T, JsError> {
-        let mut d = self.shared.doc()?;
-        let mut t = d.text(&self.name);
-        f(&mut t).map_err(err)
+    /// Reads the text without creating it: a name with no text reads as
+    /// an empty one (so reading never changes `textNames` or `toJSON`).
+    fn read<T>(&self, f: impl FnOnce(TextRef<'_>) -> weft::Result<T>) -> Result<T, JsError> {
+        let d = self.shared.doc()?;
+        match d.get_text(&self.name) {
+            Some(t) => f(t).map_err(err),
+            None => EMPTY.with(|e| {
+                let t = e.get_text("").ok_or_else(|| err("no empty text"))?;
+                f(t).map_err(err)
+            }),
+        }
     }
 }
 
@@ -84,11 +99,11 @@ fn range(v: &JsValue) -> Result<Range<usize>, JsError> {
     Ok(start..end)
 }
 
-fn u16_to_char(t: &weft::Text<'_>, pos: usize) -> weft::Result<usize> {
+fn u16_to_char(t: TextRef<'_>, pos: usize) -> weft::Result<usize> {
     t.convert_pos(pos, Unit::Utf16, Unit::Char)
 }
 
-fn char_to_u16(t: &weft::Text<'_>, pos: usize) -> weft::Result<usize> {
+fn char_to_u16(t: TextRef<'_>, pos: usize) -> weft::Result<usize> {
     t.convert_pos(pos, Unit::Char, Unit::Utf16)
 }
 
@@ -117,7 +132,9 @@ impl Text {
     }
 
     /// The text between two UTF-16 positions.
-    pub fn slice(&self, start: usize, end: usize) -> Result<String, JsError> {
+    pub fn slice(&self, start: f64, end: f64) -> Result<String, JsError> {
+        let start = whole(start, "start")?;
+        let end = whole(end, "end")?;
         self.read(|t| {
             let (s, e) = (u16_to_char(t, start)?, u16_to_char(t, end)?);
             t.slice(s..e)
@@ -125,12 +142,15 @@ impl Text {
     }
 
     /// Inserts `s` at `pos`.
-    pub fn insert(&self, pos: usize, s: &str) -> Result<(), JsError> {
+    pub fn insert(&self, pos: f64, s: &str) -> Result<(), JsError> {
+        let pos = whole(pos, "pos")?;
         self.edit(|t| t.insert_utf16(pos, s))
     }
 
     /// Deletes `len` units from `pos`.
-    pub fn delete(&self, pos: usize, len: usize) -> Result<(), JsError> {
+    pub fn delete(&self, pos: f64, len: f64) -> Result<(), JsError> {
+        let pos = whole(pos, "pos")?;
+        let len = whole(len, "len")?;
         self.edit(|t| t.delete_utf16(pos, len))
     }
 
@@ -158,7 +178,8 @@ impl Text {
 
     /// The styles at `pos` (of the char there).
     #[wasm_bindgen(js_name = getAttributes, unchecked_return_type = "Record<string, Value>")]
-    pub fn get_attributes(&self, pos: usize) -> Result<Object, JsError> {
+    pub fn get_attributes(&self, pos: f64) -> Result<Object, JsError> {
+        let pos = whole(pos, "pos")?;
         self.read(|t| {
             let p = u16_to_char(t, pos)?;
             t.attributes_at(p)
@@ -189,12 +210,13 @@ impl Text {
     #[wasm_bindgen(js_name = insertEmbed)]
     pub fn insert_embed(
         &self,
-        pos: usize,
+        pos: f64,
         #[wasm_bindgen(unchecked_param_type = "Value")] value: JsValue,
     ) -> Result<(), JsError> {
-        let v = value_from_js(&value)?;
+        let pos = whole(pos, "pos")?;
+        let v = embed_from_js(&value)?;
         self.edit(|t| {
-            let p = u16_to_char(t, pos)?;
+            let p = u16_to_char(t.view(), pos)?;
             t.insert_embed(p, v)
         })
     }
@@ -204,13 +226,14 @@ impl Text {
     #[wasm_bindgen(js_name = splitBlock)]
     pub fn split_block(
         &self,
-        pos: usize,
+        pos: f64,
         #[wasm_bindgen(unchecked_param_type = "Record<string, Value> | undefined")]
         attributes: JsValue,
     ) -> Result<(), JsError> {
+        let pos = whole(pos, "pos")?;
         let a = attribute_pairs(attributes_from_js(&attributes)?);
         self.edit(|t| {
-            let p = u16_to_char(t, pos)?;
+            let p = u16_to_char(t.view(), pos)?;
             t.split_block(p, a)
         })
     }
@@ -219,21 +242,23 @@ impl Text {
     #[wasm_bindgen(js_name = updateBlock)]
     pub fn update_block(
         &self,
-        pos: usize,
+        pos: f64,
         #[wasm_bindgen(unchecked_param_type = "Record<string, Value>")] attributes: JsValue,
     ) -> Result<(), JsError> {
+        let pos = whole(pos, "pos")?;
         let a = attribute_pairs(attributes_from_js(&attributes)?);
         self.edit(|t| {
-            let p = u16_to_char(t, pos)?;
+            let p = u16_to_char(t.view(), pos)?;
             t.update_block(p, a)
         })
     }
 
     /// Deletes the block marker at `pos`, joining its block with the next.
     #[wasm_bindgen(js_name = joinBlock)]
-    pub fn join_block(&self, pos: usize) -> Result<(), JsError> {
+    pub fn join_block(&self, pos: f64) -> Result<(), JsError> {
+        let pos = whole(pos, "pos")?;
         self.edit(|t| {
-            let p = u16_to_char(t, pos)?;
+            let p = u16_to_char(t.view(), pos)?;
             t.join_block(p)
         })
     }
@@ -262,7 +287,8 @@ impl Text {
     /// A stable cursor at `pos`: it stays with the char after it (`side`
     /// `"after"`, the default) or before it (`"before"`) through every
     /// later edit, local or remote.
-    pub fn cursor(&self, pos: usize, side: Option<String>) -> Result<Cursor, JsError> {
+    pub fn cursor(&self, pos: f64, side: Option<String>) -> Result<Cursor, JsError> {
+        let pos = whole(pos, "pos")?;
         let side = match side.as_deref() {
             None | Some("after") => Side::After,
             Some("before") => Side::Before,
@@ -272,7 +298,7 @@ impl Text {
                 )))
             }
         };
-        self.read(|t| t.cursor_utf16(pos, side))
+        self.edit(|t| t.cursor_utf16(pos, side))
             .map(|inner| Cursor { inner })
     }
 
@@ -290,14 +316,15 @@ impl Text {
     pub fn apply_quill_delta(
         &self,
         #[wasm_bindgen(unchecked_param_type = "DeltaOp[]")] delta: JsValue,
-        block_keys: Option<Vec<String>>,
+        block_keys: Option<JsValue>,
     ) -> Result<bool, JsError> {
         let quill = delta_from_js(&delta)?;
-        let keys: Vec<String> = block_keys
-            .unwrap_or_else(|| QUILL_BLOCK_KEYS.iter().map(|k| (*k).to_owned()).collect());
+        let keys: Vec<String> =
+            strings_from_js(&block_keys.unwrap_or(JsValue::UNDEFINED), "blockKeys")?
+                .unwrap_or_else(|| QUILL_BLOCK_KEYS.iter().map(|k| (*k).to_owned()).collect());
         self.shared.with(|d| {
             let mut t = d.text(&self.name);
-            let (weft_delta, trailing) = quill_to_weft(&t, &quill, &keys).map_err(err)?;
+            let (weft_delta, trailing) = quill_to_weft(t.view(), &quill, &keys).map_err(err)?;
             t.apply_delta_utf16(&weft_delta).map_err(err)?;
             Ok(trailing)
         })
@@ -328,7 +355,7 @@ fn split_keys(a: &Attributes, keys: &[String]) -> (Attributes, Attributes) {
 /// [`Text::apply_quill_delta`]), and whether Quill's final line end became
 /// a marker.
 fn quill_to_weft(
-    t: &weft::Text<'_>,
+    t: TextRef<'_>,
     quill: &[Delta],
     keys: &[String],
 ) -> weft::Result<(Vec<Delta>, bool)> {
@@ -432,7 +459,7 @@ fn quill_to_weft(
 }
 
 /// The UTF-16 positions of the text's block markers, in order.
-fn marker_positions(t: &weft::Text<'_>) -> weft::Result<Vec<usize>> {
+fn marker_positions(t: TextRef<'_>) -> weft::Result<Vec<usize>> {
     let mut out = Vec::new();
     for b in t.blocks() {
         if let Some(m) = b.marker {

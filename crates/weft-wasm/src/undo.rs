@@ -5,7 +5,7 @@ use std::rc::Rc;
 use js_sys::Uint8Array;
 use wasm_bindgen::prelude::*;
 
-use crate::convert::err;
+use crate::convert::{bytes_from_js, err, whole};
 use crate::shared::Shared;
 use crate::Doc;
 
@@ -24,9 +24,11 @@ impl Cursor {
     }
 
     /// Reads [`Cursor::encode`]'s bytes; throws on anything else.
-    pub fn decode(bytes: &[u8]) -> Result<Cursor, JsError> {
+    pub fn decode(
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<Cursor, JsError> {
         Ok(Cursor {
-            inner: weft::Cursor::decode(bytes).map_err(err)?,
+            inner: weft::Cursor::decode(&bytes_from_js(&bytes)?).map_err(err)?,
         })
     }
 
@@ -93,14 +95,16 @@ impl UndoManager {
 
     /// Commits closer than this many milliseconds merge into one step.
     #[wasm_bindgen(js_name = setMergeInterval)]
-    pub fn set_merge_interval(&mut self, ms: u32) {
-        self.inner.set_merge_interval(u64::from(ms));
+    pub fn set_merge_interval(&mut self, ms: f64) -> Result<(), JsError> {
+        self.inner.set_merge_interval(whole(ms, "ms")? as u64);
+        Ok(())
     }
 
     /// Keeps at most this many steps.
     #[wasm_bindgen(js_name = setMaxSteps)]
-    pub fn set_max_steps(&mut self, steps: usize) {
-        self.inner.set_max_steps(steps);
+    pub fn set_max_steps(&mut self, steps: f64) -> Result<(), JsError> {
+        self.inner.set_max_steps(whole(steps, "steps")?);
+        Ok(())
     }
 
     /// Commits whose origin starts with `prefix` are not undone.

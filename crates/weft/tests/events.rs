@@ -566,3 +566,32 @@ fn recorded_events_match_the_general_path_on_random_rich_edits() {
         drop(subs);
     }
 }
+
+#[test]
+fn a_subscriber_or_undo_manager_added_after_a_commit_hears_the_next_change() {
+    // A commit keeps its event draft for the next change; one made before
+    // a new subscriber must not be reused (it lacks the new unit or the
+    // inverse an undo manager needs).
+    let mut doc = Doc::new();
+    let _undo = weft::UndoManager::new(&mut doc);
+    doc.text("t").insert(0, "a").unwrap();
+    doc.commit();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s = std::sync::Arc::clone(&seen);
+    let _sub = doc.subscribe_in(weft::Unit::Utf16, move |e| {
+        s.lock().unwrap().push(e.texts.len())
+    });
+    doc.text("t").insert(1, "b").unwrap();
+    doc.commit();
+    assert_eq!(*seen.lock().unwrap(), [1]);
+
+    let mut doc = Doc::new();
+    let _sub = doc.subscribe(|_| {});
+    doc.text("t").insert(0, "a").unwrap();
+    doc.commit();
+    let mut undo = weft::UndoManager::new(&mut doc);
+    doc.text("t").insert(1, "b").unwrap();
+    doc.commit();
+    assert!(undo.undo(&mut doc).unwrap().is_some());
+    assert_eq!(doc.text("t").to_string(), "a");
+}

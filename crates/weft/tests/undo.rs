@@ -288,3 +288,29 @@ fn undoing_all_of_a_peers_steps_removes_exactly_its_edits() {
         assert_eq!(other.text("t").to_delta(), a_done, "seed {seed}: replica");
     }
 }
+
+#[test]
+fn a_manager_takes_another_managers_undo_as_an_edit_to_rebase_past() {
+    // Two managers on one document (say, an editor's title and body):
+    // one's undo is not the other's, whose steps are rebased past it.
+    let mut d = Doc::new();
+    let mut title = UndoManager::new(&mut d);
+    let mut body = UndoManager::new(&mut d);
+    d.text("t").insert(0, "ab").unwrap();
+    d.commit();
+    title.checkpoint();
+    body.checkpoint();
+    d.text("b").insert(0, "xy").unwrap();
+    d.commit();
+    assert!(title.undo(&mut d).unwrap().is_some());
+    assert_eq!(d.text("b").to_string(), "");
+    // `body` still undoes and redoes without an error on the step `title`
+    // already undid.
+    for _ in 0..3 {
+        body.undo(&mut d).unwrap();
+    }
+    assert_eq!(d.text("t").to_string(), "");
+    assert_eq!(d.text("b").to_string(), "");
+    assert!(title.redo(&mut d).unwrap().is_some());
+    assert_eq!(d.text("b").to_string(), "xy");
+}

@@ -150,7 +150,9 @@ impl Doc {
         callback: impl Fn(&DocEvent) + Send + Sync + 'static,
     ) -> Subscription {
         self.commit();
-        self.observers.subscribe(unit, Arc::new(callback))
+        let sub = self.observers.subscribe(unit, Arc::new(callback));
+        self.forget_kept_draft();
+        sub
     }
 
     /// Calls `callback` with the encoded update of each local commit: the
@@ -189,7 +191,15 @@ impl Doc {
     /// first): events in chars with the inverse of local edits.
     pub(crate) fn subscribe_inverse(&mut self, callback: InverseCallback) -> Subscription {
         self.commit();
-        self.observers.subscribe_inverse(callback)
+        let sub = self.observers.subscribe_inverse(callback);
+        self.forget_kept_draft();
+        sub
+    }
+
+    /// Drops the empty draft a commit kept for the next change: it records
+    /// the units and inverses wanted before a subscriber that just came.
+    fn forget_kept_draft(&mut self) {
+        self.draft = None;
     }
 
     /// [`Doc::commit`] with options: the origin is passed to subscribers;

@@ -119,6 +119,9 @@ struct State {
     /// The selection of the step being undone or redone, for the step its
     /// event pushes on the other stack.
     moving: Vec<Spot>,
+    /// This manager is undoing or redoing now: undo and redo events are
+    /// its own (another manager's are rebased past, as imports are).
+    applying: bool,
     clock: Clock,
 }
 
@@ -132,12 +135,12 @@ impl State {
             EventTrigger::Local if !self.excluded(event.origin.as_deref()) => {
                 self.push_local(inverse);
             }
-            EventTrigger::Undo => {
+            EventTrigger::Undo if self.applying => {
                 let mut step = Step::new(std::mem::take(&mut self.moving), (self.clock)());
                 step.prepend(inverse);
                 self.redo.push(step);
             }
-            EventTrigger::Redo => {
+            EventTrigger::Redo if self.applying => {
                 let mut step = Step::new(std::mem::take(&mut self.moving), (self.clock)());
                 step.prepend(inverse);
                 self.undo.push(step);
@@ -150,7 +153,8 @@ impl State {
                 self.undo.clear();
                 self.redo.clear();
             }
-            // Imports, excluded local commits: not ours to undo, and every
+            // Imports, excluded local commits, another manager's undo or
+            // redo: not ours to undo, and every
             // step must be rebased past them. The top step of each stack
             // applies to the document as it is; each step below applies
             // after the one above it, so the change travels down the stack,
@@ -280,6 +284,7 @@ impl UndoManager {
             checkpoint: false,
             next_selection: Vec::new(),
             moving: Vec::new(),
+            applying: false,
             clock: Box::new(clock),
         }));
         let s = Arc::clone(&state);
@@ -392,11 +397,18 @@ impl UndoManager {
             match stack.pop() {
                 Some(step) => {
                     s.moving = step.selection.clone();
+                    s.applying = true;
                     step
                 }
                 None => return Ok(None),
             }
         };
+        let out = self.apply_step(doc, step, undo);
+        self.lock().applying = false;
+        out
+    }
+
+    fn apply_step(&mut self, doc: &mut Doc, step: Step, undo: bool) -> Result<Option<Vec<Cursor>>> {
         let trigger = if undo {
             EventTrigger::Undo
         } else {
