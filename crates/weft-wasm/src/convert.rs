@@ -175,11 +175,9 @@ fn get(o: &JsValue, key: &str) -> JsValue {
     Reflect::get(o, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }
 
-fn count(v: &JsValue, what: &str) -> Result<usize, JsError> {
-    match v.as_f64() {
-        Some(f) if f.fract() == 0.0 && f >= 0.0 && f <= u32::MAX as f64 => Ok(f as usize),
-        _ => Err(err(format!("{what} must be a whole number of at least 0"))),
-    }
+/// [`whole`] for a JavaScript value (anything but a number is refused).
+pub(crate) fn count(v: &JsValue, what: &str) -> Result<usize, JsError> {
+    whole(v.as_f64().unwrap_or(f64::NAN), what)
 }
 
 /// A delta as Quill's JSON: `{insert, attributes?}`, `{retain,

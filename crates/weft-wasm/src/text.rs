@@ -19,7 +19,7 @@ thread_local! {
 }
 
 use crate::convert::{
-    attributes_from_js, delta_from_js, delta_to_js, embed_from_js, err, map_to_js, op_to_js,
+    attributes_from_js, count, delta_from_js, delta_to_js, embed_from_js, err, map_to_js, op_to_js,
     option, strings_from_js, value_from_js, whole,
 };
 use crate::shared::Shared;
@@ -84,14 +84,7 @@ impl Text {
 }
 
 fn range(v: &JsValue) -> Result<Range<usize>, JsError> {
-    let n = |k: &str| -> Result<usize, JsError> {
-        match option(v, k).as_f64() {
-            Some(f) if f.fract() == 0.0 && f >= 0.0 && f <= u32::MAX as f64 => Ok(f as usize),
-            _ => Err(err(format!(
-                "range.{k} must be a whole number of at least 0"
-            ))),
-        }
-    };
+    let n = |k: &str| count(&option(v, k), &format!("range.{k}"));
     let (start, end) = (n("start")?, n("end")?);
     if start > end {
         return Err(err(format!("range {start}..{end} ends before it starts")));
