@@ -2,18 +2,19 @@
 //! (the op log, each text's items): the costly part of a snapshot, which
 //! the document runs only when an operation needs it (see `doc::lazy`).
 //!
-//! Every reference is checked as the update importer checks it (origins
-//! and delete targets are earlier chars of the same text, mark ends name
-//! an unended start of the same text, glue on the rule's side, all content
-//! used, segments cover every insert and anchor exactly once, counts
-//! match the meta); on error nothing is returned.
+//! Every op is checked by the rules of `oplog::check`, which the update
+//! importer asks too (origins and delete targets are earlier chars of the
+//! same text, mark ends name an unended start of the same text, glue on
+//! the rule's side); and the snapshot as a whole is checked here (all
+//! content used, segments cover every insert and anchor exactly once,
+//! counts match the meta). On error nothing is returned.
 
 use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::error::{Error, Result};
 use crate::id::{MapIdx, Seq, TextIdx, NO_SEQ, UNKNOWN_ORIGIN};
-use crate::oplog::{origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
+use crate::oplog::{check, origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::text::{Cache, Item, TreeBuilder, Unloaded};
 
 use super::columns::{self, Neighbours};
@@ -595,22 +596,9 @@ pub(super) struct SegmentCursor<'a> {
     pub(super) root_text: bool,
 }
 
-/// Index of the op run holding `seq` (an earlier op): most references
-/// are to the last few runs, so those are tried before a search.
-fn run_index_at(log: &OpLog, seq: Seq) -> usize {
-    let n = log.ops().len();
-    for back in 1..=4 {
-        let Some(i) = n.checked_sub(back) else { break };
-        match log.ops().get(i) {
-            Some(r) if r.seq <= seq => return i,
-            _ => {}
-        }
-    }
-    log.op_index(seq)
-}
-
+/// The op run holding `seq`, if the log has it.
 pub(super) fn run_at(log: &OpLog, seq: Seq) -> Option<&OpRun> {
-    log.ops().get(run_index_at(log, seq))
+    log.ops().get(log.op_index_recent(seq))
 }
 
 /// Checks one op run read from a block against the log built so far and
@@ -624,13 +612,8 @@ fn push_run(
     kind: ReadKind,
 ) -> Result<()> {
     let bad = |what| Error::Malformed { offset: 0, what };
-    // An origin: a char of the same text, or none. Most refer to the
-    // last run, so look there before searching.
-    let char_of_text = |log: &OpLog, s: Seq| -> bool {
-        if s == NO_SEQ {
-            return true;
-        }
-        run_at(log, s).is_some_and(|r| r.text == text && matches!(r.kind, OpKind::Insert { .. }))
+    let origins = |log: &OpLog, left: Seq, right: Seq| {
+        check::origin(log, left, text, seq) && check::origin(log, right, text, seq)
     };
     let push = |log: &mut OpLog, kind: OpKind| {
         log.push_op_unmerged(OpRun {
@@ -642,24 +625,20 @@ fn push_run(
     };
     match kind {
         ReadKind::Insert { left, right } => {
-            if !char_of_text(log, left) || !char_of_text(log, right) {
+            if !origins(log, left, right) {
                 return Err(bad("origin"));
             }
             push_insert(log, cursor, seq, len, text, (left, right))?;
         }
         ReadKind::Delete { target, reversed } => {
-            let (lo, hi) = if reversed {
-                (target + 1 - len, target)
+            let lo = if reversed {
+                target.checked_sub(len - 1)
             } else {
-                (target, target + len - 1)
+                Some(target)
             };
-            // The targets are chars of this text.
-            let mut i = run_index_at(log, lo);
-            while let Some(r) = log.ops().get(i).filter(|r| r.seq <= hi) {
-                if r.text != text || !matches!(r.kind, OpKind::Insert { .. }) {
-                    return Err(bad("delete targets"));
-                }
-                i += 1;
+            let targets = lo.and_then(|lo| Some(lo..lo.checked_add(len)?));
+            if !targets.is_some_and(|t| check::targets(log, t, text, seq)) {
+                return Err(bad("delete targets"));
             }
             push(log, OpKind::Delete { target, reversed });
         }
@@ -670,13 +649,8 @@ fn push_run(
             value,
             expand,
         } => {
-            // Glued to one side only, as the rule says (as `merge::plan` checks).
-            let glue_ok = if expand.anchor_sticks_left(false) {
-                right == NO_SEQ
-            } else {
-                left == NO_SEQ
-            };
-            if !glue_ok || !char_of_text(log, left) || !char_of_text(log, right) {
+            let glued = check::glue(expand, false, left != NO_SEQ, right != NO_SEQ);
+            if !glued || !origins(log, left, right) {
                 return Err(bad("mark glue"));
             }
             let mark = log.start_mark(&key, value, expand, seq);
@@ -692,22 +666,23 @@ fn push_run(
         // Taken by the block's reader.
         ReadKind::MapSet { .. } => return Err(bad("map op")),
         ReadKind::MarkEnd { left, right, start } => {
-            if !char_of_text(log, left) || !char_of_text(log, right) {
+            if !origins(log, left, right) {
                 return Err(bad("origin"));
             }
-            let mark = match log.ops().get(log.op_index(start)).map(|r| (r.text, r.kind)) {
-                Some((rt, OpKind::MarkStart { mark, .. })) if rt == text => mark,
+            let (mark, expand) = match run_at(log, start).map(|r| (r.text, r.kind)) {
+                Some((start_text, OpKind::MarkStart { mark, .. })) => {
+                    let m = log.mark(mark).ok_or(bad("mark"))?;
+                    if !check::mark_end(start, start_text, m.end == NO_SEQ, text, seq) {
+                        return Err(bad("mark start"));
+                    }
+                    (mark, m.expand)
+                }
                 _ => return Err(bad("mark start")),
             };
-            let m = log.mark(mark).ok_or(bad("mark"))?;
-            let glue_ok = if m.expand.anchor_sticks_left(true) {
-                right == NO_SEQ
-            } else {
-                left == NO_SEQ
-            };
-            if !glue_ok || log.end_mark(mark, seq).is_none() {
+            if !check::glue(expand, true, left != NO_SEQ, right != NO_SEQ) {
                 return Err(bad("mark end"));
             }
+            log.end_mark(mark, seq).ok_or(bad("mark end"))?;
             push(
                 log,
                 OpKind::MarkEnd {
@@ -889,4 +864,98 @@ fn overlapping(segs: &[Segment], limit: Seq) -> bool {
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pushes `kind` as op run `seq..seq + len` of text 0 onto a log
+    /// holding the start anchor 0 of a mark that expands after (glued to
+    /// the char after it) and the inserts 1..4, all of text 0.
+    fn push(seq: Seq, len: u32, kind: ReadKind) -> Result<()> {
+        let mut log = OpLog::default();
+        // A change holding every op the tests push.
+        log.reserve_local(1, 8).unwrap();
+        let text = TextIdx::new(0);
+        let expand = crate::style::ExpandType::After;
+        let mark = log.start_mark("bold", crate::style::Value::Bool(true), expand, 0);
+        log.push_op_unmerged(OpRun {
+            seq: 0,
+            len: 1,
+            text,
+            kind: OpKind::MarkStart {
+                origin_left: NO_SEQ,
+                origin_right: NO_SEQ,
+                mark,
+            },
+        });
+        log.push_op_unmerged(OpRun {
+            seq: 1,
+            len: 3,
+            text,
+            kind: OpKind::Insert {
+                origin_left: NO_SEQ,
+                origin_right: NO_SEQ,
+                byte_start: NO_CONTENT,
+                bytes: 0,
+            },
+        });
+        let mut cursor = SegmentCursor {
+            segs: &[],
+            content: "",
+            i: 0,
+            in_segment: 0,
+            handed_out: 0,
+            deleted: "",
+            deleted_base: 0,
+            deleted_at: 0,
+            trimmed: 0,
+            root_text: false,
+        };
+        push_run(&mut log, &mut cursor, seq, len, text, kind)
+    }
+
+    #[test]
+    fn deletes_name_earlier_chars_only() {
+        let delete = |target, reversed| ReadKind::Delete { target, reversed };
+        assert!(push(4, 3, delete(1, false)).is_ok());
+        assert!(push(4, 3, delete(3, true)).is_ok());
+        // The anchor, the delete itself, past the log, below seq 0 when
+        // reversed, past the seqs. (The loader used to take the delete
+        // itself and seqs past the log when the log ended in an insert
+        // run, and to overflow on the last two.)
+        assert!(push(4, 2, delete(0, false)).is_err());
+        assert!(push(4, 2, delete(3, false)).is_err());
+        assert!(push(4, 1, delete(9, false)).is_err());
+        assert!(push(4, 2, delete(0, true)).is_err());
+        assert!(push(4, 2, delete(u32::MAX, false)).is_err());
+    }
+
+    #[test]
+    fn anchors_name_earlier_chars_on_their_rules_side() {
+        let start = |left, right| ReadKind::MarkStart {
+            left,
+            right,
+            key: "bold".into(),
+            value: crate::style::Value::Bool(true),
+            expand: crate::style::ExpandType::After,
+        };
+        assert!(push(4, 1, start(NO_SEQ, 2)).is_ok());
+        assert!(push(4, 1, start(NO_SEQ, NO_SEQ)).is_ok());
+        // Glued on the wrong side; the anchor, the op itself, past the
+        // log (which the loader used to take).
+        assert!(push(4, 1, start(2, NO_SEQ)).is_err());
+        assert!(push(4, 1, start(NO_SEQ, 0)).is_err());
+        assert!(push(4, 1, start(NO_SEQ, 4)).is_err());
+        assert!(push(4, 1, start(NO_SEQ, 7)).is_err());
+        let end = |left, right, start| ReadKind::MarkEnd { left, right, start };
+        // The mark expands after: its end is glued to the char after it.
+        assert!(push(4, 1, end(NO_SEQ, 2, 0)).is_ok());
+        assert!(push(4, 1, end(2, NO_SEQ, 0)).is_err());
+        assert!(push(4, 1, end(NO_SEQ, 9, 0)).is_err());
+        // Not a start anchor; not an earlier op.
+        assert!(push(4, 1, end(NO_SEQ, 2, 2)).is_err());
+        assert!(push(4, 1, end(NO_SEQ, 2, 4)).is_err());
+    }
 }

@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use crate::error::{Error, Result};
 use crate::id::{Seq, TextIdx, NO_SEQ, UNKNOWN_ORIGIN};
-use crate::oplog::{OpKind, OpLog, OpRun};
+use crate::oplog::{check, OpKind, OpLog, OpRun};
 
 use super::bytes::{bounded_capacity, write_varint, Reader};
 use super::history;
@@ -176,6 +176,11 @@ pub(super) fn push_root(
             }
             let kind = if is_end {
                 let mark = ids.get(i).copied().flatten().ok_or(bad("root mark end"))?;
+                // Both anchors are in the mark's text (checked above).
+                let open = log.mark(mark).is_some_and(|m| m.end == NO_SEQ);
+                if !check::mark_end(m.start, text, open, text, s) {
+                    return Err(bad("root mark end"));
+                }
                 log.end_mark(mark, s).ok_or(bad("root mark end"))?;
                 let (_, (origin_left, origin_right)) = m.end.ok_or(bad("root mark end"))?;
                 OpKind::MarkEnd {
@@ -214,26 +219,18 @@ pub(super) fn push_root(
     if next_anchor != anchors.len() {
         return Err(bad("root mark anchor"));
     }
-    // Glue: earlier chars of the anchor's text, on the rule's side.
+    // Origins and glue, by the rules every anchor meets.
     for &(seq, i, is_end) in &anchors {
         let run = run_at(log, seq).ok_or(bad("root mark"))?;
         let (m, a) = (marks.get(i), run.kind.anchor());
         let (Some(m), Some(a)) = (m, a) else {
             return Err(bad("root mark"));
         };
-        let char_ok = |o: Seq| {
-            o == NO_SEQ
-                || (o < seq
-                    && run_at(log, o).is_some_and(|r| {
-                        r.text == run.text && matches!(r.kind, OpKind::Insert { .. })
-                    }))
-        };
-        let glue_ok = if m.expand.anchor_sticks_left(is_end) {
-            a.origin_right == NO_SEQ
-        } else {
-            a.origin_left == NO_SEQ
-        };
-        if !glue_ok || !char_ok(a.origin_left) || !char_ok(a.origin_right) {
+        let (left, right) = (a.origin_left, a.origin_right);
+        if !check::glue(m.expand, is_end, left != NO_SEQ, right != NO_SEQ)
+            || !check::origin(log, left, run.text, seq)
+            || !check::origin(log, right, run.text, seq)
+        {
             return Err(bad("root mark glue"));
         }
     }

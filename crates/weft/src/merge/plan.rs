@@ -15,6 +15,7 @@ use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
 use crate::id::{Counter, OpId, PeerId, Seq, TextIdx, NO_SEQ};
+use crate::oplog::check::{self, Earlier};
 use crate::oplog::{OpKind, OpLog};
 use crate::style::ExpandType;
 use crate::text::TextTable;
@@ -156,47 +157,31 @@ impl Resolver<'_> {
         holds(c, id).then_some((c.1, c.2, c.3))
     }
 
-    /// Whether the log's ops `seqs` are all inserts into `text`.
-    fn log_inserts(&self, seqs: Range<Seq>, text: TextIdx) -> bool {
-        let mut i = self.log.op_index(seqs.start);
-        let mut at = seqs.start;
-        while at < seqs.end {
-            match self.log.ops().get(i) {
-                Some(run) if matches!(run.kind, OpKind::Insert { .. }) && run.text == text => {
-                    at = run.end();
-                    i += 1;
-                }
-                _ => return false,
-            }
-        }
-        true
-    }
-
     /// Resolves the start op of a mark ended by an op at `before`: it must
     /// be a start anchor in `text` whose mark has no end yet. Returns its
     /// seq and the mark's expand rule.
     fn mark_start(&mut self, id: OpId, text: TextIdx, before: Seq) -> Result<(Seq, ExpandType)> {
+        // (seq, its text, whether its mark has no end yet, the rule)
         let found = if let Some((start, _, seq0)) = self.planned(id) {
             let seq = seq0 + (id.counter - start);
             let i = self.anchors.binary_search_by_key(&seq, |a| a.0).ok();
-            match i.and_then(|i| self.anchors.get(i)) {
-                Some(&(_, t, expand)) if t == text => Some((seq, expand)),
-                _ => None,
-            }
+            i.and_then(|i| self.anchors.get(i))
+                .map(|&(_, t, expand)| (seq, t, true, expand))
         } else {
             let seq = self.log.id_to_seq(id);
             let run = seq.and_then(|s| self.log.ops().get(self.log.op_index(s)));
             match (seq, run.map(|r| (r.text, r.kind))) {
-                (Some(seq), Some((t, OpKind::MarkStart { mark, .. }))) if t == text => self
+                (Some(seq), Some((t, OpKind::MarkStart { mark, .. }))) => self
                     .log
                     .mark(mark)
-                    .filter(|m| m.end == NO_SEQ)
-                    .map(|m| (seq, m.expand)),
+                    .map(|m| (seq, t, m.end == NO_SEQ, m.expand)),
                 _ => None,
             }
         };
         match found {
-            Some((seq, expand)) if seq < before && !self.ended.contains(&seq) => {
+            Some((seq, t, open, expand))
+                if check::mark_end(seq, t, open && !self.ended.contains(&seq), text, before) =>
+            {
                 self.ended.push(seq);
                 Ok((seq, expand))
             }
@@ -204,29 +189,36 @@ impl Resolver<'_> {
         }
     }
 
-    /// Resolves the char an anchor is glued to: `left` for one sticking
-    /// left, else `right`; the other side must be empty.
+    /// Resolves the origins of a mark's start (`end` false) or end
+    /// anchor under rule `expand`, which must be glued as
+    /// [`check::glue`] says.
     fn glue(
         &self,
         (left, right): (Option<OpId>, Option<OpId>),
-        sticks_left: bool,
+        (expand, end): (ExpandType, bool),
         text: TextIdx,
         before: Seq,
     ) -> Result<(Seq, Seq)> {
-        let (glued, other) = if sticks_left {
-            (left, right)
-        } else {
-            (right, left)
-        };
-        if let Some(id) = other {
-            return Err(Error::UnknownId(id));
+        let (l, r) = (left.is_some(), right.is_some());
+        if !check::glue(expand, end, l, r) {
+            // Report the id named on the side the rule leaves empty.
+            let named = if check::glue(expand, end, l, false) {
+                right
+            } else {
+                left
+            };
+            return Err(named.map_or(
+                Error::Malformed {
+                    offset: 0,
+                    what: "mark glue",
+                },
+                Error::UnknownId,
+            ));
         }
-        let seq = self.origin(glued, text, before)?;
-        Ok(if sticks_left {
-            (seq, NO_SEQ)
-        } else {
-            (NO_SEQ, seq)
-        })
+        Ok((
+            self.origin(left, text, before)?,
+            self.origin(right, text, before)?,
+        ))
     }
 
     /// Records a planned insert run, in the one structure
@@ -241,7 +233,8 @@ impl Resolver<'_> {
         }
     }
 
-    /// Whether the planned ops `seqs` are all inserts into `text`.
+    /// Whether the planned ops `seqs` are all inserts into `text` (what
+    /// [`PlannedSoFar`] answers).
     #[inline]
     fn planned_inserts(&self, seqs: Range<Seq>, text: TextIdx) -> bool {
         if let Some((only, bits)) = &self.single_text {
@@ -301,16 +294,21 @@ impl Resolver<'_> {
                     .get(self.log.change_index(seq))
                     .ok_or(Error::UnknownId(here))?;
                 let k = (end - counter).min(change.counter_end() - counter);
-                (seq..seq + k, self.log_inserts(seq..seq + k, text))
+                let seqs = seq..seq + k;
+                (seqs.clone(), check::targets(self.log, seqs, text, before))
             } else if let Some((start, stop, seq0)) = latest.or_else(|| self.planned_earlier(here))
             {
                 let k = (end - counter).min(stop - counter);
                 let seq = seq0 + (counter - start);
-                (seq..seq + k, self.planned_inserts(seq..seq + k, text))
+                let seqs = seq..seq + k;
+                (
+                    seqs.clone(),
+                    check::targets(&PlannedSoFar(self), seqs, text, before),
+                )
             } else {
                 return Err(Error::UnknownId(here));
             };
-            if !ok || seqs.end > before {
+            if !ok {
                 return Err(Error::UnknownId(here));
             }
             counter += seqs.end - seqs.start;
@@ -335,22 +333,33 @@ impl Resolver<'_> {
         // Most origins point into the same update, often its latest change.
         if let Some((start, _, seq0)) = self.planned(id) {
             let seq = seq0 + (id.counter - start);
-            return if seq < before && self.planned_inserts(seq..seq + 1, text) {
+            return if check::origin(&PlannedSoFar(self), seq, text, before) {
                 Ok(seq)
             } else {
                 Err(Error::UnknownId(id))
             };
         }
-        self.origin_in_log(id, text)
+        self.origin_in_log(id, text, before)
     }
 
     /// [`Resolver::origin`] for an op the document has.
     #[inline(never)]
-    fn origin_in_log(&self, id: OpId, text: TextIdx) -> Result<Seq> {
+    fn origin_in_log(&self, id: OpId, text: TextIdx, before: Seq) -> Result<Seq> {
         match self.log.id_to_seq(id) {
-            Some(seq) if self.log_inserts(seq..seq + 1, text) => Ok(seq),
+            Some(seq) if check::origin(self.log, seq, text, before) => Ok(seq),
             _ => Err(Error::UnknownId(id)),
         }
+    }
+}
+
+/// The ops a [`Resolver`] planned so far, as the rules of
+/// [`check`] ask about them.
+struct PlannedSoFar<'r, 'a>(&'r Resolver<'a>);
+
+impl Earlier for PlannedSoFar<'_, '_> {
+    #[inline(always)]
+    fn inserts_into(&self, seqs: Range<Seq>, text: TextIdx) -> bool {
+        self.0.planned_inserts(seqs, text)
     }
 }
 
@@ -703,8 +712,7 @@ impl Resolver<'_> {
                 expand,
                 mark,
             } => {
-                let sticks_left = expand.anchor_sticks_left(false);
-                let (left, right) = self.glue((*left, *right), sticks_left, text, seq)?;
+                let (left, right) = self.glue((*left, *right), (*expand, false), text, seq)?;
                 self.anchors.push((seq, text, *expand));
                 PlannedOp::MarkStart {
                     seq,
@@ -717,8 +725,7 @@ impl Resolver<'_> {
             }
             UpdateKind::MarkEnd { left, right, start } => {
                 let (start, expand) = self.mark_start(*start, text, seq)?;
-                let sticks_left = expand.anchor_sticks_left(true);
-                let (left, right) = self.glue((*left, *right), sticks_left, text, seq)?;
+                let (left, right) = self.glue((*left, *right), (expand, true), text, seq)?;
                 PlannedOp::MarkEnd {
                     seq,
                     text,

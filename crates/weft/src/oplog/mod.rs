@@ -13,6 +13,7 @@
 //! seqs lower than its own.
 
 mod change;
+pub(crate) mod check;
 mod commits;
 mod heads;
 mod map;
@@ -660,6 +661,23 @@ impl OpLog {
     pub fn op_index(&self, seq: Seq) -> usize {
         debug_assert!(seq >= self.ops_from, "op run {seq} is not loaded");
         self.ops.partition_point(|r| r.end() <= seq)
+    }
+
+    /// [`OpLog::op_index`], trying the last few runs before a search:
+    /// most references are to what was made just before.
+    #[inline]
+    pub fn op_index_recent(&self, seq: Seq) -> usize {
+        let n = self.ops.len();
+        for back in 1..=4 {
+            let Some(i) = n.checked_sub(back) else { break };
+            match self.ops.get(i) {
+                Some(r) if r.seq <= seq => {
+                    return if seq < r.end() { i } else { i + 1 };
+                }
+                _ => {}
+            }
+        }
+        self.op_index(seq)
     }
 
     /// The op runs holding seqs `range`, in order, each with the part of
