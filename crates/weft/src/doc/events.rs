@@ -286,7 +286,7 @@ impl Doc {
         let end = self.log.version().get(self.peer);
         let mut applied = vec![crate::IdSpan::new(self.peer, start..end)];
         let mut draft = self.new_draft();
-        let released = self.release(&mut applied, draft.as_mut());
+        let released = self.inbox().release(&mut applied, draft.as_mut());
         debug_assert!(released.is_ok(), "releasing parked updates failed");
         let status = ImportStatus {
             applied: applied.split_off(1),

@@ -24,9 +24,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::encoding::{self, Decoded, Snapshot};
 use crate::error::{Error, Result, Unit};
 use crate::event::{Draft, EventTrigger, Observers};
-use crate::id::{Counter, IdSpan, OpId, PeerId, Seq, TextIdx};
+use crate::id::{Counter, IdSpan, PeerId, Seq, TextIdx};
 use crate::map::MapTable;
-use crate::merge::{self, Parked, Pending, Readiness, Update};
+use crate::merge::{self, Parked, Pending, Update};
 use crate::oplog::OpLog;
 use crate::style::StyleConfig;
 use crate::text::{Need, Text, TextSource, TextTable, Unloaded};
@@ -622,230 +622,26 @@ impl Doc {
         Ok(status)
     }
 
-    /// Applies a decoded update (and the pending updates it releases), or
-    /// parks it when ops it builds on are missing (then `bytes` gives the
-    /// update as bytes, which a snapshot of the pending set stores). The
+    /// The parts of this document an import changes.
+    pub(crate) fn inbox(&mut self) -> merge::Inbox<'_> {
+        merge::Inbox {
+            log: &mut self.log,
+            texts: &mut self.texts,
+            maps: &mut self.maps,
+            pending: &mut self.pending,
+        }
+    }
+
+    /// Applies a decoded update through [`merge::Inbox::import`]. The
     /// document must be loaded and committed.
     fn import_update(
         &mut self,
         update: Update,
         bytes: impl FnOnce() -> Box<[u8]>,
-        mut draft: Option<&mut Draft>,
+        draft: Option<&mut Draft>,
     ) -> Result<ImportStatus> {
-        let mut status = ImportStatus::default();
-        match merge::plan(&self.log, &self.texts, &update)? {
-            Readiness::Missing => {
-                // Its changes that can apply do (an error there leaves the
-                // document as it was); the update waits for the rest.
-                if !self.apply_ready_part(&update, &mut status.applied, draft.as_deref_mut())? {
-                    return Err(Error::Internal {
-                        what: "the ready part of an update is not ready",
-                    });
-                }
-                // Parked before releasing what the applied part unblocks,
-                // which may in turn unblock the rest of it.
-                let spans = merge::missing_spans(&update, &|_| 0);
-                self.park_rest(update, bytes);
-                self.release(&mut status.applied, draft)?;
-                status.pending = spans
-                    .into_iter()
-                    .filter_map(|s| merge::unknown_part(s, &|p| self.known_end(p)))
-                    .collect();
-            }
-            Readiness::Ready(plan) => {
-                status.applied = merge::apply(
-                    &mut self.log,
-                    &mut self.texts,
-                    &mut self.maps,
-                    &update,
-                    plan,
-                    draft.as_deref_mut(),
-                )?;
-                self.release(&mut status.applied, draft)?;
-            }
-        }
-        Ok(status)
-    }
-
-    /// Applies the changes of `update` (not ready as a whole) that can
-    /// apply now (see [`merge::ready_changes`]), appending their spans to
-    /// `applied`: a parked update never holds back ops that could apply,
-    /// so two updates that each wait for ops of the other both apply.
-    /// Returns `Ok(false)` if that part turns out not to be ready (then
-    /// nothing changed).
-    ///
-    /// # Errors
-    ///
-    /// As [`merge::plan`] for an invalid part (nothing changed then);
-    /// [`Error::Internal`] from [`merge::apply`] (a bug).
-    fn apply_ready_part(
-        &mut self,
-        update: &Update,
-        applied: &mut Vec<IdSpan>,
-        draft: Option<&mut Draft>,
-    ) -> Result<bool> {
-        let (ready, _) = merge::ready_changes(update, |p| self.known_end(p));
-        // An update from an older writer that left out the text of
-        // inserts its own deletes remove applies whole or not at all: in
-        // part, a version in between would lack that text.
-        if ready.is_empty() || update.leaves_out_text() {
-            return Ok(true);
-        }
-        let part = update.subset(&ready);
-        match merge::plan(&self.log, &self.texts, &part)? {
-            Readiness::Missing => Ok(false),
-            Readiness::Ready(plan) => {
-                applied.extend(merge::apply(
-                    &mut self.log,
-                    &mut self.texts,
-                    &mut self.maps,
-                    &part,
-                    plan,
-                    draft,
-                )?);
-                Ok(true)
-            }
-        }
-    }
-
-    /// Parks `update` (whose changes that could apply did, see
-    /// [`Doc::apply_ready_part`]), each change that waits filed under an
-    /// op it needs; `bytes` gives it as received. Nothing when none
-    /// waits. An update that applies only whole waits whole.
-    fn park_rest(&mut self, update: Update, bytes: impl FnOnce() -> Box<[u8]>) {
-        let (_, mut waits) = merge::ready_changes(&update, |p| self.known_end(p));
-        if waits.is_empty() {
-            return;
-        }
-        if update.leaves_out_text() {
-            for w in &mut waits {
-                w.1 = merge::WHOLE;
-            }
-        }
-        let bytes = bytes();
-        let latest = &self.log;
-        self.pending
-            .park(Parked { update, bytes }, &waits, |p| latest.known_end(p));
-    }
-
-    /// Applies the pending changes that the ops in `applied` (and those
-    /// they release in turn) unblock, appending their spans. A woken
-    /// change is looked at alone: applied when ready, else filed under
-    /// its next blocker; O(its size + log P). An update that turns out
-    /// to be invalid once its dependencies are known is dropped.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Internal`] from [`merge::apply`] (a bug).
-    fn release(&mut self, applied: &mut Vec<IdSpan>, mut draft: Option<&mut Draft>) -> Result<()> {
-        let mut i = 0;
-        while let Some(span) = applied.get(i).cloned() {
-            i += 1;
-            // Parked changes waiting for their blockers, and those whose
-            // own first ops this span made known (another update or local
-            // edits held them: they may wait for less now).
-            let mut woken = self.pending.wake_holding(span.peer, span.counters.end);
-            woken.extend(self.pending.wake(span.peer, span.counters.end));
-            for w in woken {
-                if w.change == merge::WHOLE {
-                    if let Some(parked) = self.pending.take(&w) {
-                        self.release_whole(parked, applied, draft.as_deref_mut())?;
-                    }
-                    continue;
-                }
-                self.release_change(w, applied, draft.as_deref_mut())?;
-            }
-        }
-        Ok(())
-    }
-
-    /// [`Doc::release`] for change `w.change` of a parked update.
-    fn release_change(
-        &mut self,
-        w: merge::Waiting,
-        applied: &mut Vec<IdSpan>,
-        draft: Option<&mut Draft>,
-    ) -> Result<()> {
-        let Some(parked) = self.pending.get(&w) else {
-            return Ok(()); // stale: its update left
-        };
-        let Some(change) = parked.update.changes.get(w.change) else {
-            self.pending.take(&w);
-            return Ok(());
-        };
-        let log = &self.log;
-        let known = log.known_end(change.peer);
-        if known >= change.counter + change.len {
-            self.pending.resolved(&w);
-            return Ok(());
-        }
-        let blocker = if change.counter > known {
-            Some(OpId::new(change.peer, change.counter - 1))
-        } else if change.counter == known {
-            change
-                .deps
-                .iter()
-                .find(|d| log.known_end(d.peer) <= d.counter)
-                .copied()
-        } else {
-            None
-        };
-        if let Some(blocker) = blocker {
-            self.pending.refile(w, blocker);
-            return Ok(());
-        }
-        let parts = vec![(w.change, known - change.counter)];
-        match merge::plan_parts(&self.log, &self.texts, &parked.update, parts) {
-            Ok(plan) => {
-                applied.extend(merge::apply(
-                    &mut self.log,
-                    &mut self.texts,
-                    &mut self.maps,
-                    &parked.update,
-                    plan,
-                    draft,
-                )?);
-                self.pending.resolved(&w);
-            }
-            Err(_) => {
-                self.pending.take(&w);
-            }
-        }
-        Ok(())
-    }
-
-    /// [`Doc::release`] for a parked update taken out whole: applied if
-    /// ready, else what can apply does and the rest waits again.
-    fn release_whole(
-        &mut self,
-        parked: Parked,
-        applied: &mut Vec<IdSpan>,
-        mut draft: Option<&mut Draft>,
-    ) -> Result<()> {
-        match merge::plan(&self.log, &self.texts, &parked.update) {
-            Ok(Readiness::Missing) => {
-                // What can apply does (an invalid part drops the update);
-                // the rest waits again.
-                if !matches!(
-                    self.apply_ready_part(&parked.update, applied, draft.as_deref_mut()),
-                    Ok(true)
-                ) {
-                    return Ok(());
-                }
-                let Parked { update, bytes } = parked;
-                self.park_rest(update, || bytes);
-            }
-            Ok(Readiness::Ready(plan)) => applied.extend(merge::apply(
-                &mut self.log,
-                &mut self.texts,
-                &mut self.maps,
-                &parked.update,
-                plan,
-                draft,
-            )?),
-            Err(_) => {}
-        }
-        Ok(())
+        let merge::Imported { applied, pending } = self.inbox().import(update, bytes, draft)?;
+        Ok(ImportStatus { applied, pending })
     }
 
     /// One past the last counter of `peer` this document knows
@@ -900,34 +696,11 @@ impl Doc {
         }
         // Every pending update still waits at the snapshot's version (no
         // parked update is ready); one that does not was forged.
-        let version = &snapshot.meta.version;
-        let mut parked = Vec::with_capacity(snapshot.pending.len());
-        for p in &snapshot.pending {
-            match merge::missing_parts(&p.update, |peer| version.get(peer)) {
-                Err(blocker) => parked.push(blocker),
-                Ok(_) => {
-                    return Err(Error::Malformed {
-                        offset: 0,
-                        what: "snapshot pending update that is ready",
-                    })
-                }
-            }
-        }
-        let mut pending_spans = Vec::new();
-        for (p, blocker) in snapshot.pending.iter().zip(parked) {
-            pending_spans.extend(merge::missing_spans(&p.update, &|peer| version.get(peer)));
-            // Looked at whole when woken: a snapshot from before updates
-            // were applied in part may hold changes that are ready (they
-            // apply once one of these arrives), and the document's
-            // history is not loaded yet to tell.
-            let (_, mut waits) = merge::ready_changes(&p.update, |peer| version.get(peer));
-            waits.push((blocker, merge::WHOLE));
-            for w in &mut waits {
-                w.1 = merge::WHOLE;
-            }
-            self.pending
-                .park(p.clone(), &waits, |peer| version.get(peer));
-        }
+        let pending_spans = merge::park_snapshot_pending(
+            &mut self.pending,
+            &snapshot.pending,
+            &snapshot.meta.version,
+        )?;
         let mut doc_index = Vec::with_capacity(snapshot.meta.texts.len());
         for (i, t) in snapshot.meta.texts.iter().enumerate() {
             let index = self.texts.find_or_create(&t.name);
