@@ -4,6 +4,12 @@
 //! any change of either format is deliberate. After such a change (and a
 //! format version bump where old bytes no longer read), rewrite them with
 //! `WEFT_BLESS_FIXTURES=1 cargo test -p weft --test format_fixtures`.
+//!
+//! The layouts are specified in `docs/FORMAT.md`: updates in its
+//! section 2 (versions 1-4), snapshots in section 4 (versions 1-3 in
+//! 4.5, version 4 in 4.6), shallow snapshots in section 5; its section
+//! 10 lists which fixture covers which version and section, and
+//! `tests/fixtures/README.md` says the same beside the files.
 
 mod common;
 
@@ -155,6 +161,9 @@ fn prose() -> Doc {
     a
 }
 
+/// What today's encoder writes: updates of versions 1-4 (docs/FORMAT.md
+/// section 2; the version follows from the content, 2.6) and version 4
+/// snapshots (4.6) and shallow snapshots (section 5).
 fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
     let mut model = document_model();
     let mut deleted = deleted_containers();
@@ -229,7 +238,8 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
 
 /// Snapshots of format versions 1-3, written before version 4 (columnar
 /// history, deflated deleted text): frozen, they must keep importing into
-/// the documents they hold.
+/// the documents they hold. Layouts: docs/FORMAT.md 4.5 and 4.9 (version
+/// 1 shallow: section 5).
 fn legacy_fixtures() -> Vec<(&'static str, Doc)> {
     let (rich, _) = rich();
     vec![
@@ -317,7 +327,7 @@ fn fixtures_import_into_the_documents_they_hold() {
 /// Exports written before they kept deleted text (updates: the inserts a
 /// delete of the same update removes carry no text; snapshots: no "d"
 /// entry) still import, into the same history and texts (only the
-/// versions holding that text lack it).
+/// versions holding that text lack it). Layouts: docs/FORMAT.md 2.5, 4.7.
 #[test]
 fn exports_without_deleted_text_still_import() {
     let (rich, _) = rich();
