@@ -159,7 +159,7 @@ pub(crate) fn validate(
     let mut it = Entries::new(entries);
     let mut restarts = Vec::new();
     while it.pos < entries.len() {
-        if seen > 0 && seen % RESTART_EVERY == 0 {
+        if seen > 0 && seen.is_multiple_of(RESTART_EVERY) {
             restarts.push(Restart {
                 pos: it.pos,
                 prev_key: key.as_slice().into(),

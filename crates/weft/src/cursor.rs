@@ -1,7 +1,7 @@
 //! [`Cursor`]: a position that names a char, not an index, so it stays put
 //! through every edit, merge and undo.
 
-use crate::encoding::bytes::{open_framed, write_bytes, write_checksum, write_varint};
+use crate::bytes::{open_framed, write_bytes, write_checksum, write_varint};
 use crate::error::{Error, Result};
 use crate::id::{Counter, OpId, PeerId};
 

@@ -6,42 +6,7 @@
 use std::fmt;
 
 use crate::id::{OpId, PeerId};
-
-/// The unit a text position counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Unit {
-    /// Unicode scalar values (Rust `char`s). The default unit of [`crate::Text`].
-    Char,
-    /// UTF-8 bytes.
-    Utf8,
-    /// UTF-16 code units (what JavaScript strings index).
-    Utf16,
-}
-
-impl Unit {
-    /// Every unit, in [`Unit::index`] order.
-    pub(crate) const ALL: [Unit; 3] = [Unit::Char, Unit::Utf8, Unit::Utf16];
-
-    /// The unit's index in a per-unit array (its place in [`Unit::ALL`]).
-    #[inline]
-    pub(crate) fn index(self) -> usize {
-        match self {
-            Unit::Char => 0,
-            Unit::Utf8 => 1,
-            Unit::Utf16 => 2,
-        }
-    }
-}
-
-impl fmt::Display for Unit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Unit::Char => "chars",
-            Unit::Utf8 => "UTF-8 bytes",
-            Unit::Utf16 => "UTF-16 code units",
-        })
-    }
-}
+use crate::unit::Unit;
 
 /// Errors returned by [`crate::Doc`] and its texts.
 #[derive(Debug, Clone, PartialEq, Eq)]

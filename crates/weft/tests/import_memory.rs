@@ -133,7 +133,7 @@ fn many_segments(n: usize) -> Vec<u8> {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        raw.push(if x % 32 == 0 { 3 } else { 2 });
+        raw.push(if x.is_multiple_of(32) { 3 } else { 2 });
     }
     raw.extend(std::iter::repeat_n(0u8, n));
     raw

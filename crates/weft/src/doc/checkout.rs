@@ -9,12 +9,13 @@
 //! Moving the view forward (to a version that includes the one shown)
 //! merges only the ops in between into it; any other move rebuilds it.
 
-use crate::error::{Error, Result, Unit};
+use crate::error::{Error, Result};
 use crate::event::{diff_texts, Draft, EventTrigger};
 use crate::id::{MapIdx, TextIdx};
 use crate::map::MapState;
 use crate::merge::Update;
 use crate::style::Delta;
+use crate::unit::Unit;
 use crate::version::{Frontiers, VersionVector};
 
 use crate::oplog::REGISTERS;

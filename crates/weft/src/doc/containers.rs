@@ -27,13 +27,15 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::error::{Error, Result, Unit};
+use crate::error::{Error, Result};
+use crate::event::KeyChange;
 use crate::event::{apply_change, compose, diff_texts, Draft};
 use crate::id::{MapIdx, TextIdx};
-use crate::map::{KeyChange, Map, MapState, MapTable};
+use crate::map::{Map, MapState, MapTable};
 use crate::oplog::{is_reserved, public_name, OpLog, PublicNames, REGISTERS};
 use crate::style::{Delta, Value};
 use crate::text::{Need, Text, TextSource, TextState};
+use crate::unit::Unit;
 
 use super::Doc;
 

@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 
-use crate::error::{Result, Unit};
+use crate::error::Result;
 use crate::event::{DocEvent, Draft, EventTrigger, InverseCallback, Observers, Subscription};
 use crate::id::TextIdx;
 use crate::oplog::CommitInfo;
+use crate::unit::Unit;
 use crate::version::VersionVector;
 
 use super::{Doc, ExportMode, ImportStatus};

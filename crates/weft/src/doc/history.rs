@@ -5,13 +5,14 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use crate::error::{Error, Result, Unit};
+use crate::error::{Error, Result};
 use crate::event::{diff_texts, Draft, EventTrigger, MapDiff, TextDiff, Units};
 use crate::id::{Counter, IdSpan, Lamport, OpId};
 use crate::map::MapState;
 use crate::merge::Update;
 use crate::oplog::CommitInfo;
 use crate::style::{Delta, Value};
+use crate::unit::Unit;
 use crate::version::{Frontiers, VersionVector};
 
 use super::Doc;

@@ -22,7 +22,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::encoding::{self, Decoded, Snapshot};
-use crate::error::{Error, Result, Unit};
+use crate::error::{Error, Result};
 use crate::event::{Draft, EventTrigger, Observers};
 use crate::id::{Counter, IdSpan, PeerId, Seq, TextIdx};
 use crate::map::MapTable;
@@ -30,6 +30,7 @@ use crate::merge::{self, Parked, Pending, Update};
 use crate::oplog::OpLog;
 use crate::style::StyleConfig;
 use crate::text::{Need, Text, TextSource, TextTable, Unloaded};
+use crate::unit::Unit;
 use crate::version::{Frontiers, VersionVector};
 use containers::Kind;
 pub use history::ChangeMeta;

@@ -4,8 +4,9 @@
 use std::sync::OnceLock;
 
 use crate::cursor::{Cursor, Side};
-use crate::error::{Error, Result, Unit};
-use crate::text::{TextRef, TextSource, TextState};
+use crate::error::{Error, Result};
+use crate::text::{LoadsOnSide, TextRef, TextSource, TextState};
+use crate::unit::Unit;
 
 use super::Doc;
 
@@ -190,5 +191,11 @@ impl Doc {
             self.maps = full.maps;
             self.lazy = full.lazy;
         }
+    }
+}
+
+impl LoadsOnSide for Doc {
+    fn cursor_loaded(&self, name: &str, pos: usize, side: Side) -> Result<Cursor> {
+        self.loaded_text(name)?.cursor(pos, side)
     }
 }

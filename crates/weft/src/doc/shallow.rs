@@ -6,7 +6,8 @@ use crate::encoding;
 use crate::error::{Error, Result};
 use crate::merge::Update;
 use crate::oplog::NO_CONTENT;
-use crate::text::{prefix_units, Item};
+use crate::text::Item;
+use crate::unit::prefix_units;
 use crate::version::{Frontiers, VersionVector};
 
 use super::Doc;

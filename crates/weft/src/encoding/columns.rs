@@ -40,10 +40,10 @@ use crate::id::{Seq, TextIdx, NO_SEQ};
 use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{ExpandType, Value};
 
-use super::bytes::{unzigzag, write_bytes, write_varint, zigzag, Reader};
 use super::history::{seq_at, ReadKind};
 use super::snapshot::{pack, unpack_deflate, Codec, Segment};
 use super::value::{read_map_value, read_string, read_value, write_map_value, write_value};
+use crate::bytes::{unzigzag, write_bytes, write_varint, zigzag, Reader};
 
 /// Column bytes (before compression) after which a block ends: large, as
 /// deflate makes more of long columns and the loader reads every block.

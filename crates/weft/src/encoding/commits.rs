@@ -12,36 +12,14 @@
 //! ```
 //! A peer's commits never overlap; they are written by peer and counter.
 
-use std::ops::Range;
-
 use crate::error::{Error, Result};
-use crate::id::{PeerId, Seq};
-use crate::oplog::{CommitInfo, OpLog};
+use crate::id::PeerId;
+use crate::oplog::CommitInfo;
 
-use super::bytes::{bounded_capacity, unzigzag, write_bytes, write_varint, zigzag, Reader};
+use crate::bytes::{bounded_capacity, unzigzag, write_bytes, write_varint, zigzag, Reader};
 
 const HAS_TIMESTAMP: u8 = 1;
 const HAS_MESSAGE: u8 = 2;
-
-/// The infos of `log` that hold any op of `pieces` (see
-/// [`OpLog::missing_pieces`]), sorted by peer and counter.
-pub(crate) fn infos_for<'a>(log: &'a OpLog, pieces: &[(usize, Range<Seq>)]) -> Vec<&'a CommitInfo> {
-    if !log.has_commit_infos() {
-        return Vec::new();
-    }
-    let mut out: Vec<&CommitInfo> = Vec::new();
-    for (ci, range) in pieces {
-        let Some(change) = log.changes().get(*ci) else {
-            continue;
-        };
-        let peer = log.peers().get(change.peer);
-        let start = change.counter + (range.start - change.seq);
-        out.extend(log.commit_infos_in(peer, start..start + (range.end - range.start)));
-    }
-    out.sort_unstable_by_key(|i| (i.peer, i.start));
-    out.dedup_by_key(|i| (i.peer, i.start));
-    out
-}
 
 /// Writes `infos` (sorted by peer and counter) as a section value.
 pub(crate) fn write_infos<'a>(

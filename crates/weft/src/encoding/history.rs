@@ -41,8 +41,8 @@ use crate::id::{PeerId, Seq, TextIdx, NO_SEQ};
 use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{ExpandType, Value};
 
-use super::bytes::{bounded_capacity, peer_at, unzigzag, write_bytes, write_varint, Reader};
 use super::value::{read_map_value, read_string, read_value, write_value};
+use crate::bytes::{bounded_capacity, peer_at, unzigzag, write_bytes, write_varint, Reader};
 
 const INSERT: u8 = 0;
 const DELETE: u8 = 1;
@@ -524,8 +524,8 @@ pub(crate) fn read_root_marks(bytes: &[u8], trimmed: Seq) -> Result<Vec<RootMark
 #[cfg(test)]
 #[expect(clippy::unwrap_used, reason = "tests unwrap what must succeed")]
 mod tests {
-    use super::super::bytes::zigzag;
     use super::*;
+    use crate::bytes::zigzag;
 
     /// One run of `len` ops of `kind` in text 0, then `rest`.
     fn block(kind: u8, len: u8, rest: &[u64]) -> Vec<u8> {

@@ -876,7 +876,7 @@ mod tests {
     fn push(seq: Seq, len: u32, kind: ReadKind) -> Result<()> {
         let mut log = OpLog::default();
         // A change holding every op the tests push.
-        log.reserve_local(1, 8).unwrap();
+        log.reserve_local(1, 8)?;
         let text = TextIdx::new(0);
         let expand = crate::style::ExpandType::After;
         let mark = log.start_mark("bold", crate::style::Value::Bool(true), expand, 0);

@@ -29,10 +29,10 @@ use crate::style::Value;
 
 use weft_kv::MemKvStore;
 
-use super::bytes::{bounded_capacity, write_bytes, write_varint, Reader};
 use super::value::{
     read_map_value, read_object_ref, read_object_table, read_string, write_map_value, ObjectTable,
 };
+use crate::bytes::{bounded_capacity, write_bytes, write_varint, Reader};
 
 /// The map names.
 const KEY_MAP_NAMES: &[u8] = b"n";

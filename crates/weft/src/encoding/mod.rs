@@ -229,7 +229,6 @@
     clippy::panic
 )]
 
-pub(crate) mod bytes;
 mod columns;
 mod commits;
 mod history;
@@ -244,10 +243,8 @@ mod updates;
 pub(crate) mod value;
 mod versions;
 
-pub(crate) use commits::infos_for;
 pub(crate) use load::{Head, Loaded};
 pub(crate) use snapshot::{Meta, Snapshot};
-pub(crate) use value::MAX_DEPTH as MAX_VALUE_DEPTH;
 
 use std::ops::Range;
 
@@ -305,7 +302,7 @@ pub(crate) fn encode_pieces(
     texts: &TextTable,
     pieces: &[(usize, Range<Seq>)],
 ) -> Vec<u8> {
-    let infos = commits::infos_for(log, pieces);
+    let infos = log.commit_infos_for(pieces);
     let (body, version) = updates::encode_body(log, texts, pieces, &infos);
     with_header(MODE_UPDATES, version, &body)
 }
@@ -380,7 +377,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded> {
     check_magic(bytes)?;
     let header = bytes.get(..HEADER_LEN).ok_or(Error::UnexpectedEof)?;
     let rest = header.get(MAGIC.len()..).unwrap_or(&[]);
-    let mut r = bytes::Reader::new(rest, 0);
+    let mut r = crate::bytes::Reader::new(rest, 0);
     let version = r.u8()?;
     if !(1..=FORMAT_VERSION).contains(&version) {
         return Err(Error::UnsupportedVersion(version));

@@ -8,10 +8,10 @@ use crate::error::{Error, Result};
 use crate::id::{Seq, TextIdx, NO_SEQ, UNKNOWN_ORIGIN};
 use crate::oplog::{check, OpKind, OpLog, OpRun};
 
-use super::bytes::{bounded_capacity, write_varint, Reader};
 use super::history;
 use super::load::{push_insert, run_at, SegmentCursor};
 use super::maps::RootSet;
+use crate::bytes::{bounded_capacity, write_varint, Reader};
 
 /// The chars below `trimmed` (a shallow snapshot's root) visible at the
 /// root and deleted now (see [`OpLog::visible_later`]).

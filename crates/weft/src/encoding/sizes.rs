@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 
 use weft_kv::MemKvStore;
 
-use super::bytes::Reader;
 use super::HEADER_LEN;
+use crate::bytes::Reader;
 use crate::{Doc, ExportMode, VersionVector};
 
 /// B4 (the automerge-paper trace) replayed into a document.

@@ -17,15 +17,16 @@ use crate::error::{Error, Result};
 use crate::id::{OpId, PeerId, Seq, NO_SEQ};
 use crate::merge::Parked;
 use crate::oplog::{CommitInfo, OpLog};
-use crate::text::{prefix_units, Cache, TextState, TextTable};
+use crate::text::{Cache, TextState, TextTable};
+use crate::unit::prefix_units;
 use crate::version::{Frontiers, VersionVector};
 
-use super::bytes::{
-    bounded_capacity, peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader,
-};
 use super::columns::{ColumnWriter, Neighbours};
 use super::history;
 use super::root::{deleted_later, encode_ranges};
+use crate::bytes::{
+    bounded_capacity, peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader,
+};
 
 pub(super) const KEY_CHANGES: &[u8] = b"c";
 /// A shallow snapshot's root map ops (see `maps.rs`).
@@ -499,7 +500,7 @@ fn encode_state(
     codec: Codec,
 ) -> (TextMeta, Vec<Segment>, Vec<u8>, Vec<u8>) {
     let mut segments: Vec<Segment> = Vec::new();
-    let mut text = String::with_capacity(state.len(crate::error::Unit::Utf8) as usize);
+    let mut text = String::with_capacity(state.len(crate::unit::Unit::Utf8) as usize);
     let mut counts = Cache::default();
     for item in state.items() {
         counts.add(item.counts());
@@ -983,7 +984,7 @@ pub(super) fn bytes_of_chars(text: &str, chars: u32) -> Option<(usize, u32)> {
         return Some((chars as usize, chars));
     }
     let (bytes, utf16) = prefix_units(b, chars);
-    let got = crate::text::char_len(text.get(..bytes as usize)?);
+    let got = crate::unit::char_len(text.get(..bytes as usize)?);
     (got == chars).then_some((bytes as usize, utf16))
 }
 

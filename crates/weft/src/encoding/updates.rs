@@ -12,14 +12,15 @@ use crate::id::{Counter, MapIdx, OpId, PeerId, Seq, TextIdx, NO_SEQ};
 use crate::merge::{MapWrite, MarkSet, Update, UpdateChange, UpdateKind, UpdateRun};
 use crate::oplog::{Change, CommitInfo, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::style::{ExpandType, Value};
-use crate::text::{char_len, TextTable};
+use crate::text::TextTable;
+use crate::unit::char_len;
 
-use super::bytes::{
-    bounded_capacity, peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader,
-};
 use super::value::{
     read_map_value, read_object_ref, read_object_table, read_string, read_value, write_map_value,
     write_value, ObjectTable,
+};
+use crate::bytes::{
+    bounded_capacity, peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader,
 };
 
 const KIND_INSERT: u8 = 0;
@@ -806,7 +807,7 @@ impl RunReader<'_> {
             let bytes = if self.ascii {
                 run_len as usize
             } else {
-                crate::text::prefix_units(rest.as_bytes(), run_len).0 as usize
+                crate::unit::prefix_units(rest.as_bytes(), run_len).0 as usize
             };
             let range = self.content_at..self.content_at + bytes;
             let short = bytes > rest.len();

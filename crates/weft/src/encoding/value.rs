@@ -9,13 +9,12 @@
 use std::collections::BTreeMap;
 
 use crate::error::Result;
+use crate::oplog::Object;
 use crate::style::Value;
-use crate::text::Object;
 
-use super::bytes::{bounded_capacity, unzigzag, write_bytes, write_varint, zigzag, Reader};
+use crate::bytes::{bounded_capacity, unzigzag, write_bytes, write_varint, zigzag, Reader};
 
-/// Deepest nesting of lists and maps a decoder accepts.
-pub(crate) const MAX_DEPTH: u32 = 32;
+pub(crate) use crate::style::MAX_VALUE_DEPTH as MAX_DEPTH;
 
 /// Appends `value` to `out`.
 pub(crate) fn write_value(out: &mut Vec<u8>, value: &Value) {

@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::id::{Counter, OpId, PeerId};
 use crate::version::{Frontiers, VersionVector};
 
-use super::bytes::{open_framed, write_checksum, write_varint, Reader};
+use crate::bytes::{open_framed, write_checksum, write_varint, Reader};
 
 /// First byte of an encoded [`VersionVector`].
 const VECTOR_MAGIC: u8 = 0xC5;

@@ -4,8 +4,9 @@
 
 use std::collections::btree_map::Entry;
 
-use crate::error::{Error, Result, Unit};
+use crate::error::{Error, Result};
 use crate::style::{Attributes, Delta, Value};
+use crate::unit::Unit;
 
 /// Length of `s` in `unit`.
 pub(crate) fn units(s: &str, unit: Unit) -> usize {

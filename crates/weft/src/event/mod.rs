@@ -18,11 +18,11 @@ mod subscribe;
 
 use std::collections::BTreeMap;
 
-use crate::error::{Result, Unit};
+use crate::error::Result;
 use crate::id::{MapIdx, TextIdx};
-use crate::map::KeyChange;
 use crate::oplog::MapNames;
 use crate::style::{Attributes, Delta, Value};
+use crate::unit::Unit;
 
 pub(crate) use compose::{
     apply_change, attribute_changes, compose, diff_texts, normalize, transform, transform_position,
@@ -32,6 +32,13 @@ use subscribe::EventListCache;
 pub use subscribe::Subscription;
 pub(crate) use subscribe::{InverseCallback, Observers};
 
+/// What a write did to a key that others can see: its value before and
+/// after (`None`: absent).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct KeyChange {
+    pub old: Option<Value>,
+    pub new: Option<Value>,
+}
 /// What caused a [`DocEvent`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

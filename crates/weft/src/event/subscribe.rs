@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
-use crate::error::Unit;
+use crate::unit::Unit;
 
 use super::{DocEvent, Inverse, Units};
 

@@ -15,6 +15,7 @@ pub use handle::{Map, MapRef};
 use im::ordmap::DiffItem;
 use im::OrdMap;
 
+use crate::event::KeyChange;
 use crate::id::{Lamport, MapIdx, PeerId};
 use crate::oplog::OpLog;
 use crate::style::Value;
@@ -26,14 +27,6 @@ pub(crate) struct Entry {
     pub peer: PeerId,
     /// `None`: deleted.
     pub value: Option<Value>,
-}
-
-/// What a write did to a key that others can see: its value before and
-/// after (`None`: absent).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct KeyChange {
-    pub old: Option<Value>,
-    pub new: Option<Value>,
 }
 
 /// One map's state: every key ever written, with its winning write.

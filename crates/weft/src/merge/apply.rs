@@ -13,8 +13,10 @@ use std::ops::Range;
 use crate::error::{Error, Result};
 use crate::id::{Counter, IdSpan, OpId, PeerId, Seq, TextIdx};
 use crate::oplog::{AddedChange, OpKind, OpLog, OpRun, NO_CONTENT};
+use crate::oplog::{Object, EMBED_CHAR};
 use crate::style::ExpandType;
-use crate::text::{char_len, utf16_len, Item, Object, TextTable, EMBED_CHAR};
+use crate::text::{Item, TextTable};
+use crate::unit::{char_len, utf16_len};
 
 use crate::event::Draft;
 use crate::map::MapTable;

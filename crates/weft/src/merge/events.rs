@@ -10,12 +10,12 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use crate::error::Unit;
 use crate::event::{apply_change, attribute_changes, compose, normalize, Draft};
 use crate::id::{Seq, TextIdx};
 use crate::oplog::{OpKind, OpLog};
 use crate::style::Delta;
 use crate::text::{render, TextRef, TextTable};
+use crate::unit::Unit;
 
 use super::plan::{Plan, PlannedOp};
 

@@ -323,10 +323,10 @@ mod tests {
     use smallvec::smallvec;
 
     use super::*;
-    use crate::error::Unit;
     use crate::merge::apply::apply;
     use crate::merge::plan::{plan, Readiness};
     use crate::merge::{Update, UpdateChange, UpdateKind, UpdateRun};
+    use crate::unit::Unit;
 
     /// One change of peer 1 in text "t": `runs` (len, kind), `content`.
     fn update(counter: u32, runs: Vec<(u32, UpdateKind)>, content: &str) -> Update {

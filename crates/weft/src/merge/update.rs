@@ -9,9 +9,10 @@ use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
 use crate::id::{Counter, OpId, PeerId, Seq, TextIdx, NO_SEQ};
+use crate::oplog::Object;
 use crate::oplog::{CommitInfo, OpKind, OpLog, OpRun};
 use crate::style::{ExpandType, Value};
-use crate::text::{Object, TextState, TextTable};
+use crate::text::{TextState, TextTable};
 use crate::version::VersionVector;
 
 /// A decoded update, validated for structure but not yet against a
@@ -188,10 +189,7 @@ impl Update {
             marks: Vec::new(),
             map_sets: Vec::new(),
             embeds: Vec::new(),
-            commits: crate::encoding::infos_for(log, pieces)
-                .into_iter()
-                .cloned()
-                .collect(),
+            commits: log.commit_infos_for(pieces).into_iter().cloned().collect(),
         };
         // The log's text indexes -> the update's.
         let mut text_index: HashMap<TextIdx, u32> = HashMap::new();

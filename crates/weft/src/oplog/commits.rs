@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::id::{Counter, PeerId};
+use crate::id::{Counter, PeerId, Seq};
 
 use super::OpLog;
 
@@ -131,6 +131,27 @@ impl OpLog {
             info.end = end;
             self.commit_infos.insert((info.peer, info.start), info);
         }
+    }
+
+    /// The infos that hold any op of `pieces` (see
+    /// [`OpLog::missing_pieces`]), sorted by peer and counter.
+    pub fn commit_infos_for(&self, pieces: &[(usize, Range<Seq>)]) -> Vec<&CommitInfo> {
+        let log = self;
+        if !log.has_commit_infos() {
+            return Vec::new();
+        }
+        let mut out: Vec<&CommitInfo> = Vec::new();
+        for (ci, range) in pieces {
+            let Some(change) = log.changes().get(*ci) else {
+                continue;
+            };
+            let peer = log.peers().get(change.peer);
+            let start = change.counter + (range.start - change.seq);
+            out.extend(log.commit_infos_in(peer, start..start + (range.end - range.start)));
+        }
+        out.sort_unstable_by_key(|i| (i.peer, i.start));
+        out.dedup_by_key(|i| (i.peer, i.start));
+        out
     }
 
     /// Every stored commit info, by peer and counter.

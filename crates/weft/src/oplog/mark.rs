@@ -50,10 +50,10 @@ impl KeyTable {
     }
 
     /// Whether `key` sets a block attribute (see
-    /// [`crate::text::block_key`]).
+    /// [`super::object::block_key`]).
     #[inline]
     pub fn is_block(&self, key: KeyIdx) -> bool {
-        self.name(key).starts_with(crate::text::BLOCK_KEY_PREFIX)
+        self.name(key).starts_with(super::BLOCK_KEY_PREFIX)
     }
 
     /// Number of keys interned.

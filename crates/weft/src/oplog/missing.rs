@@ -99,11 +99,11 @@ fn clip_run(log: &OpLog, run: &OpRun, range: Range<Seq>, out: &mut SmallVec<[OpR
                 let (a, b) = if text.len() == run.len as usize {
                     (offset, range.end - run.seq) // ASCII
                 } else {
-                    let a = crate::text::prefix_units(text, offset).0;
+                    let a = crate::unit::prefix_units(text, offset).0;
                     let rest = text.get(a as usize..).unwrap_or(&[]);
                     (
                         a,
-                        a + crate::text::prefix_units(rest, range.end - range.start).0,
+                        a + crate::unit::prefix_units(rest, range.end - range.start).0,
                     )
                 };
                 (byte_start + a, b - a)

@@ -19,6 +19,7 @@ mod heads;
 mod map;
 mod mark;
 mod missing;
+pub(crate) mod object;
 mod op;
 mod shallow;
 pub(crate) use shallow::minus;
@@ -29,6 +30,7 @@ pub(crate) use commits::{AddedChange, CommitInfo};
 use heads::Heads;
 pub(crate) use map::{is_reserved, public_name, MapNames, MapSet, PublicNames, REGISTERS};
 pub(crate) use mark::{KeyTable, Mark};
+pub(crate) use object::{Object, Objects, BLOCK_KEY_PREFIX, EMBED_CHAR};
 pub(crate) use op::{origins_at, AnchorOp, OpKind, OpRun, NO_CONTENT};
 
 use std::collections::BTreeMap;
@@ -42,7 +44,6 @@ use crate::id::{
     NO_SEQ,
 };
 use crate::style::{ExpandType, Value};
-use crate::text::{Object, Objects};
 use crate::version::{Frontiers, VersionVector};
 
 /// Peer ids in order of first appearance, with a reverse index.

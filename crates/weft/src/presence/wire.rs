@@ -23,9 +23,7 @@
     clippy::panic
 )]
 
-use crate::encoding::bytes::{
-    bounded_capacity, open_framed, write_bytes, write_checksum, write_varint,
-};
+use crate::bytes::{bounded_capacity, open_framed, write_bytes, write_checksum, write_varint};
 use crate::encoding::value::{read_string, read_value, write_value};
 use crate::error::Result;
 use crate::style::Value;

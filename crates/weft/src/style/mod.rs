@@ -28,6 +28,7 @@
 mod value;
 
 pub use value::Value;
+pub(crate) use value::MAX_VALUE_DEPTH;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

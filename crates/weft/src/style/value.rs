@@ -3,6 +3,9 @@
 
 use std::collections::BTreeMap;
 
+/// Deepest nesting of lists and maps a value may have: what exports
+/// carry and decoders accept.
+pub(crate) const MAX_VALUE_DEPTH: u32 = 32;
 /// A style value: JSON-like, with integers and floats kept apart.
 ///
 /// Equality is exact and reflexive: floats compare by their bits, so
@@ -59,7 +62,7 @@ impl Value {
     ///
     /// [`crate::Error::ValueTooDeep`].
     pub(crate) fn check_depth(&self, depth: u32) -> crate::Result<()> {
-        let max = crate::encoding::MAX_VALUE_DEPTH;
+        let max = MAX_VALUE_DEPTH;
         if depth > max {
             return Err(crate::Error::ValueTooDeep { max });
         }

@@ -3,11 +3,12 @@
 
 use std::ops::Range;
 
-use crate::error::{Error, Result, Unit};
+use crate::error::{Error, Result};
 use crate::style::{Attributes, Delta};
+use crate::unit::Unit;
 
-use super::object::Object;
 use super::TextRef;
+use crate::oplog::object::Object;
 
 /// One block of a text (a paragraph, a heading, a list item): the runs
 /// up to a block marker, and the attributes of that marker, as Quill reads
@@ -68,7 +69,7 @@ impl TextRef<'_> {
                     start = pos;
                 }
                 Delta::Insert { ref insert, .. } => {
-                    pos += super::char_len(insert) as usize;
+                    pos += crate::unit::char_len(insert) as usize;
                     content.push(run);
                 }
                 other => {
@@ -95,7 +96,7 @@ impl TextRef<'_> {
         let mut at = range.start;
         for run in self.slice_delta(range)? {
             let (n, marker) = match &run {
-                Delta::Insert { insert, .. } => (super::char_len(insert) as usize, false),
+                Delta::Insert { insert, .. } => (crate::unit::char_len(insert) as usize, false),
                 Delta::Block { .. } => (1, true),
                 _ => (1, false),
             };

@@ -19,8 +19,8 @@ use crate::oplog::OpLog;
 use crate::style::Delta;
 
 use super::chunk::Cache;
-use super::item::prefix_units;
 use super::TextState;
+use crate::unit::prefix_units;
 
 /// One step of a text's change, with its counts in every unit.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,8 +9,8 @@
 use generic_btree::rle::{CanRemove, HasLength, Mergeable, Sliceable, TryInsert};
 use generic_btree::{BTreeTrait, Child, FindResult, Query};
 
-use crate::error::Unit;
 use crate::id::Seq;
+use crate::unit::Unit;
 
 use super::item::Item;
 

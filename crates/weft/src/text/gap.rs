@@ -29,8 +29,8 @@
 use generic_btree::{Cursor, LeafIndex, PreviousCache};
 use smallvec::SmallVec;
 
-use crate::error::Unit;
 use crate::id::{MarkIdx, Seq};
+use crate::unit::Unit;
 
 use super::anchors::MarkSet;
 use super::item::{Item, ANCHOR_END, STICKS_LEFT};
@@ -401,7 +401,7 @@ mod tests {
     use super::*;
     use crate::style::ExpandType;
     use crate::text::anchors::tests::Rng;
-    use crate::text::item::{char_len, utf16_len};
+    use crate::unit::{char_len, utf16_len};
 
     /// A text edited locally, with the op log's content and seqs kept by
     /// hand.

@@ -5,16 +5,18 @@ use std::mem;
 use std::ops::Range;
 
 use crate::cursor::{Cursor, Side};
-use crate::error::{Error, Result, Unit};
+use crate::error::{Error, Result};
 use crate::event::{DeltaBuf, Draft, Units};
 use crate::id::{PeerId, Seq, TextIdx};
 use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::style::{Attributes, Delta, ExpandType, StyleConfig, Value};
+use crate::unit::Unit;
 
-use super::item::{char_len, utf16_len, Item};
-use super::object::{check_attributes, Object, BLOCK_KEY_PREFIX, EMBED_CHAR};
+use super::item::Item;
 use super::view::check_range;
 use super::{Need, TextRef, TextSource, TextState};
+use crate::oplog::object::{check_attributes, Object, BLOCK_KEY_PREFIX, EMBED_CHAR};
+use crate::unit::{char_len, utf16_len};
 
 mod blocks;
 

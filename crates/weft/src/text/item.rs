@@ -4,6 +4,7 @@
 use crate::id::{MarkIdx, Seq};
 use crate::oplog::{AnchorOp, NO_CONTENT};
 use crate::style::ExpandType;
+use crate::unit::prefix_units;
 
 use super::chunk::Cache;
 
@@ -197,71 +198,11 @@ impl Item {
     }
 }
 
-/// UTF-8 bytes and UTF-16 units of the first `chars` chars of `text`.
-/// Out of line: callers take an ASCII shortcut first, and inlining this
-/// loop into them costs plain ASCII typing (B4) about 1.4% in
-/// instructions.
-#[inline(never)]
-pub(crate) fn prefix_units(text: &[u8], chars: u32) -> (u32, u32) {
-    let mut seen = 0u32;
-    let mut utf16 = 0u32;
-    // Eight bytes at a time while the char sought starts after them: the
-    // chars starting in a word are its bytes that are not continuation
-    // bytes (0b10xxxxxx), and each of those that leads four bytes
-    // (0b11110xxx) is two UTF-16 units.
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut words = text.chunks_exact(8);
-    let mut i = 0usize;
-    for word in words.by_ref() {
-        let mut bytes = [0u8; 8];
-        bytes.copy_from_slice(word);
-        let w = u64::from_le_bytes(bytes);
-        let continuation = (w & !(w << 1) & HIGH).count_ones();
-        let starts = 8 - continuation;
-        if seen + starts > chars {
-            break;
-        }
-        let four = (w & (w << 1) & (w << 2) & (w << 3) & HIGH).count_ones();
-        seen += starts;
-        utf16 += starts + four;
-        i += 8;
-    }
-    for (k, &b) in text.get(i..).unwrap_or_default().iter().enumerate() {
-        let i = i + k;
-        if b & 0xC0 != 0x80 {
-            if seen == chars {
-                return (i as u32, utf16);
-            }
-            seen += 1;
-            utf16 += if b >= 0xF0 { 2 } else { 1 };
-        }
-    }
-    (text.len() as u32, utf16)
-}
-
-/// UTF-16 length of a UTF-8 string.
-pub(crate) fn utf16_len(s: &str) -> u32 {
-    if s.is_ascii() {
-        return s.len() as u32;
-    }
-    s.as_bytes()
-        .iter()
-        .map(|&b| u32::from(b & 0xC0 != 0x80) + u32::from(b >= 0xF0))
-        .sum()
-}
-
-/// Number of chars in a UTF-8 string.
-pub(crate) fn char_len(s: &str) -> u32 {
-    if s.is_ascii() {
-        return s.len() as u32;
-    }
-    s.as_bytes().iter().filter(|&&b| b & 0xC0 != 0x80).count() as u32
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::id::NO_SEQ;
+    use crate::unit::{char_len, utf16_len};
 
     fn item(text_start: u32, text: &str) -> Item {
         Item {
@@ -290,39 +231,5 @@ mod tests {
             "b文c".as_bytes()
         );
         assert!(a.can_append(&b));
-    }
-
-    #[test]
-    fn unit_counts() {
-        assert_eq!(utf16_len("a😀b文"), 5);
-        assert_eq!(char_len("a😀b文"), 4);
-        assert_eq!(prefix_units("a😀b".as_bytes(), 2), (5, 3));
-        assert_eq!(prefix_units("ab".as_bytes(), 5), (2, 2));
-    }
-
-    /// The word-at-a-time count agrees with counting char by char, at
-    /// every prefix of mixed texts.
-    #[test]
-    fn prefix_units_match_a_char_by_char_count() {
-        let pieces = ["a", "é", "文", "😀", "\u{FFFC}", "xyzw", "\n"];
-        let mut seed = 7u64;
-        for _ in 0..300 {
-            let mut s = String::new();
-            for _ in 0..(seed % 40) {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                s.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
-            }
-            for n in 0..=s.chars().count() as u32 + 1 {
-                let bytes: usize = s.chars().take(n as usize).map(char::len_utf8).sum();
-                let utf16: usize = s.chars().take(n as usize).map(char::len_utf16).sum();
-                assert_eq!(
-                    prefix_units(s.as_bytes(), n),
-                    (bytes as u32, utf16 as u32),
-                    "{s:?} {n}"
-                );
-            }
-        }
     }
 }

@@ -44,7 +44,6 @@ mod handle;
 mod index;
 mod integrate;
 mod item;
-mod object;
 mod position;
 mod style;
 mod table;
@@ -54,9 +53,9 @@ pub use blocks::Block;
 pub(crate) use changes::render;
 pub(crate) use chunk::{Cache, TreeBuilder};
 pub use handle::Text;
-pub(crate) use item::{char_len, prefix_units, utf16_len, Item, ANCHOR_END, STICKS_LEFT};
-pub(crate) use object::{Object, Objects, BLOCK_KEY_PREFIX, EMBED_CHAR};
+pub(crate) use item::{Item, ANCHOR_END, STICKS_LEFT};
 pub(crate) use table::TextTable;
+pub(crate) use view::LoadsOnSide;
 pub use view::TextRef;
 
 use std::ops::Range;
@@ -65,8 +64,9 @@ use std::sync::OnceLock;
 use generic_btree::{BTree, LeafIndex};
 use smallvec::SmallVec;
 
-use crate::error::{Error, Result, Unit};
+use crate::error::{Error, Result};
 use crate::id::{MarkIdx, Seq, NO_SEQ};
+use crate::unit::{char_len, utf16_len, Unit};
 
 use anchors::{Anchor, AnchorTree};
 use chunk::{Chunk, ChunkTree, UnitQuery, CHUNK_CAP};

@@ -6,8 +6,8 @@ use generic_btree::{Cursor, PreviousCache};
 use crate::id::Seq;
 
 use super::chunk::Cache;
-use super::item::prefix_units;
 use super::TextState;
+use crate::unit::prefix_units;
 
 /// Where a char of a text is now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

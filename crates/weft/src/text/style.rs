@@ -6,15 +6,15 @@ use std::ops::Range;
 use generic_btree::{Cursor, LeafIndex, PreviousCache};
 use smallvec::SmallVec;
 
-use crate::error::Unit;
 use crate::id::{KeyIdx, MarkIdx, Seq, NO_SEQ};
 use crate::oplog::{AnchorOp, KeyTable, Mark};
 use crate::style::{Attributes, Delta, ExpandType, Value};
+use crate::unit::Unit;
 
 use super::anchors::{set_insert, set_remove, Anchor};
 use super::item::{Item, ANCHOR_END, STICKS_LEFT};
-use super::object::{block_attributes, Object, Objects, EMBED_CHAR};
 use super::{InsertPoint, TextState};
+use crate::oplog::object::{block_attributes, Object, Objects, EMBED_CHAR};
 
 /// Whether mark `mark` has its end anchor (a mark whose end has not
 /// arrived styles nothing).

@@ -4,11 +4,24 @@ use std::fmt;
 use std::ops::Range;
 
 use crate::cursor::{Cursor, Side};
-use crate::error::{Error, Result, Unit};
+use crate::error::{Error, Result};
 use crate::oplog::OpLog;
 use crate::style::{Attributes, Delta};
+use crate::unit::Unit;
 
 use super::{TextSource, TextState};
+
+/// What a view of a text that is not loaded yet (after a lazy snapshot
+/// import) makes its cursors with: the document, which loads the text
+/// on the side. (So this module needs nothing of the document.)
+pub(crate) trait LoadsOnSide: Sync {
+    /// The cursor at `pos` (in chars) of text `name`, loaded on the side.
+    ///
+    /// # Errors
+    ///
+    /// As [`crate::Doc::load`], and [`Error::OutOfBounds`].
+    fn cursor_loaded(&self, name: &str, pos: usize, side: Side) -> Result<Cursor>;
+}
 
 /// A read-only view of a named text of a [`crate::Doc`].
 ///
@@ -47,7 +60,7 @@ pub struct TextRef<'a> {
     lazy: Option<&'a dyn TextSource>,
     /// The document, when the view came from [`crate::Doc::get_text`]:
     /// what a read that needs the text loaded (a cursor) loads it from.
-    doc: Option<&'a crate::Doc>,
+    doc: Option<&'a dyn LoadsOnSide>,
 }
 
 impl<'a> TextRef<'a> {
@@ -66,7 +79,7 @@ impl<'a> TextRef<'a> {
     }
 
     /// The view as part of `doc` (see the field).
-    pub(crate) fn in_doc(self, doc: &'a crate::Doc) -> TextRef<'a> {
+    pub(crate) fn in_doc(self, doc: &'a dyn LoadsOnSide) -> TextRef<'a> {
         TextRef {
             doc: Some(doc),
             ..self
@@ -296,7 +309,7 @@ impl<'a> TextRef<'a> {
             let doc = self.doc.ok_or(Error::Internal {
                 what: "a view of an unloaded text outside its document",
             })?;
-            return doc.loaded_text(self.name())?.cursor(pos, side);
+            return doc.cursor_loaded(self.name(), pos, side);
         }
         let target = match side {
             Side::Before => pos.checked_sub(1),

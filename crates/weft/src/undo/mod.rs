@@ -20,12 +20,13 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::cursor::{Cursor, Side};
 use crate::doc::Doc;
-use crate::error::{Result, Unit};
+use crate::error::Result;
 use crate::event::{
     compose, transform, transform_position, transform_with, DocEvent, EventTrigger, Inverse,
     Subscription,
 };
 use crate::style::{Delta, Value};
+use crate::unit::Unit;
 
 /// A position of the selection registered for a step.
 #[derive(Debug, Clone)]

@@ -4,12 +4,13 @@
 
 use std::ops::Range;
 
-use crate::error::{Error, Result, Unit};
+use crate::error::{Error, Result};
+use crate::oplog::object::{block_key, check_attributes, Object, EMBED_CHAR};
 use crate::style::{attrs, Attributes, Delta, ExpandType, Value};
-use crate::text::item::char_len;
-use crate::text::object::{block_key, check_attributes, Object, EMBED_CHAR};
 use crate::text::view::check_range;
 use crate::text::Need;
+use crate::unit::char_len;
+use crate::unit::Unit;
 
 use super::Text;
 

@@ -11,8 +11,8 @@
 //! with block keys style nothing but markers, and markers show nothing
 //! but block keys, so paragraph formats never leak onto text.
 
+use super::{KeyTable, Mark};
 use crate::id::Seq;
-use crate::oplog::{KeyTable, Mark};
 use crate::style::{Attributes, Value};
 
 /// What an insert of U+FFFC is, beyond the char.
