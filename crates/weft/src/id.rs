@@ -40,7 +40,7 @@ pub(crate) const NO_SEQ: Seq = Seq::MAX;
 /// new run ever continues an item with it. Chars built from a snapshot's
 /// segments before its history loads have it until the history fills it
 /// in; the chars of a shallow document's trimmed root keep it (see
-/// `oplog/shallow.rs`).
+/// `oplog/trimmed.rs`).
 pub(crate) const UNKNOWN_ORIGIN: Seq = NO_SEQ - 1;
 
 /// Defines a `u32` index newtype, `$name`: `new` makes one from a plain

@@ -144,15 +144,16 @@
 //
 // layer 1: id unit platform
 // layer 2: error
-// layer 3: bytes style version
-// layer 4: cursor oplog
-// layer 5: event
-// layer 6: map text
-// layer 7: merge
-// layer 8: encoding
-// layer 9: doc
-// layer 10: presence undo
-// layer 11: fuzzing
+// layer 3: bytes value version
+// layer 4: style
+// layer 5: cursor oplog
+// layer 6: event
+// layer 7: map text
+// layer 8: merge
+// layer 9: encoding
+// layer 10: doc
+// layer 11: presence undo
+// layer 12: fuzzing
 
 mod bytes;
 mod cursor;
@@ -175,6 +176,7 @@ pub mod style;
 mod text;
 mod undo;
 mod unit;
+mod value;
 mod version;
 
 pub use cursor::{Cursor, Side};
@@ -184,10 +186,11 @@ pub use event::{DocEvent, EventTrigger, MapDiff, Subscription, TextDiff};
 pub use id::{Counter, IdSpan, Lamport, OpId, PeerId};
 pub use map::{Map, MapRef};
 pub use presence::{EphemeralEventTrigger, EphemeralStore, EphemeralStoreEvent};
-pub use style::{Attributes, Delta, ExpandType, StyleConfig, Value};
+pub use style::{Attributes, Delta, ExpandType, StyleConfig};
 pub use text::{Block, Text, TextRef};
 pub use undo::UndoManager;
 pub use unit::Unit;
+pub use value::Value;
 pub use version::{Frontiers, VersionVector};
 /// The key-value table snapshots are stored in (its error type appears in
 /// [`Error::Storage`]).

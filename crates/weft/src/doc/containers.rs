@@ -33,9 +33,10 @@ use crate::event::{apply_change, compose, diff_texts, Draft};
 use crate::id::{MapIdx, TextIdx};
 use crate::map::{Map, MapState, MapTable};
 use crate::oplog::{is_reserved, public_name, OpLog, PublicNames, REGISTERS};
-use crate::style::{Delta, Value};
+use crate::style::Delta;
 use crate::text::{Need, Text, TextSource, TextState};
 use crate::unit::Unit;
+use crate::value::Value;
 
 use super::Doc;
 

@@ -11,8 +11,9 @@ use crate::id::{Counter, IdSpan, Lamport, OpId};
 use crate::map::MapState;
 use crate::merge::Update;
 use crate::oplog::CommitInfo;
-use crate::style::{Delta, Value};
+use crate::style::Delta;
 use crate::unit::Unit;
+use crate::value::Value;
 use crate::version::{Frontiers, VersionVector};
 
 use super::Doc;

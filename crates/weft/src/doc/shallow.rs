@@ -1,6 +1,6 @@
 //! Shallow snapshots: the current state plus only the history after a
 //! version (see [`crate::ExportMode::ShallowSnapshot`] and
-//! `oplog/shallow.rs`).
+//! `oplog/trimmed.rs`).
 
 use crate::encoding;
 use crate::error::{Error, Result};

@@ -1,5 +1,5 @@
 //! A snapshot's history blocks in format version 4: the op runs of
-//! `history.rs` (same canonical runs, same kinds) written as columns,
+//! `snapshot_history.rs` (same canonical runs, same kinds) written as columns,
 //! each compressed on its own, with the origins of inserts predicted
 //! from the document order the segments already store.
 //!
@@ -38,11 +38,12 @@
 use crate::error::Result;
 use crate::id::{Seq, TextIdx, NO_SEQ};
 use crate::oplog::{OpKind, OpLog, OpRun};
-use crate::style::{ExpandType, Value};
+use crate::style::ExpandType;
+use crate::value::Value;
 
-use super::history::{seq_at, ReadKind};
 use super::snapshot::{pack, unpack_deflate, Codec, Segment};
-use super::value::{read_map_value, read_string, read_value, write_map_value, write_value};
+use super::snapshot_history::{seq_at, ReadKind};
+use super::value_bytes::{read_map_value, read_string, read_value, write_map_value, write_value};
 use crate::bytes::{unzigzag, write_bytes, write_varint, zigzag, Reader};
 
 /// Column bytes (before compression) after which a block ends: large, as
@@ -340,7 +341,7 @@ impl ColumnWriter {
 }
 
 /// Reads the runs of one version 4 block starting at seq `seq`, as
-/// [`super::history::decode_block`] reads older ones; `neighbours`
+/// [`super::snapshot_history::decode_block`] reads older ones; `neighbours`
 /// gives the predicted origins.
 pub(crate) fn decode_block(
     bytes: &[u8],

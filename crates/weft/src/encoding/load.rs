@@ -18,12 +18,12 @@ use crate::oplog::{check, origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::text::{Cache, Item, TreeBuilder, Unloaded};
 
 use super::columns::{self, Neighbours};
-use super::history::{self, ReadKind};
 use super::root::{decode_ranges, push_root};
 use super::snapshot::{
     bytes_of_chars, key, unpack_deflate, Segment, SegmentReader, Snapshot, KEY_CHANGES,
     KEY_DELETED, KEY_DELETED_LATER, KEY_HISTORY, KEY_ROOT_MAP_SETS, KEY_ROOT_MARKS, KEY_SEGMENTS,
 };
+use super::snapshot_history::{self, ReadKind};
 
 /// What [`Snapshot::load_head`] leaves: where each text's document-order
 /// text sits in the log's content. Its segments are read where they are
@@ -59,7 +59,7 @@ impl Snapshot {
         let meta = &self.meta;
         let mut log = OpLog::default();
         let changes = self.store.get(KEY_CHANGES).ok_or(bad("change table"))?;
-        history::decode_changes(
+        snapshot_history::decode_changes(
             &self.unpack(changes, "change table")?,
             &meta.peers,
             &mut log,
@@ -181,13 +181,16 @@ impl Snapshot {
         let mut later = Vec::new();
         if self.trimmed > 0 {
             let marks = self.store.get(KEY_ROOT_MARKS).ok_or(bad("root marks"))?;
-            let marks = history::read_root_marks(&self.unpack(marks, "root marks")?, self.trimmed)?;
+            let marks = snapshot_history::read_root_marks(
+                &self.unpack(marks, "root marks")?,
+                self.trimmed,
+            )?;
             later = match self.store.get(KEY_DELETED_LATER) {
                 Some(value) => decode_ranges(&self.unpack(value, "deleted later")?, self.trimmed)?,
                 None => Vec::new(),
             };
             let sets = match self.store.get(KEY_ROOT_MAP_SETS) {
-                Some(value) => super::maps::read_root_sets(
+                Some(value) => super::snapshot_maps::read_root_sets(
                     &self.unpack(value, "root map ops")?,
                     self.trimmed,
                     self.map_names.len(),
@@ -231,15 +234,15 @@ impl Snapshot {
                 Some(neighbours) => {
                     columns::decode_block(&block, seq, ops, (n as u32, maps), neighbours, push)?
                 }
-                None => history::decode_block(&block, seq, ops, (n as u32, maps), push)?,
+                None => snapshot_history::decode_block(&block, seq, ops, (n as u32, maps), push)?,
             };
             if end == seq {
                 return Err(bad("history block"));
             }
             seq = end;
         }
-        if let Some(value) = self.store.get(super::maps::KEY_EMBEDS) {
-            super::maps::read_embeds(&self.unpack(value, "embeds")?, ops, &mut side)?;
+        if let Some(value) = self.store.get(super::snapshot_maps::KEY_EMBEDS) {
+            super::snapshot_maps::read_embeds(&self.unpack(value, "embeds")?, ops, &mut side)?;
         }
         if cursor.handed_out != total || cursor.deleted_at != deleted.len() {
             return Err(bad("snapshot history"));
@@ -879,7 +882,7 @@ mod tests {
         log.reserve_local(1, 8)?;
         let text = TextIdx::new(0);
         let expand = crate::style::ExpandType::After;
-        let mark = log.start_mark("bold", crate::style::Value::Bool(true), expand, 0);
+        let mark = log.start_mark("bold", crate::value::Value::Bool(true), expand, 0);
         log.push_op_unmerged(OpRun {
             seq: 0,
             len: 1,
@@ -938,7 +941,7 @@ mod tests {
             left,
             right,
             key: "bold".into(),
-            value: crate::style::Value::Bool(true),
+            value: crate::value::Value::Bool(true),
             expand: crate::style::ExpandType::After,
         };
         assert!(push(4, 1, start(NO_SEQ, 2)).is_ok());

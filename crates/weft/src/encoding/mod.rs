@@ -193,7 +193,7 @@
 //! The change table stays whole, so the root's op ids still map to seqs
 //! (new ops name root chars as origins and delete targets). A loader
 //! stands in for the root's op runs with what the segments and "k" say
-//! (see `oplog/shallow.rs` for why nothing needs more).
+//! (see `oplog/trimmed.rs` for why nothing needs more).
 //!
 //! Seqs number the ops in history order (the order the blocks list them,
 //! which a loading document keeps). The text of the inserts is stored once,
@@ -230,18 +230,18 @@
 )]
 
 mod columns;
-mod commits;
-mod history;
+mod commit_infos;
 mod load;
 mod lz4hc;
-mod maps;
 mod root;
 #[cfg(test)]
 mod sizes;
 mod snapshot;
+mod snapshot_history;
+mod snapshot_maps;
 mod updates;
-pub(crate) mod value;
-mod versions;
+pub(crate) mod value_bytes;
+mod version_bytes;
 
 pub(crate) use load::{Head, Loaded};
 pub(crate) use snapshot::{Meta, Snapshot};

@@ -8,9 +8,9 @@ use crate::error::{Error, Result};
 use crate::id::{Seq, TextIdx, NO_SEQ, UNKNOWN_ORIGIN};
 use crate::oplog::{check, OpKind, OpLog, OpRun};
 
-use super::history;
 use super::load::{push_insert, run_at, SegmentCursor};
-use super::maps::RootSet;
+use super::snapshot_history;
+use super::snapshot_maps::RootSet;
 use crate::bytes::{bounded_capacity, write_varint, Reader};
 
 /// The chars below `trimmed` (a shallow snapshot's root) visible at the
@@ -65,7 +65,7 @@ pub(super) fn decode_ranges(value: &[u8], limit: Seq) -> Result<Vec<Range<Seq>>>
 /// Puts stand-in op runs for a shallow snapshot's trimmed root (the seqs
 /// below `trimmed`) into `log` (which holds no run yet), from the
 /// segments the cursor walks: inserts without origins (see
-/// `oplog/shallow.rs`), the anchors of the root's `marks` with their
+/// `oplog/trimmed.rs`), the anchors of the root's `marks` with their
 /// glue, its map ops that still win (`sets`) as themselves, and for the
 /// seqs no segment holds (deletes, map ops that lost) delete runs
 /// without targets. Checks the marks' anchors and glue as the history's.
@@ -73,7 +73,7 @@ pub(super) fn push_root(
     log: &mut OpLog,
     cursor: &mut SegmentCursor<'_>,
     trimmed: Seq,
-    (marks, sets): (&[history::RootMark], &[RootSet]),
+    (marks, sets): (&[snapshot_history::RootMark], &[RootSet]),
     later: &[Range<Seq>],
     doc_index: &[TextIdx],
 ) -> Result<()> {

@@ -22,8 +22,8 @@ use crate::unit::prefix_units;
 use crate::version::{Frontiers, VersionVector};
 
 use super::columns::{ColumnWriter, Neighbours};
-use super::history;
 use super::root::{deleted_later, encode_ranges};
+use super::snapshot_history;
 use crate::bytes::{
     bounded_capacity, peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader,
 };
@@ -334,14 +334,14 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]], trimmed:
     peers.sort_unstable();
     let peer_index = |p: PeerId| peers.binary_search(&p).unwrap_or(0) as u64;
     if trimmed > 0 {
-        if let Some(value) = super::maps::write_root_sets(log, trimmed) {
+        if let Some(value) = super::snapshot_maps::write_root_sets(log, trimmed) {
             add(&mut w, KEY_ROOT_MAP_SETS, &stored(&value));
         }
     }
     add(
         &mut w,
         KEY_CHANGES,
-        &stored(&history::encode_changes(log, peer_index)),
+        &stored(&snapshot_history::encode_changes(log, peer_index)),
     );
     // The deleted text, so that a document opened from the snapshot can
     // show, fork and diff every version.
@@ -374,7 +374,7 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]], trimmed:
     drop(all_segments);
     let mut block = ColumnWriter::new();
     let mut block_start = trimmed;
-    for run in history::CanonicalRuns::from_seq(log, trimmed) {
+    for run in snapshot_history::CanonicalRuns::from_seq(log, trimmed) {
         block.push(log, &run, &mut neighbours);
         if block.is_full() {
             add(
@@ -395,18 +395,18 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]], trimmed:
 
     if log.has_commit_infos() {
         let mut value = Vec::new();
-        super::commits::write_infos(&mut value, log.commit_infos());
+        super::commit_infos::write_infos(&mut value, log.commit_infos());
         add(&mut w, KEY_COMMITS, &stored(&value));
     }
     if trimmed > 0 {
         add(
             &mut w,
             KEY_ROOT_MARKS,
-            &stored(&history::write_root_marks(log, trimmed)),
+            &stored(&snapshot_history::write_root_marks(log, trimmed)),
         );
     }
     add(&mut w, KEY_META, &encode_meta(log, &peers, &metas));
-    super::maps::write_entries(log, |k, v| add(&mut w, k, &stored(&v)));
+    super::snapshot_maps::write_entries(log, |k, v| add(&mut w, k, &stored(&v)));
     if !pending.is_empty() {
         // Sorted and deduplicated: the same pending set gives the same
         // bytes whatever order it arrived in.
@@ -615,7 +615,7 @@ impl Snapshot {
     /// Whether it holds embeds (they are read from its history: a
     /// document opened from it loads at once).
     pub fn has_embeds(&self) -> bool {
-        self.store.get(super::maps::KEY_EMBEDS).is_some()
+        self.store.get(super::snapshot_maps::KEY_EMBEDS).is_some()
     }
 
     /// Reads the table of a snapshot body (whose checksum the caller
@@ -667,7 +667,7 @@ impl Snapshot {
         let commits = match store.get(KEY_COMMITS) {
             Some(value) if version >= 2 => {
                 let value = decompress(value, "commit infos")?;
-                super::commits::read_infos(&mut Reader::new(&value, 0))?
+                super::commit_infos::read_infos(&mut Reader::new(&value, 0))?
             }
             Some(_) => {
                 return Err(Error::Malformed {
@@ -683,7 +683,7 @@ impl Snapshot {
             }
             None => Vec::new(),
         };
-        let map_names = super::maps::read_entries(&store, version)?;
+        let map_names = super::snapshot_maps::read_entries(&store, version)?;
         Ok(Snapshot {
             store,
             meta,

@@ -11,11 +11,12 @@ use crate::error::{Error, Result};
 use crate::id::{Counter, MapIdx, OpId, PeerId, Seq, TextIdx, NO_SEQ};
 use crate::merge::{MapWrite, MarkSet, Update, UpdateChange, UpdateKind, UpdateRun};
 use crate::oplog::{Change, CommitInfo, OpKind, OpLog, OpRun, NO_CONTENT};
-use crate::style::{ExpandType, Value};
+use crate::style::ExpandType;
 use crate::text::TextTable;
 use crate::unit::char_len;
+use crate::value::Value;
 
-use super::value::{
+use super::value_bytes::{
     read_map_value, read_object_ref, read_object_table, read_string, read_value, write_map_value,
     write_value, ObjectTable,
 };
@@ -190,7 +191,7 @@ pub(crate) fn encode_body(
     };
     if version >= 2 {
         let mut section = Vec::new();
-        super::commits::write_infos(&mut section, infos.iter().copied());
+        super::commit_infos::write_infos(&mut section, infos.iter().copied());
         write_bytes(&mut body, &section);
     }
     if version >= 3 {
@@ -506,7 +507,7 @@ pub(crate) fn decode_body(body: &[u8], version: u8) -> Result<Update> {
         Cow::Borrowed(std::str::from_utf8(content_bytes).map_err(utf8_error)?)
     };
     let commits = if version >= 2 {
-        super::commits::read_infos(&mut r.section()?)?
+        super::commit_infos::read_infos(&mut r.section()?)?
     } else {
         Vec::new()
     };

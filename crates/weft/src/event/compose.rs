@@ -5,8 +5,9 @@
 use std::collections::btree_map::Entry;
 
 use crate::error::{Error, Result};
-use crate::style::{Attributes, Delta, Value};
+use crate::style::{Attributes, Delta};
 use crate::unit::Unit;
+use crate::value::Value;
 
 /// Length of `s` in `unit`.
 pub(crate) fn units(s: &str, unit: Unit) -> usize {

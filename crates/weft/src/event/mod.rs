@@ -21,8 +21,9 @@ use std::collections::BTreeMap;
 use crate::error::Result;
 use crate::id::{MapIdx, TextIdx};
 use crate::oplog::MapNames;
-use crate::style::{Attributes, Delta, Value};
+use crate::style::{Attributes, Delta};
 use crate::unit::Unit;
+use crate::value::Value;
 
 pub(crate) use compose::{
     apply_change, attribute_changes, compose, diff_texts, normalize, transform, transform_position,

@@ -8,9 +8,9 @@
 //! greatest wins, deletes included: a delete is kept as a stamped
 //! tombstone, so a late, older write cannot bring the key back.
 
-mod handle;
+mod handles;
 
-pub use handle::{Map, MapRef};
+pub use handles::{Map, MapRef};
 
 use im::ordmap::DiffItem;
 use im::OrdMap;
@@ -18,7 +18,7 @@ use im::OrdMap;
 use crate::event::KeyChange;
 use crate::id::{Lamport, MapIdx, PeerId};
 use crate::oplog::OpLog;
-use crate::style::Value;
+use crate::value::Value;
 
 /// The winning write of one key.
 #[derive(Debug, Clone, PartialEq)]

@@ -21,7 +21,7 @@ use crate::unit::{char_len, utf16_len};
 use crate::event::Draft;
 use crate::map::MapTable;
 
-use super::events;
+use super::deltas;
 use super::linear::Linear;
 use super::plan::{Plan, PlannedOp};
 use super::update::Update;
@@ -57,7 +57,7 @@ pub(crate) fn apply(
         .map(|i| log.known_end(i.peer))
         .collect();
     let mut added = Vec::new();
-    let watch = draft.is_some().then(|| events::watch(log, texts, &plan));
+    let watch = draft.is_some().then(|| deltas::watch(log, texts, &plan));
     for name in &plan.new_texts {
         texts.find_or_create(name);
     }
@@ -230,7 +230,7 @@ pub(crate) fn apply(
     }
     drop_focus(texts);
     if let (Some(draft), Some(watch)) = (draft, watch) {
-        events::record(watch, log, texts, draft);
+        deltas::record(watch, log, texts, draft);
         for (map, key, change) in map_changes {
             draft.add_map(map, &key, change);
         }

@@ -13,7 +13,7 @@
 
 mod apply;
 mod bits;
-mod events;
+mod deltas;
 mod inbox;
 mod linear;
 mod pending;

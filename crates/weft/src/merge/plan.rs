@@ -540,7 +540,7 @@ pub(crate) fn plan_parts(
         };
         if log.trimmed().is_some() {
             // A shallow document merges only changes made on top of its
-            // whole root (see `oplog/shallow.rs`).
+            // whole root (see `oplog/trimmed.rs`).
             let past: SmallVec<[Seq; 2]> = if skip > 0 {
                 let prev = OpId::new(change.peer, counter - 1);
                 log.id_to_seq(prev).into_iter().collect()

@@ -11,8 +11,9 @@ use crate::error::{Error, Result};
 use crate::id::{Counter, OpId, PeerId, Seq, TextIdx, NO_SEQ};
 use crate::oplog::Object;
 use crate::oplog::{CommitInfo, OpKind, OpLog, OpRun};
-use crate::style::{ExpandType, Value};
+use crate::style::ExpandType;
 use crate::text::{TextState, TextTable};
+use crate::value::Value;
 use crate::version::VersionVector;
 
 /// A decoded update, validated for structure but not yet against a

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::id::{Lamport, MapIdx, PeerId, Seq};
-use crate::style::Value;
+use crate::value::Value;
 
 /// One map op: `key` of map `map` set to `value`, or deleted (`None`).
 /// Ops on one key are ordered by `(lamport, peer)`: the greatest wins,

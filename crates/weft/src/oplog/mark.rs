@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 
 use crate::id::{KeyIdx, Lamport, PeerId, Seq};
-use crate::style::{ExpandType, Value};
+use crate::style::ExpandType;
+use crate::value::Value;
 
 /// A mark: key = value over the chars between its two anchors.
 #[derive(Debug, Clone, PartialEq)]

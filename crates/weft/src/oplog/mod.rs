@@ -21,8 +21,8 @@ mod mark;
 mod missing;
 pub(crate) mod object;
 mod op;
-mod shallow;
-pub(crate) use shallow::minus;
+mod trimmed;
+pub(crate) use trimmed::minus;
 mod versions;
 
 pub(crate) use change::Change;
@@ -43,7 +43,8 @@ use crate::id::{
     Counter, IdSpan, Lamport, MapIdx, MapSetIdx, MarkIdx, OpId, PeerId, PeerIdx, Seq, TextIdx,
     NO_SEQ,
 };
-use crate::style::{ExpandType, Value};
+use crate::style::ExpandType;
+use crate::value::Value;
 use crate::version::{Frontiers, VersionVector};
 
 /// Peer ids in order of first appearance, with a reverse index.
@@ -127,7 +128,7 @@ pub(crate) struct OpLog {
     /// Messages and timestamps of the commits given one.
     commit_infos: commits::CommitInfos,
     /// Set in a shallow document: the history it trimmed.
-    trimmed: Option<Box<shallow::Trimmed>>,
+    trimmed: Option<Box<trimmed::Trimmed>>,
 }
 
 impl OpLog {

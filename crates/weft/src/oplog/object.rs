@@ -13,7 +13,8 @@
 
 use super::{KeyTable, Mark};
 use crate::id::Seq;
-use crate::style::{Attributes, Value};
+use crate::style::Attributes;
+use crate::value::Value;
 
 /// What an insert of U+FFFC is, beyond the char.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,7 +21,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use crate::error::Result;
-use crate::style::Value;
+use crate::value::Value;
 
 pub use event::{EphemeralEventTrigger, EphemeralStoreEvent};
 
@@ -61,7 +61,7 @@ fn tie_break(value: Option<&Value>) -> Vec<u8> {
     let mut out = Vec::new();
     if let Some(v) = value {
         out.push(1);
-        crate::encoding::value::write_value(&mut out, v);
+        crate::encoding::value_bytes::write_value(&mut out, v);
     }
     out
 }

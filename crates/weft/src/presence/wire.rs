@@ -8,7 +8,7 @@
 //!      varint clock                (>= 1)
 //!      varint timestamp            (ms since the Unix epoch, the writer's)
 //!      u8 0 = deleted, 1 = a value follows in the layout of
-//!         `encoding/value.rs` (the one marks use)
+//!         `encoding/value_bytes.rs` (the one marks use)
 //! u32 LE  checksum: low 32 bits of the xxh3-64 of everything before
 //! ```
 //!
@@ -24,9 +24,9 @@
 )]
 
 use crate::bytes::{bounded_capacity, open_framed, write_bytes, write_checksum, write_varint};
-use crate::encoding::value::{read_string, read_value, write_value};
+use crate::encoding::value_bytes::{read_string, read_value, write_value};
 use crate::error::Result;
-use crate::style::Value;
+use crate::value::Value;
 
 /// First byte of encoded presence state.
 const MAGIC: u8 = 0xC8;

@@ -25,10 +25,7 @@
 //! overlapping comments by several people use distinct keys
 //! (`comment:<id>`) and all survive.
 
-mod value;
-
-pub use value::Value;
-pub(crate) use value::MAX_VALUE_DEPTH;
+pub use crate::value::Value;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

@@ -9,8 +9,9 @@ use crate::error::{Error, Result};
 use crate::event::{DeltaBuf, Draft, Units};
 use crate::id::{PeerId, Seq, TextIdx};
 use crate::oplog::{OpKind, OpLog, OpRun};
-use crate::style::{Attributes, Delta, ExpandType, StyleConfig, Value};
+use crate::style::{Attributes, Delta, ExpandType, StyleConfig};
 use crate::unit::Unit;
+use crate::value::Value;
 
 use super::item::Item;
 use super::view::check_range;
@@ -18,7 +19,7 @@ use super::{Need, TextRef, TextSource, TextState};
 use crate::oplog::object::{check_attributes, Object, BLOCK_KEY_PREFIX, EMBED_CHAR};
 use crate::unit::{char_len, utf16_len};
 
-mod blocks;
+mod block_edits;
 
 /// A named text of a [`crate::Doc`], borrowed for reading and editing.
 ///

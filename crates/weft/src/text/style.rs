@@ -8,8 +8,9 @@ use smallvec::SmallVec;
 
 use crate::id::{KeyIdx, MarkIdx, Seq, NO_SEQ};
 use crate::oplog::{AnchorOp, KeyTable, Mark};
-use crate::style::{Attributes, Delta, ExpandType, Value};
+use crate::style::{Attributes, Delta, ExpandType};
 use crate::unit::Unit;
+use crate::value::Value;
 
 use super::anchors::{set_insert, set_remove, Anchor};
 use super::item::{Item, ANCHOR_END, STICKS_LEFT};

@@ -25,8 +25,9 @@ use crate::event::{
     compose, transform, transform_position, transform_with, DocEvent, EventTrigger, Inverse,
     Subscription,
 };
-use crate::style::{Delta, Value};
+use crate::style::Delta;
 use crate::unit::Unit;
+use crate::value::Value;
 
 /// A position of the selection registered for a step.
 #[derive(Debug, Clone)]

@@ -39,9 +39,10 @@
 use crate::error::Result;
 use crate::id::{PeerId, Seq, TextIdx, NO_SEQ};
 use crate::oplog::{OpKind, OpLog, OpRun};
-use crate::style::{ExpandType, Value};
+use crate::style::ExpandType;
+use crate::value::Value;
 
-use super::value::{read_map_value, read_string, read_value, write_value};
+use super::value_bytes::{read_map_value, read_string, read_value, write_value};
 use crate::bytes::{bounded_capacity, peer_at, unzigzag, write_bytes, write_varint, Reader};
 
 const INSERT: u8 = 0;

@@ -1,5 +1,5 @@
 //! [`Value`]: the value of a style (the `true` of `bold: true`, the URL of a
-//! link).
+//! link), of a map entry, of an embed and of a presence key.
 
 use std::collections::BTreeMap;
 

@@ -10,11 +10,11 @@ use std::collections::BTreeMap;
 
 use crate::error::Result;
 use crate::oplog::Object;
-use crate::style::Value;
+use crate::value::Value;
 
 use crate::bytes::{bounded_capacity, unzigzag, write_bytes, write_varint, zigzag, Reader};
 
-pub(crate) use crate::style::MAX_VALUE_DEPTH as MAX_DEPTH;
+pub(crate) use crate::value::MAX_VALUE_DEPTH as MAX_DEPTH;
 
 /// Appends `value` to `out`.
 pub(crate) fn write_value(out: &mut Vec<u8>, value: &Value) {

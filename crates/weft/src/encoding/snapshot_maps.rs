@@ -25,11 +25,11 @@ use std::collections::BTreeMap;
 use crate::error::{Error, Result};
 use crate::id::{MapIdx, Seq};
 use crate::oplog::{MapSet, OpLog};
-use crate::style::Value;
+use crate::value::Value;
 
 use weft_kv::MemKvStore;
 
-use super::value::{
+use super::value_bytes::{
     read_map_value, read_object_ref, read_object_table, read_string, write_map_value, ObjectTable,
 };
 use crate::bytes::{bounded_capacity, write_bytes, write_varint, Reader};

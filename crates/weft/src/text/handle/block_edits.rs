@@ -6,11 +6,12 @@ use std::ops::Range;
 
 use crate::error::{Error, Result};
 use crate::oplog::object::{block_key, check_attributes, Object, EMBED_CHAR};
-use crate::style::{attrs, Attributes, Delta, ExpandType, Value};
+use crate::style::{attrs, Attributes, Delta, ExpandType};
 use crate::text::view::check_range;
 use crate::text::Need;
 use crate::unit::char_len;
 use crate::unit::Unit;
+use crate::value::Value;
 
 use super::Text;
 

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::event::Draft;
 use crate::id::{MapIdx, PeerId};
 use crate::oplog::OpLog;
-use crate::style::Value;
+use crate::value::Value;
 
 use super::MapState;
 
