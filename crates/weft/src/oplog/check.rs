@@ -32,13 +32,19 @@ pub(crate) trait Earlier {
     /// Whether the ops `seqs` (a non-empty range) are all inserts into
     /// `text`.
     fn inserts_into(&self, seqs: Range<Seq>, text: TextIdx) -> bool;
+
+    /// Whether op `seq` is an insert into `text`.
+    #[inline(always)]
+    fn insert_into(&self, seq: Seq, text: TextIdx) -> bool {
+        self.inserts_into(seq..seq + 1, text)
+    }
 }
 
 /// Whether `origin` may be the origin of op `op` of `text`: none
 /// ([`NO_SEQ`]), or a char of `text` made before `op`.
 #[inline(always)]
 pub(crate) fn origin(earlier: &impl Earlier, origin: Seq, text: TextIdx, op: Seq) -> bool {
-    origin == NO_SEQ || (origin < op && earlier.inserts_into(origin..origin + 1, text))
+    origin == NO_SEQ || (origin < op && earlier.insert_into(origin, text))
 }
 
 /// Whether the chars `seqs` may be deleted by delete op `op` of `text`:
@@ -97,6 +103,14 @@ impl Earlier for OpLog {
             }
         }
         true
+    }
+
+    #[inline]
+    fn insert_into(&self, seq: Seq, text: TextIdx) -> bool {
+        // The run found holds `seq` (or there is none).
+        self.ops()
+            .get(self.op_index_recent(seq))
+            .is_some_and(|r| r.text == text && matches!(r.kind, OpKind::Insert { .. }))
     }
 }
 
