@@ -36,6 +36,10 @@ CREATE TABLE IF NOT EXISTS weft_documents (
     next_seq BIGINT NOT NULL DEFAULT 1,
     snapshot_generation BIGINT NOT NULL DEFAULT 0
 );
+-- Every update row with seq <= covered_through was folded into the
+-- snapshot and deleted (see READ); 0 before the first compaction and in
+-- databases written before the column existed.
+ALTER TABLE weft_documents ADD COLUMN IF NOT EXISTS covered_through BIGINT NOT NULL DEFAULT 0;
 CREATE TABLE IF NOT EXISTS weft_snapshots (
     doc BIGINT PRIMARY KEY,
     generation BIGINT NOT NULL,
@@ -121,14 +125,22 @@ const APPEND_LOCK: &str =
 /// would copy the snapshot's bytes once more (measured: a cold load took
 /// 1.8x one plain query for the snapshot); [`Postgres::read`] orders the
 /// rows.
+///
+/// The rows' index scan starts after `covered_through`: the rows a
+/// compaction deleted stay in the index as dead entries until the table
+/// is vacuumed, and a full load of compacted B4 walked all 9,992 of them
+/// (41 index pages, 0.24 ms of a 0.34 ms execution, `EXPLAIN ANALYZE`).
+/// No live row sits below it: compaction deletes every row it read, and
+/// it reads every row up to the highest it sees (a row is numbered, under
+/// the document's lock, only after the rows below it committed).
 const READ: &str = "
-WITH d AS (SELECT key, epoch, snapshot_generation FROM weft_documents WHERE id = $1)
+WITH d AS (SELECT key, epoch, snapshot_generation, covered_through FROM weft_documents WHERE id = $1)
 SELECT 0 AS kind, d.key AS n, d.epoch, d.snapshot_generation, s.checksum,
        CASE WHEN $3::bool THEN s.bytes END, s.covers
 FROM d LEFT JOIN weft_snapshots s ON s.doc = d.key AND d.snapshot_generation > 0
 UNION ALL
 SELECT 1, u.seq, NULL::bytea, NULL::bigint, u.checksum, u.bytes, NULL::bytea
-FROM d JOIN weft_updates u ON u.doc = d.key AND u.seq > $2";
+FROM d JOIN weft_updates u ON u.doc = d.key AND u.seq > greatest($2, d.covered_through)";
 
 /// A connection and the statements prepared on it.
 struct Conn {
@@ -393,11 +405,14 @@ impl Backend for Postgres {
                 ],
             )?;
             // The rows it deletes may be a document's last ones: next_seq
-            // keeps the numbers of later appends above them.
+            // keeps the numbers of later appends above them. Reads skip
+            // the deleted rows' dead index entries (see READ).
             let last = c.covered.iter().copied().max().unwrap_or(0);
             tx.execute(
                 "UPDATE weft_documents SET snapshot_generation = $2,
-                     next_seq = greatest(next_seq, $3::bigint + 1) WHERE key = $1",
+                     next_seq = greatest(next_seq, $3::bigint + 1),
+                     covered_through = greatest(covered_through, $3::bigint)
+                 WHERE key = $1",
                 &[&c.key, &to_sql_u64(new), &to_sql_u64(last)],
             )?;
             let covered: Vec<i64> = c.covered.iter().map(|&s| to_sql_u64(s)).collect();
