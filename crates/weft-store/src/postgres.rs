@@ -15,6 +15,14 @@
 //! compaction per document runs at a time: a session advisory lock on the
 //! document's key, held from its read to its write. Connections that break
 //! (a server restart) are dropped and opened again at the next use.
+//!
+//! A load is one prepared statement in one round trip, with binary
+//! results, and snapshots are stored uncompressed (`SET STORAGE
+//! EXTERNAL`: Weft compresses what is worth it). Its floor is the query
+//! itself: over a unix socket on the test machine, the simplest query
+//! returning compacted B4's 118 KB snapshot took 0.56-0.62 ms, 8.4-9.5x
+//! importing that snapshot from memory, and a load 1.3-1.5x that query
+//! plus the import (`examples --bin store -- --what open`).
 
 use std::collections::HashMap;
 use std::ops::{Deref, DerefMut};
