@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release -p examples --bin store -- [TRACE] [--appends N] [--runs R] [--dir DIR]
-//! cargo run --release -p examples --features postgres --bin store -- --postgres "host=... dbname=..."
+//! cargo run --release -p examples --features postgres --bin store -- --postgres "host=... dbname=..." [--no-sqlite]
 //! ```
 //!
 //! - **Durable appends per second** of one-keystroke updates with 1 and 8
@@ -17,11 +17,14 @@
 //!   rounds, and the medians of the rates and of the rounds' ratios are
 //!   printed (this machine's fsync cost swings by 10x within minutes).
 //! - **Open**: the trace typed as about 10,000 updates (one per 26
-//!   patches for B4), appended, then compacted; a fresh store opens the
-//!   document and reads its text, against importing the same snapshot
-//!   from memory and reading the text, and against the floor of any load
-//!   from that database: one plain query for the snapshot's bytes, then
-//!   the same import. Medians of `--runs` (default 5).
+//!   patches for B4), appended, then compacted; a store with an empty
+//!   cache opens the document and reads its text, against importing the
+//!   same snapshot from memory and reading the text; against the
+//!   physical floor of any load from that database, the simplest query
+//!   returning the snapshot's bytes (one prepared SELECT by id); and
+//!   against that query followed by the same import. Each of 20 x
+//!   `--runs` rounds times every variant once, the variants taking
+//!   turns at going first; medians, and medians of the rounds' ratios.
 //! - **Compaction** of those rows: time, snapshot bytes, bytes on disk
 //!   before and after.
 //!
@@ -35,13 +38,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use examples::time_runs;
 use traces::Trace;
 use weft::{Doc, ExportMode};
 use weft_store::{Store, StoreOptions};
 
 const USAGE: &str = "\
-usage: store [TRACE.json.gz] [--appends N] [--runs R] [--dir DIR] [--postgres CONFIG]
+usage: store [TRACE.json.gz] [--appends N] [--runs R] [--dir DIR] [--postgres CONFIG] [--no-sqlite]
+             [--what appends|open|all]
 
 Durable append rates (1 and 8 writers) against plain inserts, opening a compacted B4 document
 against importing its snapshot from memory, and compaction time and bytes on disk.";
@@ -55,6 +58,9 @@ struct Args {
     runs: usize,
     dir: Option<PathBuf>,
     postgres: Option<String>,
+    sqlite: bool,
+    /// Run the append rates (`appends`), the open (`open`) or both.
+    what: String,
 }
 
 fn parse_args() -> Result<Args, Box<dyn Error>> {
@@ -64,6 +70,8 @@ fn parse_args() -> Result<Args, Box<dyn Error>> {
         runs: 5,
         dir: None,
         postgres: None,
+        sqlite: true,
+        what: "all".to_owned(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -76,9 +84,14 @@ fn parse_args() -> Result<Args, Box<dyn Error>> {
             "--runs" => args.runs = it.next().ok_or(USAGE)?.parse()?,
             "--dir" => args.dir = Some(it.next().ok_or(USAGE)?.into()),
             "--postgres" => args.postgres = Some(it.next().ok_or(USAGE)?),
+            "--no-sqlite" => args.sqlite = false,
+            "--what" => args.what = it.next().ok_or(USAGE)?,
             _ if !a.starts_with("--") => args.trace = a.into(),
             _ => return Err(format!("unknown option {a}\n{USAGE}").into()),
         }
+    }
+    if !["appends", "open", "all"].contains(&args.what.as_str()) {
+        return Err(format!("--what takes appends, open or all\n{USAGE}").into());
     }
     Ok(args)
 }
@@ -365,54 +378,96 @@ fn b4(target: &Target, trace: &Trace, args: &Args) -> Result<(), Box<dyn Error>>
     );
 
     let snapshot = doc.export(ExportMode::Snapshot)?;
-    let (memory, len_memory) = time_runs(args.runs, || {
-        let mut d = Doc::new();
-        d.import(&snapshot)
-            .map(|_| d.get_text("text").map_or(0, |t| t.to_string().len()))
-    });
+    // A connection each, so that every variant's server process has sat
+    // idle for a round when its query comes, as the store's has: a
+    // connection queried twice in a row answers the second time faster.
+    let mut floor_reader = target.plain_reader(&id)?;
     let mut reader = target.plain_reader(&id)?;
-    let (plain, len_plain) = time_runs(args.runs, || -> Result<usize, Box<dyn Error>> {
-        let bytes = reader()?;
-        let mut d = Doc::new();
-        d.import(&bytes)?;
-        Ok(d.get_text("text").map_or(0, |t| t.to_string().len()))
-    });
     let store = target.open(StoreOptions::new().compaction_ratio(None))?;
-    let (open, len_open) = time_runs(args.runs, || -> Result<usize, Box<dyn Error>> {
-        store.clear_cache(); // a cold load: read from the database
-        Ok(store.read(&id, |d| {
+    // Each round times every variant once, back to back, so that a busy
+    // phase of the machine costs them all alike; medians of the rounds.
+    let (mut memory, mut floor, mut plain, mut open, mut cold) =
+        (vec![], vec![], vec![], vec![], vec![]);
+    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
+    for round in 0..args.runs.max(1) * 20 {
+        // The variants take turns at going first: the first query after
+        // a pause is slower (the server process and the CPU caches are
+        // cold), whichever it is.
+        for turn in 0..4 {
+            let t = Instant::now();
+            let len = match (round + turn) % 4 {
+                0 => {
+                    let mut d = Doc::new();
+                    d.import(&snapshot)?;
+                    let len = d.get_text("text").map_or(0, |t| t.to_string().len());
+                    memory.push(ms(t));
+                    len
+                }
+                1 => {
+                    let bytes = floor_reader()?;
+                    floor.push(ms(t));
+                    if bytes.len() != snapshot.len() {
+                        return Err("the stored snapshot's length differs".into());
+                    }
+                    text.len()
+                }
+                2 => {
+                    let bytes = reader()?;
+                    let mut d = Doc::new();
+                    d.import(&bytes)?;
+                    let len = d.get_text("text").map_or(0, |t| t.to_string().len());
+                    plain.push(ms(t));
+                    len
+                }
+                _ => {
+                    store.clear_cache(); // a cold load: read from the database
+                    let t = Instant::now();
+                    let len = store.read(&id, |d| {
+                        d.get_text("text").map_or(0, |t| t.to_string().len())
+                    })?;
+                    open.push(ms(t));
+                    len
+                }
+            };
+            if len != text.len() {
+                return Err("a read text has the wrong length".into());
+            }
+        }
+
+        let t = Instant::now();
+        let fresh = target.open(StoreOptions::new().compaction_ratio(None))?;
+        let len_cold = fresh.read(&id, |d| {
             d.get_text("text").map_or(0, |t| t.to_string().len())
-        })?)
-    });
-    let (cold, len_cold) = time_runs(args.runs, || -> Result<usize, Box<dyn Error>> {
-        let store = target.open(StoreOptions::new().compaction_ratio(None))?;
-        Ok(store.read(&id, |d| {
-            d.get_text("text").map_or(0, |t| t.to_string().len())
-        })?)
-    });
-    if len_memory? != text.len()
-        || len_open? != text.len()
-        || len_cold? != text.len()
-        || len_plain? != text.len()
-    {
-        return Err("a read text has the wrong length".into());
+        })?;
+        cold.push(ms(t));
+        drop(fresh);
+        if len_cold != text.len() {
+            return Err("a read text has the wrong length".into());
+        }
     }
+    let rounds = memory.len();
+    let ratio = |a: &[f64], b: &[f64]| median(a.iter().zip(b).map(|(x, y)| x / y).collect());
     println!(
-        "  load the stored document (cache empty) and read its text: {:.2} ms, import the snapshot from memory and read it: {:.2} ms: {:.2}x (medians of {})",
-        open.median,
-        memory.median,
-        open.median / memory.median,
-        args.runs
+        "  load the stored document (cache empty) and read its text: {:.3} ms; import the snapshot ({} bytes) from memory and read it: {:.3} ms: {:.2}x (medians of {rounds} rounds, each timing every variant once, taking turns at going first)",
+        median(open.clone()),
+        snapshot.len(),
+        median(memory.clone()),
+        ratio(&open, &memory),
     );
     println!(
-        "  the floor of any load from this database: read the snapshot's bytes with one plain query, import and read: {:.2} ms; the store's load is {:.2}x that",
-        plain.median,
-        open.median / plain.median
+        "  the physical floor: the simplest query returning the snapshot's bytes (one prepared SELECT by id on a connection of the same kind), nothing else: {:.3} ms = {:.2}x the import from memory",
+        median(floor.clone()),
+        ratio(&floor, &memory),
     );
     println!(
-        "  the same, opening the store too (connections, schema check, threads): {:.2} ms: {:.2}x",
-        cold.median,
-        cold.median / memory.median
+        "  that query, then the same import and read: {:.3} ms; the store's load is {:.2}x that",
+        median(plain.clone()),
+        ratio(&open, &plain),
+    );
+    println!(
+        "  the same, opening the store too (connections, schema check, threads): {:.2} ms: {:.2}x the import from memory",
+        median(cold.clone()),
+        ratio(&cold, &memory),
     );
     Ok(())
 }
@@ -423,8 +478,10 @@ fn run() -> Result<(), Box<dyn Error>> {
     let temp = std::env::temp_dir().join(format!("weft-store-example-{}", std::process::id()));
     let dir: &Path = args.dir.as_deref().unwrap_or(&temp);
     std::fs::create_dir_all(dir)?;
-    #[cfg_attr(not(feature = "postgres"), expect(unused_mut, reason = "one target"))]
-    let mut targets = vec![Target::Sqlite(dir.join("example.db"))];
+    let mut targets = Vec::new();
+    if args.sqlite {
+        targets.push(Target::Sqlite(dir.join("example.db")));
+    }
     if let Some(_config) = &args.postgres {
         #[cfg(feature = "postgres")]
         targets.push(Target::Postgres(_config.clone()));
@@ -433,8 +490,12 @@ fn run() -> Result<(), Box<dyn Error>> {
     }
     for target in targets {
         let target = Arc::new(target);
-        appends(&target, &args)?;
-        b4(&target, &trace, &args)?;
+        if args.what != "open" {
+            appends(&target, &args)?;
+        }
+        if args.what != "appends" {
+            b4(&target, &trace, &args)?;
+        }
     }
     if args.dir.is_none() {
         std::fs::remove_dir_all(&temp)?;
