@@ -82,22 +82,34 @@ pub(crate) fn prefix_units(text: &[u8], chars: u32) -> (u32, u32) {
 }
 
 /// UTF-16 length of a UTF-8 string.
+#[inline(always)]
 pub(crate) fn utf16_len(s: &str) -> u32 {
     if s.is_ascii() {
         return s.len() as u32;
     }
-    s.as_bytes()
-        .iter()
-        .map(|&b| u32::from(b & 0xC0 != 0x80) + u32::from(b >= 0xF0))
-        .sum()
+    utf16_count(s)
 }
 
 /// Number of chars in a UTF-8 string.
+#[inline(always)]
 pub(crate) fn char_len(s: &str) -> u32 {
     if s.is_ascii() {
         return s.len() as u32;
     }
-    s.as_bytes().iter().filter(|&&b| b & 0xC0 != 0x80).count() as u32
+    char_count(s)
+}
+
+/// [`utf16_len`] past its ASCII case. Out of line: typing is mostly
+/// ASCII, and the call keeps the callers small.
+#[inline(never)]
+fn utf16_count(s: &str) -> u32 {
+    str_indices::utf16::count(s) as u32
+}
+
+/// [`char_len`] past its ASCII case (see [`utf16_count`]).
+#[inline(never)]
+fn char_count(s: &str) -> u32 {
+    str_indices::chars::count(s) as u32
 }
 
 #[cfg(test)]

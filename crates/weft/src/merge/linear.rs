@@ -18,7 +18,6 @@
 //! the general path, which then takes the rest of the update.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
 use crate::error::Result;
@@ -29,38 +28,12 @@ use crate::text::{Item, TextTable, TreeBuilder};
 use super::apply::broken;
 use super::bits::SeqBits;
 
-/// Hashes a seq by a multiply and a fold (seqs are dense, and the map is
-/// internal to one import).
-#[derive(Default)]
-struct SeqHasher(u64);
-
-impl Hasher for SeqHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b) ^ self.0.rotate_left(8));
-        }
-    }
-
-    #[inline]
-    fn write_u32(&mut self, x: u32) {
-        let h = u64::from(x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = h ^ (h >> 29);
-    }
-
-    fn write_u64(&mut self, x: u64) {
-        let h = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = h ^ (h >> 29);
-    }
-}
-
 /// A char and the index of its run in [`Linear::runs`].
 type Place = (Seq, u32);
 
-type SeqMap = HashMap<Seq, Place, BuildHasherDefault<SeqHasher>>;
+/// Seqs are dense and the map is internal to one import: a multiply
+/// hash (rustc-hash's, already built for generic-btree) serves.
+type SeqMap = HashMap<Seq, Place, rustc_hash::FxBuildHasher>;
 
 /// An insert run recorded for the build (and for a replay).
 #[derive(Debug, Clone, Copy)]
