@@ -15,7 +15,7 @@ use std::ops::Range;
 use crate::error::{Error, Result};
 use crate::id::{MapIdx, Seq, TextIdx, NO_SEQ, UNKNOWN_ORIGIN};
 use crate::oplog::{check, origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
-use crate::text::{Cache, Item, TreeBuilder, Unloaded};
+use crate::text::{Counts, Item, TreeBuilder, Unloaded};
 
 use super::columns::{self, Neighbours};
 use super::root::{decode_ranges, push_root};
@@ -561,7 +561,7 @@ fn char_item(seq: Seq, len: u32, deleted: bool, content: &str, at: &mut usize) -
 
 /// Checks the counts of a text's items against those its meta promised.
 fn check_counts(items: &[Item], unloaded: Unloaded) -> Result<()> {
-    let mut counts = Cache::default();
+    let mut counts = Counts::default();
     for item in items {
         counts.add(item.counts());
     }

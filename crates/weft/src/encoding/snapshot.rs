@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::id::{OpId, PeerId, Seq, NO_SEQ};
 use crate::merge::Parked;
 use crate::oplog::{CommitInfo, OpLog};
-use crate::text::{Cache, TextState, TextTable};
+use crate::text::{Counts, TextState, TextTable};
 use crate::unit::prefix_units;
 use crate::version::{Frontiers, VersionVector};
 
@@ -265,7 +265,7 @@ pub(super) struct Segment {
 pub(crate) struct TextMeta {
     pub name: Box<str>,
     /// Visible chars, UTF-8 bytes, UTF-16 units and anchors.
-    pub counts: Cache,
+    pub counts: Counts,
 }
 
 /// The meta entry: what import needs before anything else is decoded.
@@ -501,7 +501,7 @@ fn encode_state(
 ) -> (TextMeta, Vec<Segment>, Vec<u8>, Vec<u8>) {
     let mut segments: Vec<Segment> = Vec::new();
     let mut text = String::with_capacity(state.len(crate::unit::Unit::Utf8) as usize);
-    let mut counts = Cache::default();
+    let mut counts = Counts::default();
     for item in state.items() {
         counts.add(item.counts());
         if !item.deleted {
@@ -744,7 +744,7 @@ fn decode_meta(bytes: &[u8]) -> Result<Meta> {
         if !names.insert(name) {
             return Err(r.malformed("duplicate text name"));
         }
-        let counts = Cache {
+        let counts = Counts {
             chars: r.u32("char count")?,
             utf8: r.u32("byte count")?,
             utf16: r.u32("UTF-16 count")?,

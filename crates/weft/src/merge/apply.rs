@@ -22,7 +22,7 @@ use crate::event::Draft;
 use crate::map::MapTable;
 
 use super::deltas;
-use super::linear::Linear;
+use super::fast_forward::Linear;
 use super::plan::{Plan, PlannedOp};
 use super::update::Update;
 

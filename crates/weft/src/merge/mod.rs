@@ -14,8 +14,8 @@
 mod apply;
 mod bits;
 mod deltas;
+mod fast_forward;
 mod inbox;
-mod linear;
 mod pending;
 mod plan;
 mod update;

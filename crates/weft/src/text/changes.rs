@@ -18,7 +18,7 @@ use crate::id::Seq;
 use crate::oplog::OpLog;
 use crate::style::Delta;
 
-use super::chunk::Cache;
+use super::chunk::Counts;
 use super::TextState;
 use crate::unit::prefix_units;
 
@@ -26,9 +26,9 @@ use crate::unit::prefix_units;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Step {
     /// Unchanged chars.
-    Retain(Cache),
+    Retain(Counts),
     /// Chars deleted.
-    Delete(Cache),
+    Delete(Counts),
     /// New text with its attributes.
     Insert(Vec<Delta>),
 }
@@ -47,10 +47,10 @@ pub(crate) fn render(steps: &[Step], unit: crate::Unit) -> Vec<Delta> {
 }
 
 /// Counts of the `n` chars from char `from` of `text`.
-fn counts_of(text: &str, from: u32, n: u32) -> Cache {
+fn counts_of(text: &str, from: u32, n: u32) -> Counts {
     let (b0, u0) = prefix_units(text.as_bytes(), from);
     let (b1, u1) = prefix_units(text.as_bytes(), from + n);
-    Cache {
+    Counts {
         chars: n,
         utf8: b1 - b0,
         utf16: u1 - u0,
@@ -81,8 +81,8 @@ impl TextState {
     }
 
     /// Visible counts before `leaf` (the focus must be dropped).
-    fn counts_before(&self, leaf: LeafIndex) -> Cache {
-        let mut before = Cache::default();
+    fn counts_before(&self, leaf: LeafIndex) -> Counts {
+        let mut before = Counts::default();
         self.tree
             .visit_previous_caches(Cursor { leaf, offset: 0 }, |c| {
                 if let PreviousCache::NodeCache(c) = c {
@@ -131,8 +131,8 @@ impl TextState {
 
         let rich = !self.anchors.is_empty() || !log.objects().is_empty();
         let mut steps = Vec::new();
-        let mut now = Cache::default();
-        let retain = |steps: &mut Vec<Step>, c: Cache| {
+        let mut now = Counts::default();
+        let retain = |steps: &mut Vec<Step>, c: Counts| {
             if c.chars > 0 {
                 match steps.last_mut() {
                     Some(Step::Retain(r)) => r.add(c),
@@ -199,8 +199,8 @@ impl TextState {
 
 /// Counts of the chars of an item (text `text`, first seq `first`) within
 /// `range` that `deleted` holds.
-fn deleted_counts(text: &str, first: Seq, range: Range<Seq>, deleted: &[Range<Seq>]) -> Cache {
-    let mut c = Cache::default();
+fn deleted_counts(text: &str, first: Seq, range: Range<Seq>, deleted: &[Range<Seq>]) -> Counts {
+    let mut c = Counts::default();
     let i = deleted.partition_point(|r| r.end <= range.start);
     for r in deleted[i..].iter().take_while(|r| r.start < range.end) {
         let (s, e) = (r.start.max(range.start), r.end.min(range.end));

@@ -1,5 +1,5 @@
 //! The b-tree leaf: a [`Chunk`] of up to [`CHUNK_CAP`] items, and the
-//! `generic-btree` glue ([`ChunkTree`], [`Cache`], [`UnitQuery`]).
+//! `generic-btree` glue ([`ChunkTree`], [`Counts`], [`UnitQuery`]).
 //!
 //! Every internal node caches, per child, the visible chars, UTF-8 bytes,
 //! UTF-16 units and style anchors below it, so a position in any unit maps to a leaf in
@@ -20,7 +20,7 @@ pub(crate) const CHUNK_CAP: usize = if cfg!(feature = "small-nodes") { 4 } else 
 
 /// Visible length of a subtree in each unit.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Cache {
+pub(crate) struct Counts {
     pub chars: u32,
     pub utf8: u32,
     pub utf16: u32,
@@ -28,7 +28,7 @@ pub(crate) struct Cache {
     pub anchors: u32,
 }
 
-impl Cache {
+impl Counts {
     #[inline]
     pub fn get(&self, unit: Unit) -> u32 {
         match unit {
@@ -39,7 +39,7 @@ impl Cache {
     }
 
     #[inline]
-    pub fn add(&mut self, other: Cache) {
+    pub fn add(&mut self, other: Counts) {
         self.chars += other.chars;
         self.utf8 += other.utf8;
         self.utf16 += other.utf16;
@@ -47,7 +47,7 @@ impl Cache {
     }
 
     #[inline]
-    pub fn sub(&mut self, other: Cache) {
+    pub fn sub(&mut self, other: Counts) {
         self.chars -= other.chars;
         self.utf8 -= other.utf8;
         self.utf16 -= other.utf16;
@@ -55,7 +55,7 @@ impl Cache {
     }
 
     #[inline]
-    pub fn diff(&self, old: Cache) -> CacheDiff {
+    pub fn diff(&self, old: Counts) -> CacheDiff {
         CacheDiff {
             chars: self.chars.wrapping_sub(old.chars),
             utf8: self.utf8.wrapping_sub(old.utf8),
@@ -65,7 +65,7 @@ impl Cache {
     }
 }
 
-/// A change of a [`Cache`], as differences modulo 2^32: adding it back
+/// A change of a [`Counts`], as differences modulo 2^32: adding it back
 /// with wrapping arithmetic is exact (caches never go negative), and it is
 /// half the size of signed 64-bit differences.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -78,7 +78,7 @@ pub(crate) struct CacheDiff {
 
 impl CacheDiff {
     #[inline]
-    fn apply(&self, cache: &mut Cache) {
+    fn apply(&self, cache: &mut Counts) {
         cache.chars = cache.chars.wrapping_add(self.chars);
         cache.utf8 = cache.utf8.wrapping_add(self.utf8);
         cache.utf16 = cache.utf16.wrapping_add(self.utf16);
@@ -96,7 +96,7 @@ impl CanRemove for CacheDiff {
 #[derive(Debug, Default)]
 pub(crate) struct Chunk {
     pub items: Vec<Item>,
-    pub counts: Cache,
+    pub counts: Counts,
 }
 
 impl Chunk {
@@ -112,7 +112,7 @@ impl Chunk {
     }
 
     /// A leaf holding `items`, whose visible counts are `counts`.
-    fn from_parts(items: Vec<Item>, counts: Cache) -> Chunk {
+    fn from_parts(items: Vec<Item>, counts: Counts) -> Chunk {
         debug_assert_eq!(counts, counts_of(&items));
         Chunk { items, counts }
     }
@@ -124,8 +124,8 @@ impl Chunk {
 
     /// The item holding visible unit `offset` (chunk-relative) and the units
     /// of that item before it: `(index, units before the item)`.
-    pub fn find_unit(&self, unit: Unit, offset: u32) -> (usize, Cache) {
-        let mut before = Cache::default();
+    pub fn find_unit(&self, unit: Unit, offset: u32) -> (usize, Counts) {
+        let mut before = Counts::default();
         for (i, item) in self.items.iter().enumerate() {
             let c = item.counts();
             if offset < before.get(unit) + c.get(unit) {
@@ -198,9 +198,9 @@ pub(crate) struct TreeBuilder {
     pub(super) leaves: Vec<Chunk>,
     leaf: Vec<Item>,
     /// Visible counts of `leaf`.
-    leaf_counts: Cache,
+    leaf_counts: Counts,
     /// Visible counts of `leaves`.
-    counts: Cache,
+    counts: Counts,
 }
 
 impl TreeBuilder {
@@ -237,7 +237,7 @@ impl TreeBuilder {
     }
 
     /// The visible counts of the items pushed so far.
-    pub fn counts(&self) -> Cache {
+    pub fn counts(&self) -> Counts {
         let mut counts = self.counts;
         counts.add(self.leaf_counts);
         counts
@@ -255,8 +255,8 @@ impl TreeBuilder {
 }
 
 /// The summed counts of `items`.
-fn counts_of(items: &[Item]) -> Cache {
-    let mut counts = Cache::default();
+fn counts_of(items: &[Item]) -> Counts {
+    let mut counts = Counts::default();
     for item in items {
         counts.add(item.counts());
     }
@@ -309,12 +309,12 @@ pub(crate) struct ChunkTree;
 
 impl BTreeTrait for ChunkTree {
     type Elem = Chunk;
-    type Cache = Cache;
+    type Cache = Counts;
     type CacheDiff = CacheDiff;
     const USE_DIFF: bool = true;
 
-    fn calc_cache_internal(cache: &mut Cache, children: &[Child<Self>]) -> CacheDiff {
-        let mut sum = Cache::default();
+    fn calc_cache_internal(cache: &mut Counts, children: &[Child<Self>]) -> CacheDiff {
+        let mut sum = Counts::default();
         for child in children {
             sum.add(*child.cache());
         }
@@ -323,7 +323,7 @@ impl BTreeTrait for ChunkTree {
         diff
     }
 
-    fn apply_cache_diff(cache: &mut Cache, diff: &CacheDiff) {
+    fn apply_cache_diff(cache: &mut Counts, diff: &CacheDiff) {
         diff.apply(cache);
     }
 
@@ -334,15 +334,15 @@ impl BTreeTrait for ChunkTree {
         diff1.anchors = diff1.anchors.wrapping_add(diff2.anchors);
     }
 
-    fn get_elem_cache(elem: &Chunk) -> Cache {
+    fn get_elem_cache(elem: &Chunk) -> Counts {
         elem.counts
     }
 
-    fn new_cache_to_diff(cache: &Cache) -> CacheDiff {
-        cache.diff(Cache::default())
+    fn new_cache_to_diff(cache: &Counts) -> CacheDiff {
+        cache.diff(Counts::default())
     }
 
-    fn sub_cache(lhs: &Cache, rhs: &Cache) -> CacheDiff {
+    fn sub_cache(lhs: &Counts, rhs: &Counts) -> CacheDiff {
         lhs.diff(*rhs)
     }
 }
@@ -351,7 +351,7 @@ impl BTreeTrait for ChunkTree {
 /// the counts of everything before that leaf.
 pub(crate) struct UnitQuery {
     left: u32,
-    pub before: Cache,
+    pub before: Counts,
 }
 
 impl Query<ChunkTree> for UnitQuery {
@@ -360,7 +360,7 @@ impl Query<ChunkTree> for UnitQuery {
     fn init(&(_, target): &(Unit, u32)) -> Self {
         UnitQuery {
             left: target,
-            before: Cache::default(),
+            before: Counts::default(),
         }
     }
 

@@ -34,7 +34,7 @@ use crate::unit::Unit;
 
 use super::anchors::MarkSet;
 use super::item::{Item, ANCHOR_END, STICKS_LEFT};
-use super::{Cache, InsertPoint, TextState};
+use super::{Counts, InsertPoint, TextState};
 
 /// Most items of a gap read one by one (see
 /// [`TextState::rich_insert_point`]); a longer gap is searched in the
@@ -383,7 +383,7 @@ impl TextState {
             return;
         }
         self.flush();
-        let mut start = Cache::default();
+        let mut start = Counts::default();
         self.tree
             .visit_previous_caches(Cursor { leaf, offset: 0 }, |c| {
                 if let PreviousCache::NodeCache(c) = c {

@@ -6,7 +6,7 @@ use crate::oplog::{AnchorOp, NO_CONTENT};
 use crate::style::ExpandType;
 use crate::unit::prefix_units;
 
-use super::chunk::Cache;
+use super::chunk::Counts;
 
 /// Chars `seq..seq + len` (insert ops of one run, in order), all visible or
 /// all deleted (tombstones).
@@ -61,14 +61,14 @@ impl Item {
     /// flagged deleted (they hold no visible text), so the common case, a
     /// visible char run, takes one branch.
     #[inline]
-    pub fn counts(&self) -> Cache {
+    pub fn counts(&self) -> Counts {
         if self.deleted {
-            Cache {
+            Counts {
                 anchors: u32::from(self.anchor != 0),
-                ..Cache::default()
+                ..Counts::default()
             }
         } else {
-            Cache {
+            Counts {
                 chars: self.len,
                 utf8: self.bytes,
                 utf16: self.utf16,

@@ -51,7 +51,7 @@ mod view;
 
 pub use blocks::Block;
 pub(crate) use changes::render;
-pub(crate) use chunk::{Cache, TreeBuilder};
+pub(crate) use chunk::{Counts, TreeBuilder};
 pub use handle::Text;
 pub(crate) use item::{Item, ANCHOR_END, STICKS_LEFT};
 pub(crate) use table::TextTable;
@@ -111,9 +111,9 @@ struct Focus {
     leaf: LeafIndex,
     /// Visible counts of everything before the leaf. `None` while remote
     /// ops are applied (they find items by id, not by position).
-    start: Option<Cache>,
+    start: Option<Counts>,
     /// The leaf's counts as its ancestors currently cache them.
-    flushed: Cache,
+    flushed: Counts,
     /// Typing at char `pos` can grow item `item` of the leaf.
     extend: Option<(u32, usize)>,
 }
@@ -148,7 +148,7 @@ pub(crate) struct Unloaded {
     /// Index of the text in the snapshot.
     pub index: u32,
     /// Visible counts (and anchors) of the text.
-    pub counts: Cache,
+    pub counts: Counts,
 }
 
 /// Items per leaf when a tree is built in bulk: room to type in each
@@ -315,7 +315,7 @@ impl TextState {
 
     /// Makes `leaf` the focus; `start` is the visible count before it, if
     /// known.
-    fn set_focus(&mut self, leaf: LeafIndex, start: Option<Cache>) {
+    fn set_focus(&mut self, leaf: LeafIndex, start: Option<Counts>) {
         match &mut self.focus {
             Some(f) if f.leaf == leaf => {
                 f.start = start;
@@ -341,7 +341,7 @@ impl TextState {
 
     /// The leaf holding visible unit `target` (< len) and the counts before
     /// it. Accounts for the focus leaf's unflushed counts.
-    fn locate(&self, unit: Unit, target: u32) -> (LeafIndex, Cache) {
+    fn locate(&self, unit: Unit, target: u32) -> (LeafIndex, Counts) {
         let mut target = target;
         let mut adjust = None;
         if let Some(f) = &self.focus {
@@ -372,7 +372,7 @@ impl TextState {
     }
 
     /// Start counts of the leaf after `leaf` (which must have a known start).
-    fn start_after(&self, leaf: LeafIndex) -> Option<Cache> {
+    fn start_after(&self, leaf: LeafIndex) -> Option<Counts> {
         let f = self.focus.as_ref()?;
         debug_assert_eq!(f.leaf, leaf);
         let mut s = f.start?;
@@ -485,7 +485,7 @@ impl TextState {
     fn local_insert_point(&mut self, pos: u32, content: &str) -> InsertPoint {
         if pos == 0 {
             let leaf = self.tree.first_leaf().expect("tree is not empty");
-            self.set_focus(leaf, Some(Cache::default()));
+            self.set_focus(leaf, Some(Counts::default()));
             return InsertPoint {
                 leaf,
                 index: 0,
@@ -558,7 +558,7 @@ impl TextState {
             self.index_push(item.seq, cursor.leaf);
             self.focus = Some(Focus {
                 leaf: cursor.leaf,
-                start: Some(Cache::default()),
+                start: Some(Counts::default()),
                 flushed: item.counts(),
                 extend: Some((pos + item.len, 0)),
             });
@@ -836,12 +836,12 @@ impl TextState {
             self.resurrected.is_empty(),
             "marks to unmark never outlive the insert that found them"
         );
-        let mut total = Cache::default();
+        let mut total = Counts::default();
         let mut seen = 0;
         for chunk in self.tree.iter() {
             assert!(!chunk.items.is_empty(), "no empty leaves");
             assert!(chunk.items.len() <= CHUNK_CAP);
-            let mut counts = Cache::default();
+            let mut counts = Counts::default();
             for item in &chunk.items {
                 assert!(item.len > 0);
                 if item.is_anchor() {
@@ -896,7 +896,7 @@ impl TextState {
         assert_eq!(checked, seen);
         if let Some(f) = &self.focus {
             if let Some(start) = f.start {
-                let mut before = Cache::default();
+                let mut before = Counts::default();
                 let mut leaf = self.tree.first_leaf();
                 while let Some(l) = leaf {
                     if l == f.leaf {
@@ -971,8 +971,8 @@ pub(crate) fn convert_in_str(text: &str, pos: usize, from: Unit, to: Unit) -> Re
 
 /// Counts (chars, UTF-8, UTF-16) of the prefix of `text` that is `rel` long
 /// in `unit`, or `None` if that boundary falls inside a char.
-fn units_within(text: &str, unit: Unit, rel: u32) -> Option<Cache> {
-    let mut c = Cache::default();
+fn units_within(text: &str, unit: Unit, rel: u32) -> Option<Counts> {
+    let mut c = Counts::default();
     for ch in text.chars() {
         if c.get(unit) == rel {
             return Some(c);

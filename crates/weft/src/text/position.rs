@@ -5,7 +5,7 @@ use generic_btree::{Cursor, PreviousCache};
 
 use crate::id::Seq;
 
-use super::chunk::Cache;
+use super::chunk::Counts;
 use super::TextState;
 use crate::unit::prefix_units;
 
@@ -14,10 +14,10 @@ use crate::unit::prefix_units;
 pub(crate) struct CharPlace {
     /// Visible counts before the char (for a deleted char: before where
     /// it would be).
-    pub before: Cache,
+    pub before: Counts,
     /// Visible counts up to and including the char (`before` for a
     /// deleted one).
-    pub through: Cache,
+    pub through: Counts,
     /// Whether the char is visible.
     pub visible: bool,
 }
@@ -33,7 +33,7 @@ impl TextState {
         if item.is_anchor() {
             return None;
         }
-        let mut before = Cache::default();
+        let mut before = Counts::default();
         self.tree
             .visit_previous_caches(Cursor { leaf, offset: 0 }, |c| {
                 if let PreviousCache::NodeCache(c) = c {
@@ -67,7 +67,7 @@ impl TextState {
             let text = content.get(start..start + item.bytes as usize)?;
             let units = |chars| {
                 let (utf8, utf16) = prefix_units(text.as_bytes(), chars);
-                Cache {
+                Counts {
                     chars,
                     utf8,
                     utf16,
