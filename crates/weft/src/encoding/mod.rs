@@ -1,5 +1,10 @@
 //! Binary encodings of a document's history.
 //!
+//! `docs/FORMAT.md` in the repository is the reference of every layout
+//! below, with each version the decoders still read, the codecs, the
+//! checksums and worked examples; these notes say why the layouts are as
+//! they are. A change of a layout changes both.
+//!
 //! # The updates format (mode 1, format versions 1 to 4)
 //!
 //! An update carries every op the receiver lacks, grouped in changes, in an
