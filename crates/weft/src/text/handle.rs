@@ -160,6 +160,11 @@ impl<'a> Text<'a> {
         self.state.visible_len(Unit::Utf16) as usize
     }
 
+    /// Length counted in `unit`. O(1).
+    pub fn len_in(&self, unit: Unit) -> usize {
+        self.state.visible_len(unit) as usize
+    }
+
     /// Converts a position from one unit to another (see
     /// [`TextRef::convert_pos`]). O(log n).
     ///
@@ -189,8 +194,19 @@ impl<'a> Text<'a> {
     /// As [`Text::cursor`], and [`Error::NotCharBoundary`] inside a
     /// surrogate pair.
     pub fn cursor_utf16(&mut self, pos: usize, side: Side) -> Result<Cursor> {
+        self.cursor_in(pos, Unit::Utf16, side)
+    }
+
+    /// [`Text::cursor`] at a position counted in `unit` (the same call as
+    /// [`TextRef::cursor_in`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Text::cursor`], and [`Error::NotCharBoundary`] when `pos`
+    /// falls inside a char.
+    pub fn cursor_in(&mut self, pos: usize, unit: Unit, side: Side) -> Result<Cursor> {
         self.ensure_loaded(Need::Typing)?;
-        self.view().cursor_in(pos, Unit::Utf16, side)
+        self.view().cursor_in(pos, unit, side)
     }
 
     /// Inserts `s` at char position `pos`. O(log n), O(1) when typing right
@@ -996,6 +1012,16 @@ impl Text<'_> {
     /// As [`TextRef::slice_delta_in`].
     pub fn slice_delta_utf16(&self, range: Range<usize>) -> Result<Vec<Delta>> {
         self.view().slice_delta_in(range, Unit::Utf16)
+    }
+
+    /// Chars `range`, counted in `unit`, as Quill-style runs (see
+    /// [`TextRef::slice_delta_in`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`TextRef::slice_delta_in`].
+    pub fn slice_delta_in(&self, range: Range<usize>, unit: Unit) -> Result<Vec<Delta>> {
+        self.view().slice_delta_in(range, unit)
     }
 }
 

@@ -232,6 +232,16 @@ impl<'a> TextRef<'a> {
         ))
     }
 
+    /// Chars `range`, counted in UTF-16 units, as Quill-style runs (the
+    /// same call as [`crate::Text::slice_delta_utf16`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`TextRef::slice_delta_in`].
+    pub fn slice_delta_utf16(&self, range: Range<usize>) -> Result<Vec<Delta>> {
+        self.slice_delta_in(range, Unit::Utf16)
+    }
+
     /// Chars `range`, counted in `unit`, as Quill-style runs (see
     /// [`TextRef::slice_delta`]; e.g. a selection from a JavaScript editor
     /// in UTF-16 units). O(log n + length of the range + marks).
@@ -328,6 +338,16 @@ impl<'a> TextRef<'a> {
     pub fn cursor_in(&self, pos: usize, unit: Unit, side: Side) -> Result<Cursor> {
         self.cursor(self.convert_pos(pos, unit, Unit::Char)?, side)
     }
+
+    /// [`TextRef::cursor`] at a UTF-16 position (a JavaScript offset; the
+    /// same call as [`crate::Text::cursor_utf16`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`TextRef::cursor_in`].
+    pub fn cursor_utf16(&self, pos: usize, side: Side) -> Result<Cursor> {
+        self.cursor_in(pos, Unit::Utf16, side)
+    }
 }
 
 impl fmt::Display for TextRef<'_> {
@@ -369,4 +389,40 @@ pub(crate) fn check_range(range: &Range<usize>, len: usize, unit: Unit) -> Resul
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Doc, Side, Unit};
+
+    /// The edit handle and the read view take positions in a unit the
+    /// same way, and agree.
+    #[test]
+    fn both_handles_read_in_any_unit_alike() -> crate::Result<()> {
+        let mut doc = Doc::new();
+        let mut text = doc.text("t");
+        text.insert(0, "a😀b文c")?;
+        text.mark(1..4, "bold", true)?;
+        let (len, cursor, cursor_16, delta, delta_16) = (
+            text.len_in(Unit::Utf16),
+            text.cursor_in(3, Unit::Utf16, Side::Before)?,
+            text.cursor_utf16(3, Side::Before)?,
+            text.slice_delta_in(1..5, Unit::Utf16)?,
+            text.slice_delta_utf16(1..5)?,
+        );
+        let view = doc
+            .get_text("t")
+            .ok_or(crate::Error::Internal { what: "text" })?;
+        assert_eq!(len, view.len_in(Unit::Utf16));
+        assert_eq!(len, 6);
+        assert_eq!(cursor, view.cursor_in(3, Unit::Utf16, Side::Before)?);
+        assert_eq!(cursor_16, view.cursor_utf16(3, Side::Before)?);
+        assert_eq!(cursor, cursor_16);
+        assert_eq!(delta, view.slice_delta_in(1..5, Unit::Utf16)?);
+        assert_eq!(delta_16, view.slice_delta_utf16(1..5)?);
+        assert_eq!(delta, delta_16);
+        // Inside the surrogate pair.
+        assert!(view.cursor_utf16(2, Side::Before).is_err());
+        Ok(())
+    }
 }
