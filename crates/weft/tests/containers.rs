@@ -9,15 +9,13 @@
     reason = "tests fail loudly on a broken assumption"
 )]
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use common::{doc, map_contents, sync, Rng};
 use weft::{
     Delta, Doc, Error, ExportMode, Side, Subscription, UndoManager, Unit, Value, VersionVector,
 };
+use weft_testkit::{doc, map_contents, sync, Rng};
 
 /// The delta of text `name` (empty if `d` shows none).
 fn delta(d: &Doc, name: &str) -> Vec<Delta> {
@@ -430,7 +428,7 @@ fn deleted_containers_travel_and_time_travel() {
 }
 
 /// One peer's step of the random run: an edit, a delete, or a sync.
-fn random_step(rng: &mut Rng, d: &mut Doc, m: &mut common::RefDoc) {
+fn random_step(rng: &mut Rng, d: &mut Doc, m: &mut weft_testkit::RefDoc) {
     let len = m.len();
     match rng.below(12) {
         0..=3 => {
@@ -471,7 +469,7 @@ fn random_step(rng: &mut Rng, d: &mut Doc, m: &mut common::RefDoc) {
 fn random_deletes(seed: u64, steps: usize) {
     let mut rng = Rng::new(seed ^ 0xde1e7e);
     let mut docs: Vec<Doc> = (1..=3).map(doc).collect();
-    let mut models: Vec<common::RefDoc> = (1..=3).map(common::RefDoc::new).collect();
+    let mut models: Vec<weft_testkit::RefDoc> = (1..=3).map(weft_testkit::RefDoc::new).collect();
     let mirrors: Vec<DocMirror> = docs.iter_mut().map(DocMirror::attach).collect();
     let mut old: Vec<Vec<VersionVector>> = vec![vec![VersionVector::new()]; 3];
     let mut network: Vec<(usize, Vec<u8>)> = Vec::new();
@@ -501,7 +499,7 @@ fn random_deletes(seed: u64, steps: usize) {
             docs[i].commit();
             let to = (i + 1 + rng.below(2)) % 3;
             let bytes =
-                common::net::random_export(&mut rng, &docs[i], &docs[to].version(), &old[to]);
+                weft_testkit::net::random_export(&mut rng, &docs[i], &docs[to].version(), &old[to]);
             if rng.chance(20) {
                 network.push((to, bytes.clone()));
             }
@@ -525,7 +523,7 @@ fn random_deletes(seed: u64, steps: usize) {
         d.commit();
         mirror.check(d, &format!("seed {seed}: back to latest"));
     }
-    let model = common::net::sync_everyone(&mut docs, &models);
+    let model = weft_testkit::net::sync_everyone(&mut docs, &models);
     let want = (delta(&docs[0], "t"), map_contents(&docs[0]));
     assert_eq!(
         want,
@@ -550,7 +548,7 @@ fn random_deletes(seed: u64, steps: usize) {
     // shows the same and merges on.
     let at = old[0][rng.below(old[0].len())].clone();
     let frontiers = docs[0].vv_to_frontiers(&at).unwrap();
-    let mut then = common::RefDoc::new(9);
+    let mut then = weft_testkit::RefDoc::new(9);
     then.merge_upto(&model, &at);
     let fork = docs[0].fork_at(&frontiers).unwrap();
     assert_eq!(
@@ -574,7 +572,7 @@ fn random_deletes(seed: u64, steps: usize) {
 
 fn deliver(
     docs: &mut [Doc],
-    models: &mut [common::RefDoc],
+    models: &mut [weft_testkit::RefDoc],
     mirrors: &[DocMirror],
     to: usize,
     bytes: &[u8],

@@ -3,15 +3,13 @@
 //! written from, and today's encoder must write them byte for byte, so
 //! any change of either format is deliberate. After such a change (and a
 //! format version bump where old bytes no longer read), rewrite them with
-//! `WEFT_BLESS_FIXTURES=1 cargo test -p weft --test format_fixtures`.
-
-mod common;
+//! `WEFT_BLESS_FIXTURES=1 cargo test -p weft --test main format_fixtures`.
 
 use std::path::PathBuf;
 
-use common::history::commit_infos;
-use common::{all, doc};
 use weft::{CommitOptions, Doc, ExportMode};
+use weft_testkit::history::commit_infos;
+use weft_testkit::{doc, full};
 
 /// Two peers' concurrent edits, marks (expanding and not, overlapping
 /// comments), an unmark, deletes (forward and backspaces) and non-ASCII text in two texts.
@@ -168,7 +166,7 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
     let commits = with_commit_infos();
     let mut prose = prose();
     vec![
-        ("prose.update", all(&mut prose), prose.clone()),
+        ("prose.update", full(&mut prose), prose.clone()),
         (
             "prose.v4.snapshot",
             prose.export(ExportMode::Snapshot).unwrap(),
@@ -176,7 +174,7 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
         ),
         (
             "deleted-containers.update",
-            all(&mut deleted),
+            full(&mut deleted),
             deleted.clone(),
         ),
         (
@@ -184,7 +182,7 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
             deleted.export(ExportMode::Snapshot).unwrap(),
             deleted.clone(),
         ),
-        ("document-model.update", all(&mut model), model.clone()),
+        ("document-model.update", full(&mut model), model.clone()),
         (
             "document-model.v4.snapshot",
             model.export(ExportMode::Snapshot).unwrap(),
@@ -204,7 +202,7 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
             commits.export(ExportMode::Snapshot).unwrap(),
             commits.clone(),
         ),
-        ("rich.update", all(&mut rich), rich.clone()),
+        ("rich.update", full(&mut rich), rich.clone()),
         ("incremental.update", incremental, rich.clone()),
         (
             "rich.v4.snapshot",
@@ -307,8 +305,8 @@ fn fixtures_import_into_the_documents_they_hold() {
             );
         }
         assert_eq!(
-            common::map_contents(&d),
-            common::map_contents(&expected),
+            weft_testkit::map_contents(&d),
+            weft_testkit::map_contents(&expected),
             "{name}"
         );
     }

@@ -2,10 +2,8 @@
 //! (never a panic), and a failed import leaves the document exactly as it
 //! was.
 
-mod common;
-
-use common::{body, observe as state, section, varint, wrap, Observed as State, Rng};
-use weft::{Doc, Error, ExportMode, VersionVector};
+use weft::{Doc, Error, ExportMode};
+use weft_testkit::{body, full, observe as state, section, varint, wrap, Observed as State, Rng};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// A document with two peers' concurrent edits and marks in two texts.
@@ -46,13 +44,6 @@ fn target() -> Doc {
     let later = other.export(ExportMode::Updates { from: &v }).unwrap();
     assert!(!d.import(&later).unwrap().pending.is_empty());
     d
-}
-
-fn full(doc: &mut Doc) -> Vec<u8> {
-    doc.export(ExportMode::Updates {
-        from: &VersionVector::new(),
-    })
-    .unwrap()
 }
 
 /// Imports `bytes` into a copy of `doc`: on error the copy must be

@@ -8,13 +8,11 @@
     reason = "tests fail loudly on a broken assumption"
 )]
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use common::{all, doc, map_contents, observe, sync};
 use weft::{Doc, Error, EventTrigger, ExportMode, MapDiff, UndoManager, Value, VersionVector};
+use weft_testkit::{doc, full, map_contents, observe, sync};
 
 fn entries(d: &Doc, name: &str) -> Vec<(String, Value)> {
     d.get_map(name).map_or_else(Vec::new, |m| {
@@ -129,7 +127,7 @@ fn maps_travel_in_updates_snapshots_and_range_exports() {
     let want = map_contents(&a);
 
     let mut b = Doc::new();
-    b.import(&all(&mut a)).unwrap();
+    b.import(&full(&mut a)).unwrap();
     assert_eq!(map_contents(&b), want);
     assert_eq!(observe(&a), observe(&b));
 
@@ -172,10 +170,10 @@ fn maps_travel_in_updates_snapshots_and_range_exports() {
 fn exports_without_maps_keep_their_format_version() {
     let mut a = doc(1);
     a.text("t").insert(0, "x").unwrap();
-    assert_eq!(all(&mut a)[4], 1);
+    assert_eq!(full(&mut a)[4], 1);
     assert_eq!(a.export(ExportMode::Snapshot).unwrap()[4], 4);
     a.map("m").set("k", 1).unwrap();
-    assert_eq!(all(&mut a)[4], 3);
+    assert_eq!(full(&mut a)[4], 3);
     assert_eq!(a.export(ExportMode::Snapshot).unwrap()[4], 4);
 }
 
@@ -192,7 +190,7 @@ fn events_report_map_changes_from_edits_imports_and_snapshots() {
     a.commit();
     let mut b = doc(2);
     b.map("m").set("k", 2).unwrap();
-    a.import(&all(&mut b)).unwrap();
+    a.import(&full(&mut b)).unwrap();
     let mut fresh = Doc::new();
     let s2 = Arc::clone(&seen);
     let _sub2 = fresh.subscribe(move |e| s2.lock().unwrap().push((e.trigger, e.maps.clone())));
@@ -339,7 +337,7 @@ fn fork_shares_map_state_and_diverges() {
 fn hostile_map_ops_are_refused() {
     let mut a = doc(1);
     a.map("m").set("k", 1).unwrap();
-    let bytes = all(&mut a);
+    let bytes = full(&mut a);
     // Every truncation and every single bit flip (re-checksummed) is
     // refused or applied whole; nothing panics.
     for cut in 0..bytes.len() {
@@ -419,9 +417,9 @@ fn shallow_snapshots_keep_the_roots_winning_map_writes() {
 /// same maps, text and history, the reference model's maps, and what its
 /// events said.
 fn random_deliveries(seed: u64, steps: usize) {
-    let mut rng = common::Rng::new(seed ^ 0x3a95);
+    let mut rng = weft_testkit::Rng::new(seed ^ 0x3a95);
     let mut docs: Vec<Doc> = (1..=3).map(doc).collect();
-    let mut models: Vec<common::RefDoc> = (1..=3).map(common::RefDoc::new).collect();
+    let mut models: Vec<weft_testkit::RefDoc> = (1..=3).map(weft_testkit::RefDoc::new).collect();
     let mut old_versions: Vec<Vec<VersionVector>> = vec![vec![VersionVector::new()]; 3];
     let mut network: Vec<(usize, Vec<u8>)> = Vec::new();
     type Mirror = BTreeMap<String, BTreeMap<String, Value>>;
@@ -465,7 +463,7 @@ fn random_deliveries(seed: u64, steps: usize) {
             }
             _ => {
                 let to = (i + 1 + rng.below(2)) % 3;
-                let bytes = common::net::random_export(
+                let bytes = weft_testkit::net::random_export(
                     &mut rng,
                     &docs[i],
                     &docs[to].version(),
@@ -487,7 +485,7 @@ fn random_deliveries(seed: u64, steps: usize) {
     for (to, bytes) in std::mem::take(&mut network) {
         deliver(&mut docs, &mut models, to, &bytes);
     }
-    let model = common::net::sync_everyone(&mut docs, &models);
+    let model = weft_testkit::net::sync_everyone(&mut docs, &models);
     for d in &docs {
         assert!(d.pending_spans().is_empty(), "seed {seed}");
         assert_eq!(map_contents(d), model.map_contents(), "seed {seed}: model");
@@ -540,7 +538,7 @@ fn random_deliveries(seed: u64, steps: usize) {
 
 /// Imports `bytes` into `docs[to]` and brings its model to what it then
 /// holds.
-fn deliver(docs: &mut [Doc], models: &mut [common::RefDoc], to: usize, bytes: &[u8]) {
+fn deliver(docs: &mut [Doc], models: &mut [weft_testkit::RefDoc], to: usize, bytes: &[u8]) {
     docs[to].import(bytes).unwrap();
     docs[to].assert_exports_reopen();
     let version = docs[to].version();

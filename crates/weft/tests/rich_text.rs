@@ -2,18 +2,10 @@
 //! scenario merged in both orders, through updates and through a fresh
 //! document, with the peer ids both ways round.
 
-mod common;
-
-use weft::{Attributes, Delta, Doc, Error, ExportMode, Unit, Value, VersionVector};
+use weft::{Attributes, Delta, Doc, Error, ExportMode, Unit, Value};
+use weft_testkit::full;
 
 const T: &str = "t";
-
-fn full(doc: &mut Doc) -> Vec<u8> {
-    doc.export(ExportMode::Updates {
-        from: &VersionVector::new(),
-    })
-    .unwrap()
-}
 
 fn delta(doc: &mut Doc) -> Vec<Delta> {
     doc.assert_invariants();
@@ -40,7 +32,7 @@ fn bold(s: &str) -> Delta {
 
 /// A document as peer `peer`, with keys named after each expand rule.
 fn doc(peer: u64) -> Doc {
-    common::styled_doc(peer)
+    weft_testkit::styled_doc(peer)
 }
 
 /// Runs `setup` on a base document, then `a` and `b` concurrently on two

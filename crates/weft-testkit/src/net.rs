@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use weft::{Delta, Doc, ExportMode, IdSpan, Subscription, Unit, VersionVector};
 
-use super::Rng;
+use crate::Rng;
 
 /// Copies of text "t" kept only from a document's change events, in
 /// chars, UTF-16 units and UTF-8 bytes.
@@ -82,8 +82,7 @@ pub fn random_export(
 /// Brings every document up to date with every other (each imports what
 /// it lacks from each, twice round), and returns the model every op of
 /// `models` gives: what all replicas must then show.
-#[allow(dead_code)]
-pub fn sync_everyone(docs: &mut [Doc], models: &[super::RefDoc]) -> super::RefDoc {
+pub fn sync_everyone(docs: &mut [Doc], models: &[crate::RefDoc]) -> crate::RefDoc {
     for _ in 0..2 {
         for i in 0..docs.len() {
             for j in 0..docs.len() {
