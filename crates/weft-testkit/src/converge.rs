@@ -241,7 +241,7 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
             Action::SyncAll => sync_all(&mut docs),
             Action::Reimport { peer } => {
                 let i = peer as usize % n;
-                let bytes = full(&mut docs[i]);
+                let bytes = full(&docs[i]);
                 let mut fresh = new_doc(docs[i].peer_id());
                 mirrors[i] = Mirror::attach(&mut fresh);
                 if let Err(e) = fresh.import(&bytes) {

@@ -101,7 +101,7 @@ fn import_into_both(data: &[u8]) {
                     continue;
                 }
                 doc.assert_invariants();
-                let bytes = full(&mut doc);
+                let bytes = full(&doc);
                 let mut copy = new_doc(10);
                 copy.import(&bytes)
                     .expect("a document's own export imports");

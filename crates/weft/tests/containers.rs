@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use weft::{
     Delta, Doc, Error, ExportMode, Side, Subscription, UndoManager, Unit, Value, VersionVector,
 };
+use weft_testkit::net::{deliver_to_model, Network};
 use weft_testkit::{doc, map_contents, sync, Rng};
 
 /// The delta of text `name` (empty if `d` shows none).
@@ -472,7 +473,7 @@ fn random_deletes(seed: u64, steps: usize) {
     let mut models: Vec<weft_testkit::RefDoc> = (1..=3).map(weft_testkit::RefDoc::new).collect();
     let mirrors: Vec<DocMirror> = docs.iter_mut().map(DocMirror::attach).collect();
     let mut old: Vec<Vec<VersionVector>> = vec![vec![VersionVector::new()]; 3];
-    let mut network: Vec<(usize, Vec<u8>)> = Vec::new();
+    let mut network = Network::default();
     for _ in 0..steps {
         let i = rng.below(3);
         if docs[i].is_detached() && rng.chance(50) {
@@ -497,27 +498,18 @@ fn random_deletes(seed: u64, steps: usize) {
             old[i].push(docs[i].version());
         } else {
             docs[i].commit();
-            let to = (i + 1 + rng.below(2)) % 3;
-            let bytes =
-                weft_testkit::net::random_export(&mut rng, &docs[i], &docs[to].version(), &old[to]);
-            if rng.chance(20) {
-                network.push((to, bytes.clone()));
-            }
-            network.push((to, bytes));
+            network.send(&mut rng, &docs, i, &old);
         }
         assert_eq!(
             delta(&docs[i], "t"),
             models[i].to_delta(),
             "seed {seed}: local"
         );
-        while !network.is_empty() && rng.chance(40) {
-            let (to, bytes) = network.swap_remove(rng.below(network.len()));
-            deliver(&mut docs, &mut models, &mirrors, to, &bytes, seed);
-        }
+        network.deliver_some(&mut rng, |to, bytes| {
+            deliver(&mut docs, &mut models, &mirrors, to, bytes, seed)
+        });
     }
-    for (to, bytes) in std::mem::take(&mut network) {
-        deliver(&mut docs, &mut models, &mirrors, to, &bytes, seed);
-    }
+    network.deliver_all(|to, bytes| deliver(&mut docs, &mut models, &mirrors, to, bytes, seed));
     for (d, mirror) in docs.iter_mut().zip(&mirrors) {
         d.checkout_to_latest().unwrap();
         d.commit();
@@ -578,15 +570,7 @@ fn deliver(
     bytes: &[u8],
     seed: u64,
 ) {
-    docs[to].import(bytes).unwrap();
-    docs[to].assert_exports_reopen();
-    let version = docs[to].latest_version();
-    for j in 0..3 {
-        if j != to {
-            let other = models[j].clone();
-            models[to].merge_upto(&other, &version);
-        }
-    }
+    deliver_to_model(docs, models, to, bytes);
     if !docs[to].is_detached() {
         assert_eq!(
             (delta(&docs[to], "t"), map_contents(&docs[to])),

@@ -86,7 +86,7 @@ fn embeds_sync_through_updates_snapshots_and_history() {
 
     let mut b = doc(2);
     b.text("t").insert(0, "B").unwrap();
-    b.import(&full(&mut a)).unwrap();
+    b.import(&full(&a)).unwrap();
     let mut b2 = doc(3);
     sync(&mut b2, &b);
     assert_eq!(delta(&b2), delta(&b));
@@ -170,7 +170,7 @@ fn events_and_undo_carry_embeds() {
     // An import's event shows the embed too.
     let mut b = doc(2);
     b.text("t").insert_embed(0, "@b").unwrap();
-    a.import(&full(&mut b)).unwrap();
+    a.import(&full(&b)).unwrap();
     check(&a);
 }
 

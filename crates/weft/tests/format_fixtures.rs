@@ -154,9 +154,9 @@ fn prose() -> Doc {
 }
 
 fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
-    let mut model = document_model();
-    let mut deleted = deleted_containers();
-    let (mut rich, earlier) = rich();
+    let model = document_model();
+    let deleted = deleted_containers();
+    let (rich, earlier) = rich();
     let incremental = rich
         .export(ExportMode::Updates {
             from: &earlier.version(),
@@ -164,25 +164,21 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
         .unwrap();
     let pending = with_pending();
     let commits = with_commit_infos();
-    let mut prose = prose();
+    let prose = prose();
     vec![
-        ("prose.update", full(&mut prose), prose.clone()),
+        ("prose.update", full(&prose), prose.clone()),
         (
             "prose.v4.snapshot",
             prose.export(ExportMode::Snapshot).unwrap(),
             prose.clone(),
         ),
-        (
-            "deleted-containers.update",
-            full(&mut deleted),
-            deleted.clone(),
-        ),
+        ("deleted-containers.update", full(&deleted), deleted.clone()),
         (
             "deleted-containers.v4.snapshot",
             deleted.export(ExportMode::Snapshot).unwrap(),
             deleted.clone(),
         ),
-        ("document-model.update", full(&mut model), model.clone()),
+        ("document-model.update", full(&model), model.clone()),
         (
             "document-model.v4.snapshot",
             model.export(ExportMode::Snapshot).unwrap(),
@@ -202,7 +198,7 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
             commits.export(ExportMode::Snapshot).unwrap(),
             commits.clone(),
         ),
-        ("rich.update", full(&mut rich), rich.clone()),
+        ("rich.update", full(&rich), rich.clone()),
         ("incremental.update", incremental, rich.clone()),
         (
             "rich.v4.snapshot",

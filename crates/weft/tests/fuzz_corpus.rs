@@ -115,10 +115,10 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     committed.text("t").insert(2, "c").expect("in bounds");
     committed.commit_with(CommitOptions::new().timestamp(1_764_000_000));
     vec![
-        ("seed-commits-history", full(&mut committed)),
+        ("seed-commits-history", full(&committed)),
         ("seed-commits-snapshot", snapshot(&mut committed)),
-        ("seed-target-history", full(&mut target)),
-        ("seed-marked-history", full(&mut marked)),
+        ("seed-target-history", full(&target)),
+        ("seed-marked-history", full(&marked)),
         ("seed-incremental", incremental),
         ("seed-target-snapshot", snapshot(&mut target)),
         ("seed-marked-snapshot", snapshot(&mut marked)),
@@ -159,7 +159,7 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
             d.export(ExportMode::ShallowSnapshot(&root))
                 .expect("exports do not fail")
         }),
-        ("seed-maps-embeds-history", full(&mut maps_embeds(false))),
+        ("seed-maps-embeds-history", full(&maps_embeds(false))),
         (
             "seed-maps-embeds-snapshot",
             snapshot(&mut maps_embeds(false)),

@@ -69,7 +69,7 @@ fn rehash(bytes: &mut [u8]) {
 
 #[test]
 fn truncation_at_every_offset_is_an_error() {
-    let bytes = full(&mut source());
+    let bytes = full(&source());
     for doc in [Doc::new(), target()] {
         let doc = doc;
         let before = state(&doc);
@@ -85,7 +85,7 @@ fn truncation_at_every_offset_is_an_error() {
 
 #[test]
 fn bit_flips_are_detected_or_harmless() {
-    let bytes = full(&mut source());
+    let bytes = full(&source());
     let doc = target();
     let before = state(&doc);
     let bits = (bytes.len() * 8).min(4096 * 8);
@@ -107,7 +107,7 @@ fn bit_flips_are_detected_or_harmless() {
 
 #[test]
 fn random_garbage_with_valid_checksums_never_panics() {
-    let bytes = full(&mut source());
+    let bytes = full(&source());
     let doc = target();
     let before = state(&doc);
     let mut rng = Rng::new(99);
@@ -130,7 +130,7 @@ fn random_garbage_with_valid_checksums_never_panics() {
 fn headers_are_checked() {
     let doc = target();
     let before = state(&doc);
-    let good = full(&mut source());
+    let good = full(&source());
     let mut bad = good.clone();
     bad[0] = b'W';
     assert_eq!(import_checked(&doc, &before, &bad), Err(Error::BadMagic));

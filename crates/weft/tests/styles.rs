@@ -41,7 +41,7 @@ fn typing_where_many_marks_were_deleted_revives_none() {
             assert_eq!(d.text(T).to_delta(), plain, "{what}");
             // A replica agrees.
             let mut fresh = Doc::new();
-            fresh.import(&full(&mut d)).unwrap();
+            fresh.import(&full(&d)).unwrap();
             assert_eq!(fresh.text(T).to_delta(), plain, "{what}: replica");
             // And a document loaded from a snapshot types the same way.
             let mut loaded = doc(2);

@@ -227,11 +227,11 @@ fn regression_imported_backspaces_after_a_forward_delete() {
     a.import(&b.export(ExportMode::Updates { from: &from }).unwrap())
         .unwrap();
     let mut fresh = doc(3);
-    fresh.import(&full(&mut a)).unwrap();
+    fresh.import(&full(&a)).unwrap();
     assert_eq!(text(&mut fresh), text(&mut a));
     assert_eq!(fresh.version(), a.version());
     // And the history still merges with a peer that never saw it.
-    b.import(&full(&mut a)).unwrap();
+    b.import(&full(&a)).unwrap();
     assert_eq!(text(&mut b), text(&mut a));
 }
 
@@ -248,7 +248,7 @@ fn pending_status_names_the_missing_ops() {
     assert!(status.applied.is_empty());
     assert_eq!(status.pending, vec![IdSpan::new(1, 2..4)]);
     assert_eq!(text(&mut b), "");
-    let status = b.import(&full(&mut a)).unwrap();
+    let status = b.import(&full(&a)).unwrap();
     assert!(status.pending.is_empty());
     assert_eq!(text(&mut b), "abcd");
 }
@@ -257,7 +257,7 @@ fn pending_status_names_the_missing_ops() {
 fn importing_known_updates_is_a_no_op() {
     let mut a = doc(1);
     a.text("t").insert(0, "hello").unwrap();
-    let bytes = full(&mut a);
+    let bytes = full(&a);
     let status = a.import(&bytes).unwrap();
     assert!(status.applied.is_empty() && status.pending.is_empty());
     assert_eq!(text(&mut a), "hello");
@@ -605,7 +605,7 @@ fn a_legacy_update_without_deleted_text_waits_whole() {
     let legacy = wrap(&body(&[7, 8], &["t"], &changes, &ops, "b"));
     let mut p8 = doc(8);
     p8.text("t").insert(0, "z").unwrap();
-    let z = full(&mut p8);
+    let z = full(&p8);
     let mut whole = Doc::new();
     whole.import(&z).unwrap();
     whole.import(&legacy).unwrap();

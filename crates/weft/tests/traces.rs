@@ -59,7 +59,7 @@ fn friendsforever_merges_to_end_content() {
 
     // The whole merged history also loads into a fresh document.
     let mut copy = Doc::new();
-    copy.import(&full(&mut out)).unwrap();
+    copy.import(&full(&out)).unwrap();
     assert_eq!(copy.text("t").to_string(), trace.end_content);
     copy.assert_invariants();
 }
