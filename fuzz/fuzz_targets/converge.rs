@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use weft::fuzzing::{run_converge, Action};
+use weft_testkit::{run_converge, Action};
 
 fuzz_target!(|input: (u8, Vec<Action>)| {
     run_converge(input.0, &input.1);

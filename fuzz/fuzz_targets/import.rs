@@ -82,5 +82,5 @@ fuzz_target!(|data: &[u8]| {
         fixed[8..16].copy_from_slice(&sum.to_le_bytes());
         import_bounded(&fixed);
     }
-    weft::fuzzing::run_import(data);
+    weft_testkit::run_import(data);
 });

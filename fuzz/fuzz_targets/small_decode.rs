@@ -6,5 +6,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    weft::fuzzing::run_small_decode(data);
+    weft_testkit::run_small_decode(data);
 });

@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use weft::fuzzing::{run_text_vs_string, Action};
+use weft_testkit::{run_text_vs_string, Action};
 
 fuzz_target!(|actions: Vec<Action>| {
     run_text_vs_string(&actions);

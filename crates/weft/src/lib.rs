@@ -130,8 +130,6 @@
 //! - `serde`: `Serialize` / `Deserialize` for [`Value`], [`Delta`] (as
 //!   Quill's JSON), [`ExpandType`], [`Cursor`], [`VersionVector`] (a map
 //!   from peer to counter) and [`Frontiers`] (a list of `[peer, counter]`).
-//! - `arbitrary`: the doc-hidden `weft::fuzzing` module, the action model
-//!   of the fuzz targets in `fuzz/` (not a stable API).
 //! - `small-nodes`: for Weft's own tests only: tiny b-tree leaves and
 //!   snapshot blocks, so that short tests cross node boundaries.
 
@@ -153,7 +151,6 @@
 // layer 9: encoding
 // layer 10: doc
 // layer 11: presence undo
-// layer 12: fuzzing
 
 mod bytes;
 mod cursor;
@@ -161,9 +158,6 @@ mod doc;
 mod encoding;
 mod error;
 mod event;
-#[cfg(feature = "arbitrary")]
-#[doc(hidden)]
-pub mod fuzzing;
 mod id;
 #[cfg(test)]
 mod layers;

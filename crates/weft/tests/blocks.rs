@@ -8,11 +8,9 @@
     reason = "tests fail loudly on a broken assumption"
 )]
 
-mod common;
-
-use common::net::Mirrors;
-use common::{all, doc, sync};
 use weft::{Attributes, Delta, Doc, Error, ExportMode, UndoManager, Unit, Value};
+use weft_testkit::net::{deliver_to_model, Mirrors, Network};
+use weft_testkit::{doc, full, sync};
 
 fn delta(d: &Doc) -> Vec<Delta> {
     d.get_text("t").map(|t| t.to_delta()).unwrap_or_default()
@@ -288,7 +286,7 @@ fn events_and_undo_carry_blocks() {
     b.text("t").split_block(0, [("list", "bullet")]).unwrap();
     b.text("t").update_block(6, [("align", "center")]).unwrap();
     b.commit();
-    a.import(&all(&mut b)).unwrap();
+    a.import(&full(&b)).unwrap();
     check(&a);
     assert_eq!(delta(&a), delta(&b));
     // A style over a marker shows on the text around it, not on it; a
@@ -325,7 +323,7 @@ fn blocks_sync_through_updates_snapshots_and_history() {
     let want = delta(&a);
 
     let mut b = doc(2);
-    b.import(&all(&mut a)).unwrap();
+    b.import(&full(&a)).unwrap();
     assert_eq!(delta(&b), want);
     let snap = a.export(ExportMode::Snapshot).unwrap();
     let mut c = Doc::new();
@@ -450,7 +448,7 @@ fn quill_json_with_line_formats_and_embeds_round_trips() {
 }
 
 /// A random small attribute set.
-fn random_attrs(rng: &mut common::Rng) -> Attributes {
+fn random_attrs(rng: &mut weft_testkit::Rng) -> Attributes {
     let mut out = Attributes::new();
     for _ in 0..rng.below(3) {
         let key = ["header", "list", "align"][rng.below(3)];
@@ -480,11 +478,11 @@ fn markers(d: &Doc) -> Vec<usize> {
 /// version and history, and event-fed mirrors (chars, UTF-16, UTF-8)
 /// equal the text.
 fn random_block_deliveries(seed: u64, steps: usize) {
-    let mut rng = common::Rng::new(seed ^ 0xb10c);
+    let mut rng = weft_testkit::Rng::new(seed ^ 0xb10c);
     let mut docs: Vec<Doc> = (1..=3).map(doc).collect();
-    let mut models: Vec<common::RefDoc> = (1..=3).map(common::RefDoc::new).collect();
+    let mut models: Vec<weft_testkit::RefDoc> = (1..=3).map(weft_testkit::RefDoc::new).collect();
     let mut old_versions: Vec<Vec<weft::VersionVector>> = vec![vec![weft::VersionVector::new()]; 3];
-    let mut network: Vec<(usize, Vec<u8>)> = Vec::new();
+    let mut network = Network::default();
     let mirrors = Mirrors::attach(&mut docs[0]);
     for _ in 0..steps {
         let i = rng.below(3);
@@ -524,30 +522,15 @@ fn random_block_deliveries(seed: u64, steps: usize) {
                 docs[i].commit();
                 old_versions[i].push(docs[i].version());
             }
-            _ => {
-                let to = (i + 1 + rng.below(2)) % 3;
-                let bytes = common::net::random_export(
-                    &mut rng,
-                    &docs[i],
-                    &docs[to].version(),
-                    &old_versions[to],
-                );
-                if rng.chance(20) {
-                    network.push((to, bytes.clone()));
-                }
-                network.push((to, bytes));
-            }
+            _ => network.send(&mut rng, &docs, i, &old_versions),
         }
         assert_eq!(delta(&docs[i]), models[i].to_delta(), "seed {seed}: local");
-        while !network.is_empty() && rng.chance(40) {
-            let (to, bytes) = network.swap_remove(rng.below(network.len()));
-            deliver(&mut docs, &mut models, to, &bytes, seed);
-        }
+        network.deliver_some(&mut rng, |to, bytes| {
+            deliver(&mut docs, &mut models, to, bytes, seed)
+        });
     }
-    for (to, bytes) in std::mem::take(&mut network) {
-        deliver(&mut docs, &mut models, to, &bytes, seed);
-    }
-    let model = common::net::sync_everyone(&mut docs, &models);
+    network.deliver_all(|to, bytes| deliver(&mut docs, &mut models, to, bytes, seed));
+    let model = weft_testkit::net::sync_everyone(&mut docs, &models);
     let want = delta(&docs[0]);
     assert_eq!(want, model.to_delta(), "seed {seed}: model");
     for d in &docs {
@@ -588,16 +571,14 @@ fn random_block_deliveries(seed: u64, steps: usize) {
 
 /// Imports `bytes` into `docs[to]` and brings its model to what it then
 /// holds; they must agree.
-fn deliver(docs: &mut [Doc], models: &mut [common::RefDoc], to: usize, bytes: &[u8], seed: u64) {
-    docs[to].import(bytes).unwrap();
-    docs[to].assert_exports_reopen();
-    let version = docs[to].version();
-    for k in 0..models.len() {
-        if k != to {
-            let src = models[k].clone();
-            models[to].merge_upto(&src, &version);
-        }
-    }
+fn deliver(
+    docs: &mut [Doc],
+    models: &mut [weft_testkit::RefDoc],
+    to: usize,
+    bytes: &[u8],
+    seed: u64,
+) {
+    deliver_to_model(docs, models, to, bytes);
     assert_eq!(
         delta(&docs[to]),
         models[to].to_delta(),

@@ -3,15 +3,13 @@
 //! replica held then, in chars and UTF-16, and subscribed mirrors follow
 //! each move; while checked out, edits are refused and imports are kept.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 
-use common::history::{random_history, Recorded};
-use common::Rng;
 use weft::{
     Delta, Doc, DocEvent, Error, EventTrigger, ExportMode, Frontiers, OpId, Side, UndoManager, Unit,
 };
+use weft_testkit::history::{random_history, Recorded};
+use weft_testkit::Rng;
 
 /// A mirror of text "t" in `unit`, kept by events alone.
 fn mirror(doc: &mut Doc, unit: Unit) -> (Arc<Mutex<Vec<Delta>>>, weft::Subscription) {
@@ -37,7 +35,7 @@ fn check_shows(doc: &Doc, r: &Recorded, ctx: &str) {
     assert_eq!(doc.text_len("t", Unit::Utf16), r.utf16_len, "{ctx}: UTF-16");
     assert_eq!(doc.version(), r.version, "{ctx}: version");
     assert_eq!(doc.frontiers(), r.frontiers, "{ctx}: frontiers");
-    assert_eq!(common::map_contents(doc), r.maps, "{ctx}: maps");
+    assert_eq!(weft_testkit::map_contents(doc), r.maps, "{ctx}: maps");
 }
 
 fn run(seed: u64) {

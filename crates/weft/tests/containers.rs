@@ -9,15 +9,14 @@
     reason = "tests fail loudly on a broken assumption"
 )]
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use common::{doc, map_contents, sync, Rng};
 use weft::{
     Delta, Doc, Error, ExportMode, Side, Subscription, UndoManager, Unit, Value, VersionVector,
 };
+use weft_testkit::net::{deliver_to_model, Network};
+use weft_testkit::{doc, map_contents, sync, Rng};
 
 /// The delta of text `name` (empty if `d` shows none).
 fn delta(d: &Doc, name: &str) -> Vec<Delta> {
@@ -430,7 +429,7 @@ fn deleted_containers_travel_and_time_travel() {
 }
 
 /// One peer's step of the random run: an edit, a delete, or a sync.
-fn random_step(rng: &mut Rng, d: &mut Doc, m: &mut common::RefDoc) {
+fn random_step(rng: &mut Rng, d: &mut Doc, m: &mut weft_testkit::RefDoc) {
     let len = m.len();
     match rng.below(12) {
         0..=3 => {
@@ -471,10 +470,10 @@ fn random_step(rng: &mut Rng, d: &mut Doc, m: &mut common::RefDoc) {
 fn random_deletes(seed: u64, steps: usize) {
     let mut rng = Rng::new(seed ^ 0xde1e7e);
     let mut docs: Vec<Doc> = (1..=3).map(doc).collect();
-    let mut models: Vec<common::RefDoc> = (1..=3).map(common::RefDoc::new).collect();
+    let mut models: Vec<weft_testkit::RefDoc> = (1..=3).map(weft_testkit::RefDoc::new).collect();
     let mirrors: Vec<DocMirror> = docs.iter_mut().map(DocMirror::attach).collect();
     let mut old: Vec<Vec<VersionVector>> = vec![vec![VersionVector::new()]; 3];
-    let mut network: Vec<(usize, Vec<u8>)> = Vec::new();
+    let mut network = Network::default();
     for _ in 0..steps {
         let i = rng.below(3);
         if docs[i].is_detached() && rng.chance(50) {
@@ -499,33 +498,24 @@ fn random_deletes(seed: u64, steps: usize) {
             old[i].push(docs[i].version());
         } else {
             docs[i].commit();
-            let to = (i + 1 + rng.below(2)) % 3;
-            let bytes =
-                common::net::random_export(&mut rng, &docs[i], &docs[to].version(), &old[to]);
-            if rng.chance(20) {
-                network.push((to, bytes.clone()));
-            }
-            network.push((to, bytes));
+            network.send(&mut rng, &docs, i, &old);
         }
         assert_eq!(
             delta(&docs[i], "t"),
             models[i].to_delta(),
             "seed {seed}: local"
         );
-        while !network.is_empty() && rng.chance(40) {
-            let (to, bytes) = network.swap_remove(rng.below(network.len()));
-            deliver(&mut docs, &mut models, &mirrors, to, &bytes, seed);
-        }
+        network.deliver_some(&mut rng, |to, bytes| {
+            deliver(&mut docs, &mut models, &mirrors, to, bytes, seed)
+        });
     }
-    for (to, bytes) in std::mem::take(&mut network) {
-        deliver(&mut docs, &mut models, &mirrors, to, &bytes, seed);
-    }
+    network.deliver_all(|to, bytes| deliver(&mut docs, &mut models, &mirrors, to, bytes, seed));
     for (d, mirror) in docs.iter_mut().zip(&mirrors) {
         d.checkout_to_latest().unwrap();
         d.commit();
         mirror.check(d, &format!("seed {seed}: back to latest"));
     }
-    let model = common::net::sync_everyone(&mut docs, &models);
+    let model = weft_testkit::net::sync_everyone(&mut docs, &models);
     let want = (delta(&docs[0], "t"), map_contents(&docs[0]));
     assert_eq!(
         want,
@@ -550,7 +540,7 @@ fn random_deletes(seed: u64, steps: usize) {
     // shows the same and merges on.
     let at = old[0][rng.below(old[0].len())].clone();
     let frontiers = docs[0].vv_to_frontiers(&at).unwrap();
-    let mut then = common::RefDoc::new(9);
+    let mut then = weft_testkit::RefDoc::new(9);
     then.merge_upto(&model, &at);
     let fork = docs[0].fork_at(&frontiers).unwrap();
     assert_eq!(
@@ -574,21 +564,13 @@ fn random_deletes(seed: u64, steps: usize) {
 
 fn deliver(
     docs: &mut [Doc],
-    models: &mut [common::RefDoc],
+    models: &mut [weft_testkit::RefDoc],
     mirrors: &[DocMirror],
     to: usize,
     bytes: &[u8],
     seed: u64,
 ) {
-    docs[to].import(bytes).unwrap();
-    docs[to].assert_exports_reopen();
-    let version = docs[to].latest_version();
-    for j in 0..3 {
-        if j != to {
-            let other = models[j].clone();
-            models[to].merge_upto(&other, &version);
-        }
-    }
+    deliver_to_model(docs, models, to, bytes);
     if !docs[to].is_detached() {
         assert_eq!(
             (delta(&docs[to], "t"), map_contents(&docs[to])),

@@ -2,11 +2,9 @@
 //! on every replica that has the char, travel as bytes and through serde,
 //! and give an error (never a panic) for anything they cannot name.
 
-mod common;
-
-use common::{doc, sync, Rng};
 use traces::Trace;
 use weft::{Cursor, Doc, Error, ExportMode, Side, Unit, VersionVector};
+use weft_testkit::{doc, sync, Rng};
 
 #[test]
 fn a_caret_follows_its_char_when_a_peer_types_before_it() {

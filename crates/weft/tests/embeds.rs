@@ -7,13 +7,11 @@
     reason = "tests fail loudly on a broken assumption"
 )]
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::net::Mirrors;
-use common::{all, doc, sync, RefDoc, Rng};
 use weft::{Delta, Doc, ExportMode, Side, UndoManager, Unit, Value};
+use weft_testkit::net::Mirrors;
+use weft_testkit::{doc, full, sync, RefDoc, Rng};
 
 fn image(name: &str) -> Value {
     Value::Map(BTreeMap::from([("image".to_owned(), Value::from(name))]))
@@ -88,7 +86,7 @@ fn embeds_sync_through_updates_snapshots_and_history() {
 
     let mut b = doc(2);
     b.text("t").insert(0, "B").unwrap();
-    b.import(&all(&mut a)).unwrap();
+    b.import(&full(&a)).unwrap();
     let mut b2 = doc(3);
     sync(&mut b2, &b);
     assert_eq!(delta(&b2), delta(&b));
@@ -172,7 +170,7 @@ fn events_and_undo_carry_embeds() {
     // An import's event shows the embed too.
     let mut b = doc(2);
     b.text("t").insert_embed(0, "@b").unwrap();
-    a.import(&all(&mut b)).unwrap();
+    a.import(&full(&b)).unwrap();
     check(&a);
 }
 

@@ -6,15 +6,13 @@
 //! compares it with the document. A random test checks the events of
 //! single edits (the fast path) against the general path.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 
-use common::doc;
 use weft::{
     CommitOptions, Delta, Doc, DocEvent, EventTrigger, ExportMode, Subscription, Unit,
     VersionVector,
 };
+use weft_testkit::doc;
 
 fn updates(from: &Doc, to: &VersionVector) -> Vec<u8> {
     from.export(ExportMode::Updates { from: to }).unwrap()

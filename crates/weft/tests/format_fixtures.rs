@@ -3,7 +3,7 @@
 //! written from, and today's encoder must write them byte for byte, so
 //! any change of either format is deliberate. After such a change (and a
 //! format version bump where old bytes no longer read), rewrite them with
-//! `WEFT_BLESS_FIXTURES=1 cargo test -p weft --test format_fixtures`.
+//! `WEFT_BLESS_FIXTURES=1 cargo test -p weft --test main format_fixtures`.
 //!
 //! The layouts are specified in `docs/FORMAT.md`: updates in its
 //! section 2 (versions 1-4), snapshots in section 4 (versions 1-3 in
@@ -11,13 +11,11 @@
 //! 10 lists which fixture covers which version and section, and
 //! `tests/fixtures/README.md` says the same beside the files.
 
-mod common;
-
 use std::path::PathBuf;
 
-use common::history::commit_infos;
-use common::{all, doc};
 use weft::{CommitOptions, Doc, ExportMode};
+use weft_testkit::history::commit_infos;
+use weft_testkit::{doc, full};
 
 /// Two peers' concurrent edits, marks (expanding and not, overlapping
 /// comments), an unmark, deletes (forward and backspaces) and non-ASCII text in two texts.
@@ -165,9 +163,9 @@ fn prose() -> Doc {
 /// section 2; the version follows from the content, 2.6) and version 4
 /// snapshots (4.6) and shallow snapshots (section 5).
 fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
-    let mut model = document_model();
-    let mut deleted = deleted_containers();
-    let (mut rich, earlier) = rich();
+    let model = document_model();
+    let deleted = deleted_containers();
+    let (rich, earlier) = rich();
     let incremental = rich
         .export(ExportMode::Updates {
             from: &earlier.version(),
@@ -175,25 +173,21 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
         .unwrap();
     let pending = with_pending();
     let commits = with_commit_infos();
-    let mut prose = prose();
+    let prose = prose();
     vec![
-        ("prose.update", all(&mut prose), prose.clone()),
+        ("prose.update", full(&prose), prose.clone()),
         (
             "prose.v4.snapshot",
             prose.export(ExportMode::Snapshot).unwrap(),
             prose.clone(),
         ),
-        (
-            "deleted-containers.update",
-            all(&mut deleted),
-            deleted.clone(),
-        ),
+        ("deleted-containers.update", full(&deleted), deleted.clone()),
         (
             "deleted-containers.v4.snapshot",
             deleted.export(ExportMode::Snapshot).unwrap(),
             deleted.clone(),
         ),
-        ("document-model.update", all(&mut model), model.clone()),
+        ("document-model.update", full(&model), model.clone()),
         (
             "document-model.v4.snapshot",
             model.export(ExportMode::Snapshot).unwrap(),
@@ -213,7 +207,7 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
             commits.export(ExportMode::Snapshot).unwrap(),
             commits.clone(),
         ),
-        ("rich.update", all(&mut rich), rich.clone()),
+        ("rich.update", full(&rich), rich.clone()),
         ("incremental.update", incremental, rich.clone()),
         (
             "rich.v4.snapshot",
@@ -317,8 +311,8 @@ fn fixtures_import_into_the_documents_they_hold() {
             );
         }
         assert_eq!(
-            common::map_contents(&d),
-            common::map_contents(&expected),
+            weft_testkit::map_contents(&d),
+            weft_testkit::map_contents(&expected),
             "{name}"
         );
     }

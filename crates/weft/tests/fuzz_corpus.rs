@@ -2,17 +2,17 @@
 //! through the same functions the cargo-fuzz targets call, on stable, so
 //! `cargo test` checks them on every change.
 //!
-//! `WEFT_FUZZ_SEED=1 cargo test -p weft --test fuzz_corpus` (re)writes the
+//! `WEFT_FUZZ_SEED=1 cargo test -p weft --test main fuzz_corpus` (re)writes the
 //! hand-made seeds of the `import` corpus: real updates and snapshots,
 //! with marks, a pending update, from a document with two texts.
 
 use std::path::{Path, PathBuf};
 
-use weft::fuzzing::{
-    from_bytes, import_target, run_converge, run_import, run_small_decode, run_text_vs_string,
-    Action,
-};
 use weft::{CommitOptions, Doc, EphemeralStore, ExportMode, Side, VersionVector};
+use weft_testkit::{
+    from_bytes, full, import_target, run_converge, run_import, run_small_decode,
+    run_text_vs_string, Action,
+};
 
 fn fuzz_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz")
@@ -90,12 +90,6 @@ fn import_corpus() {
 /// Real updates and snapshots for the import corpus, so the fuzzer
 /// mutates valid structure, not only noise.
 fn seeds() -> Vec<(&'static str, Vec<u8>)> {
-    let all = |d: &mut Doc| {
-        d.export(ExportMode::Updates {
-            from: &VersionVector::new(),
-        })
-        .expect("exports do not fail")
-    };
     let mut target = import_target();
     let mut marked = Doc::new();
     marked.set_peer_id(7).expect("valid id");
@@ -121,10 +115,10 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     committed.text("t").insert(2, "c").expect("in bounds");
     committed.commit_with(CommitOptions::new().timestamp(1_764_000_000));
     vec![
-        ("seed-commits-history", all(&mut committed)),
+        ("seed-commits-history", full(&committed)),
         ("seed-commits-snapshot", snapshot(&mut committed)),
-        ("seed-target-history", all(&mut target)),
-        ("seed-marked-history", all(&mut marked)),
+        ("seed-target-history", full(&target)),
+        ("seed-marked-history", full(&marked)),
         ("seed-incremental", incremental),
         ("seed-target-snapshot", snapshot(&mut target)),
         ("seed-marked-snapshot", snapshot(&mut marked)),
@@ -165,7 +159,7 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
             d.export(ExportMode::ShallowSnapshot(&root))
                 .expect("exports do not fail")
         }),
-        ("seed-maps-embeds-history", all(&mut maps_embeds(false))),
+        ("seed-maps-embeds-history", full(&maps_embeds(false))),
         (
             "seed-maps-embeds-snapshot",
             snapshot(&mut maps_embeds(false)),

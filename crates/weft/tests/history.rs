@@ -2,14 +2,12 @@
 //! multi-peer runs against what each replica (and the reference model)
 //! held when each version was recorded.
 
-mod common;
-
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use common::history::{apply, commit_infos, random_history};
-use common::{map_contents, Rng};
 use weft::{Delta, Doc, Error, ExportMode, Frontiers, IdSpan, OpId, Unit, VersionVector};
+use weft_testkit::history::{apply, commit_infos, random_history};
+use weft_testkit::{map_contents, Rng};
 
 fn run(seed: u64, steps: usize) {
     let mut rng = Rng::new(seed ^ 0x5eed);
@@ -342,8 +340,8 @@ fn commit_infos_survive_every_path_and_bad_bytes_are_refused() {
 #[test]
 fn a_message_after_an_export_of_the_open_change_converges() {
     use weft::CommitOptions;
-    let mut a = common::doc(1);
-    let mut b = common::doc(2);
+    let mut a = weft_testkit::doc(1);
+    let mut b = weft_testkit::doc(2);
     let send = |to: &mut Doc, from: &Doc| {
         let bytes = from
             .export(ExportMode::Updates {
@@ -426,7 +424,7 @@ fn reopens(doc: &Doc, ctx: &str) {
 #[test]
 fn forged_commit_infos_for_ops_held_or_not_sent_change_nothing() {
     use weft::CommitOptions;
-    let mut a = common::doc(1);
+    let mut a = weft_testkit::doc(1);
     a.text("t").insert(0, "abc").unwrap();
     a.commit_with(CommitOptions::new().message("mine").timestamp(7));
     a.text("t").insert(3, "d").unwrap();
@@ -436,14 +434,14 @@ fn forged_commit_infos_for_ops_held_or_not_sent_change_nothing() {
 
     // A forger with a's peer id: the same op ids (other text), with a
     // message on part of them, overlapping a's.
-    let mut forger = common::doc(1);
+    let mut forger = weft_testkit::doc(1);
     forger.text("t").insert(0, "x").unwrap();
     let _sent = forger.export(ExportMode::Snapshot).unwrap();
     forger.text("t").insert(1, "yzw").unwrap();
     forger.commit_with(CommitOptions::new().message("forged"));
     // ...and ops of its own (peer 9) in the same update, so the import
     // adds something: infos must name ops it adds.
-    let mut nine = common::doc(9);
+    let mut nine = weft_testkit::doc(9);
     nine.text("t").insert(0, "9").unwrap();
     nine.commit_with(CommitOptions::new().message("nine"));
     forger
@@ -470,7 +468,7 @@ fn forged_commit_infos_for_ops_held_or_not_sent_change_nothing() {
     // An honest replica that gets the same ops from a and from the forger,
     // in either order, ends with a's history, messages included.
     for forged_first in [false, true] {
-        let mut b = common::doc(2);
+        let mut b = weft_testkit::doc(2);
         let mine = a
             .export(ExportMode::Updates {
                 from: &VersionVector::new(),
@@ -497,11 +495,11 @@ fn forged_commit_infos_for_ops_held_or_not_sent_change_nothing() {
 #[test]
 fn a_commit_received_in_parts_keeps_one_message() {
     use weft::CommitOptions;
-    let mut a = common::doc(1);
+    let mut a = weft_testkit::doc(1);
     a.text("t").insert(0, "abcdef").unwrap();
     a.commit_with(CommitOptions::new().message("whole"));
     let spans = [IdSpan::new(1, 0..2), IdSpan::new(1, 2..6)];
-    let mut b = common::doc(2);
+    let mut b = weft_testkit::doc(2);
     for span in &spans {
         let part = a
             .export(ExportMode::UpdatesInRange(std::slice::from_ref(span)))
@@ -511,10 +509,10 @@ fn a_commit_received_in_parts_keeps_one_message() {
     }
     assert_eq!(commit_infos(&b), commit_infos(&a));
     // A copy of b's first part only, then the rest from a.
-    let mut c = common::doc(3);
+    let mut c = weft_testkit::doc(3);
     let first = a.export(ExportMode::UpdatesInRange(&spans[..1])).unwrap();
     c.import(&first).unwrap();
-    let mut d = common::doc(4);
+    let mut d = weft_testkit::doc(4);
     d.import(&c.export(ExportMode::Snapshot).unwrap()).unwrap();
     reopens(&d, "copy of a part");
     d.import(&a.export(ExportMode::Snapshot).unwrap()).unwrap();
@@ -530,14 +528,14 @@ fn a_commit_received_in_parts_keeps_one_message() {
 fn a_fork_of_the_open_change_counts_as_sent() {
     use weft::CommitOptions;
     for at in [false, true] {
-        let mut a = common::doc(1);
+        let mut a = weft_testkit::doc(1);
         a.text("t").insert(0, "hello").unwrap(); // open change
         let fork = if at {
             a.fork_at(&a.frontiers()).unwrap()
         } else {
             a.fork()
         };
-        let mut c = common::doc(3);
+        let mut c = weft_testkit::doc(3);
         c.import(
             &fork
                 .export(ExportMode::Updates {
@@ -548,7 +546,7 @@ fn a_fork_of_the_open_change_counts_as_sent() {
         .unwrap();
         a.text("t").insert(5, "!").unwrap();
         a.commit_with(CommitOptions::new().message("m").timestamp(5));
-        let mut d = common::doc(4);
+        let mut d = weft_testkit::doc(4);
         d.import(
             &a.export(ExportMode::Updates {
                 from: &VersionVector::new(),

@@ -2,10 +2,8 @@
 //! (never a panic), and a failed import leaves the document exactly as it
 //! was.
 
-mod common;
-
-use common::{body, observe as state, section, varint, wrap, Observed as State, Rng};
-use weft::{Doc, Error, ExportMode, VersionVector};
+use weft::{Doc, Error, ExportMode};
+use weft_testkit::{body, full, observe as state, section, varint, wrap, Observed as State, Rng};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// A document with two peers' concurrent edits and marks in two texts.
@@ -48,13 +46,6 @@ fn target() -> Doc {
     d
 }
 
-fn full(doc: &mut Doc) -> Vec<u8> {
-    doc.export(ExportMode::Updates {
-        from: &VersionVector::new(),
-    })
-    .unwrap()
-}
-
 /// Imports `bytes` into a copy of `doc`: on error the copy must be
 /// unchanged, on success it must be internally consistent.
 fn import_checked(doc: &Doc, before: &State, bytes: &[u8]) -> Result<(), Error> {
@@ -78,7 +69,7 @@ fn rehash(bytes: &mut [u8]) {
 
 #[test]
 fn truncation_at_every_offset_is_an_error() {
-    let bytes = full(&mut source());
+    let bytes = full(&source());
     for doc in [Doc::new(), target()] {
         let doc = doc;
         let before = state(&doc);
@@ -94,7 +85,7 @@ fn truncation_at_every_offset_is_an_error() {
 
 #[test]
 fn bit_flips_are_detected_or_harmless() {
-    let bytes = full(&mut source());
+    let bytes = full(&source());
     let doc = target();
     let before = state(&doc);
     let bits = (bytes.len() * 8).min(4096 * 8);
@@ -116,7 +107,7 @@ fn bit_flips_are_detected_or_harmless() {
 
 #[test]
 fn random_garbage_with_valid_checksums_never_panics() {
-    let bytes = full(&mut source());
+    let bytes = full(&source());
     let doc = target();
     let before = state(&doc);
     let mut rng = Rng::new(99);
@@ -139,7 +130,7 @@ fn random_garbage_with_valid_checksums_never_panics() {
 fn headers_are_checked() {
     let doc = target();
     let before = state(&doc);
-    let good = full(&mut source());
+    let good = full(&source());
     let mut bad = good.clone();
     bad[0] = b'W';
     assert_eq!(import_checked(&doc, &before, &bad), Err(Error::BadMagic));

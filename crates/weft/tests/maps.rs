@@ -8,13 +8,12 @@
     reason = "tests fail loudly on a broken assumption"
 )]
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use common::{all, doc, map_contents, observe, sync};
 use weft::{Doc, Error, EventTrigger, ExportMode, MapDiff, UndoManager, Value, VersionVector};
+use weft_testkit::net::{deliver_to_model, Network};
+use weft_testkit::{doc, full, map_contents, observe, sync};
 
 fn entries(d: &Doc, name: &str) -> Vec<(String, Value)> {
     d.get_map(name).map_or_else(Vec::new, |m| {
@@ -129,7 +128,7 @@ fn maps_travel_in_updates_snapshots_and_range_exports() {
     let want = map_contents(&a);
 
     let mut b = Doc::new();
-    b.import(&all(&mut a)).unwrap();
+    b.import(&full(&a)).unwrap();
     assert_eq!(map_contents(&b), want);
     assert_eq!(observe(&a), observe(&b));
 
@@ -172,10 +171,10 @@ fn maps_travel_in_updates_snapshots_and_range_exports() {
 fn exports_without_maps_keep_their_format_version() {
     let mut a = doc(1);
     a.text("t").insert(0, "x").unwrap();
-    assert_eq!(all(&mut a)[4], 1);
+    assert_eq!(full(&a)[4], 1);
     assert_eq!(a.export(ExportMode::Snapshot).unwrap()[4], 4);
     a.map("m").set("k", 1).unwrap();
-    assert_eq!(all(&mut a)[4], 3);
+    assert_eq!(full(&a)[4], 3);
     assert_eq!(a.export(ExportMode::Snapshot).unwrap()[4], 4);
 }
 
@@ -192,7 +191,7 @@ fn events_report_map_changes_from_edits_imports_and_snapshots() {
     a.commit();
     let mut b = doc(2);
     b.map("m").set("k", 2).unwrap();
-    a.import(&all(&mut b)).unwrap();
+    a.import(&full(&b)).unwrap();
     let mut fresh = Doc::new();
     let s2 = Arc::clone(&seen);
     let _sub2 = fresh.subscribe(move |e| s2.lock().unwrap().push((e.trigger, e.maps.clone())));
@@ -339,7 +338,7 @@ fn fork_shares_map_state_and_diverges() {
 fn hostile_map_ops_are_refused() {
     let mut a = doc(1);
     a.map("m").set("k", 1).unwrap();
-    let bytes = all(&mut a);
+    let bytes = full(&a);
     // Every truncation and every single bit flip (re-checksummed) is
     // refused or applied whole; nothing panics.
     for cut in 0..bytes.len() {
@@ -419,11 +418,11 @@ fn shallow_snapshots_keep_the_roots_winning_map_writes() {
 /// same maps, text and history, the reference model's maps, and what its
 /// events said.
 fn random_deliveries(seed: u64, steps: usize) {
-    let mut rng = common::Rng::new(seed ^ 0x3a95);
+    let mut rng = weft_testkit::Rng::new(seed ^ 0x3a95);
     let mut docs: Vec<Doc> = (1..=3).map(doc).collect();
-    let mut models: Vec<common::RefDoc> = (1..=3).map(common::RefDoc::new).collect();
+    let mut models: Vec<weft_testkit::RefDoc> = (1..=3).map(weft_testkit::RefDoc::new).collect();
     let mut old_versions: Vec<Vec<VersionVector>> = vec![vec![VersionVector::new()]; 3];
-    let mut network: Vec<(usize, Vec<u8>)> = Vec::new();
+    let mut network = Network::default();
     type Mirror = BTreeMap<String, BTreeMap<String, Value>>;
     let mirror: Arc<Mutex<Mirror>> = Arc::default();
     let m = Arc::clone(&mirror);
@@ -463,31 +462,16 @@ fn random_deliveries(seed: u64, steps: usize) {
                 docs[i].commit();
                 old_versions[i].push(docs[i].version());
             }
-            _ => {
-                let to = (i + 1 + rng.below(2)) % 3;
-                let bytes = common::net::random_export(
-                    &mut rng,
-                    &docs[i],
-                    &docs[to].version(),
-                    &old_versions[to],
-                );
-                if rng.chance(20) {
-                    network.push((to, bytes.clone()));
-                }
-                network.push((to, bytes));
-            }
+            _ => network.send(&mut rng, &docs, i, &old_versions),
         }
         // Deliver some of what is in flight, in random order; the
         // receiver's model takes what the receiver now holds.
-        while !network.is_empty() && rng.chance(40) {
-            let (to, bytes) = network.swap_remove(rng.below(network.len()));
-            deliver(&mut docs, &mut models, to, &bytes);
-        }
+        network.deliver_some(&mut rng, |to, bytes| {
+            deliver(&mut docs, &mut models, to, bytes)
+        });
     }
-    for (to, bytes) in std::mem::take(&mut network) {
-        deliver(&mut docs, &mut models, to, &bytes);
-    }
-    let model = common::net::sync_everyone(&mut docs, &models);
+    network.deliver_all(|to, bytes| deliver(&mut docs, &mut models, to, bytes));
+    let model = weft_testkit::net::sync_everyone(&mut docs, &models);
     for d in &docs {
         assert!(d.pending_spans().is_empty(), "seed {seed}");
         assert_eq!(map_contents(d), model.map_contents(), "seed {seed}: model");
@@ -540,16 +524,8 @@ fn random_deliveries(seed: u64, steps: usize) {
 
 /// Imports `bytes` into `docs[to]` and brings its model to what it then
 /// holds.
-fn deliver(docs: &mut [Doc], models: &mut [common::RefDoc], to: usize, bytes: &[u8]) {
-    docs[to].import(bytes).unwrap();
-    docs[to].assert_exports_reopen();
-    let version = docs[to].version();
-    for k in 0..models.len() {
-        if k != to {
-            let src = models[k].clone();
-            models[to].merge_upto(&src, &version);
-        }
-    }
+fn deliver(docs: &mut [Doc], models: &mut [weft_testkit::RefDoc], to: usize, bytes: &[u8]) {
+    deliver_to_model(docs, models, to, bytes);
     assert_eq!(map_contents(&docs[to]), models[to].map_contents());
 }
 

@@ -2,10 +2,8 @@
 //! arrive partly known, whole histories re-sent, failed imports that must
 //! change nothing, and pending updates that outlive a snapshot.
 
-mod common;
-
-use common::{all, body, doc, observe, varint, wrap, Rng};
 use weft::{Delta, Doc, Error, ExportMode};
+use weft_testkit::{body, doc, full, observe, varint, wrap, Rng};
 
 /// Peer A types and later marks a link; peer B, having seen A's text,
 /// marks an overlapping link. A replica that imports A's history then B's
@@ -18,11 +16,11 @@ fn regression_a_change_arriving_partly_known_keeps_its_lamport() {
         let mut a = doc(pa);
         a.text("t").insert(0, "The fox jumped.").unwrap();
         let mut b = doc(pb);
-        b.import(&all(&mut a)).unwrap();
+        b.import(&full(&a)).unwrap();
         a.text("t").mark(0..7, "link", "x").unwrap();
         b.text("t").mark(4..14, "link", "y").unwrap();
-        let from_a = all(&mut a);
-        let from_b = all(&mut b);
+        let from_a = full(&a);
+        let from_b = full(&b);
 
         let mut c = doc(10);
         c.import(&from_a).unwrap();
@@ -54,7 +52,7 @@ fn regression_a_failed_snapshot_merge_changes_nothing() {
     x.text("t").insert(0, "hello").unwrap();
     x.text("t").mark(0..2, "bold", true).unwrap();
     let mut parked = doc(3);
-    parked.import(&all(&mut x)).unwrap();
+    parked.import(&full(&x)).unwrap();
     parked.text("t").insert(0, "later ").unwrap();
     let mut y = doc(1); // the same peer id, different ops
     y.text("t")
@@ -65,7 +63,7 @@ fn regression_a_failed_snapshot_merge_changes_nothing() {
     let snapshot = y.export(ExportMode::Snapshot).unwrap();
     // A pending update in x too: the later part of `parked`'s history.
     let mut early = doc(4);
-    early.import(&all(&mut parked)).unwrap();
+    early.import(&full(&parked)).unwrap();
     early.text("t").insert(0, "!").unwrap();
     let v = parked.version();
     x.import(&early.export(ExportMode::Updates { from: &v }).unwrap())
@@ -78,7 +76,7 @@ fn regression_a_failed_snapshot_merge_changes_nothing() {
     x.assert_invariants();
     // And the document keeps working.
     x.text("t").insert(0, ">").unwrap();
-    x.import(&all(&mut parked)).unwrap();
+    x.import(&full(&parked)).unwrap();
     assert!(x.pending_spans().is_empty());
     assert_eq!(x.text("t").to_string(), ">!later hello");
 }
@@ -144,7 +142,7 @@ fn regression_multi_step_edits_are_atomic() {
 fn regression_snapshots_carry_pending_updates() {
     let mut a = doc(1);
     a.text("t").insert(0, "ab").unwrap();
-    let first = all(&mut a);
+    let first = full(&a);
     let v = a.version();
     a.text("t").insert(2, "cd").unwrap();
     a.text("t").mark(0..4, "bold", true).unwrap();
@@ -223,7 +221,7 @@ fn a_snapshot_merges_like_its_history() {
     via_snapshot
         .import(&b.export(ExportMode::Snapshot).unwrap())
         .unwrap();
-    via_update.import(&all(&mut b)).unwrap();
+    via_update.import(&full(&b)).unwrap();
     for n in ["t", "notes"] {
         assert_eq!(
             via_snapshot.text(n).to_delta(),
@@ -234,7 +232,10 @@ fn a_snapshot_merges_like_its_history() {
         via_snapshot.history_runs().unwrap(),
         via_update.history_runs().unwrap()
     );
-    assert_eq!(common::observe(&via_snapshot), common::observe(&via_update));
+    assert_eq!(
+        weft_testkit::observe(&via_snapshot),
+        weft_testkit::observe(&via_update)
+    );
     via_snapshot.assert_invariants();
 }
 
@@ -291,12 +292,12 @@ fn a_whole_history_into_an_empty_doc_equals_the_general_path() {
         let mut rng = Rng::new(seed);
         let mut a = doc(1);
         type_randomly(&mut a, &mut rng, 60);
-        let prefix = all(&mut a);
+        let prefix = full(&a);
         let mut other = doc(2);
         other.import(&prefix).unwrap();
         type_randomly(&mut a, &mut rng, 140);
         type_randomly(&mut other, &mut rng, 40);
-        let whole = all(&mut a);
+        let whole = full(&a);
 
         let mut fast = doc(3);
         fast.import(&whole).unwrap();
@@ -310,7 +311,7 @@ fn a_whole_history_into_an_empty_doc_equals_the_general_path() {
             let snapshot = r.export(ExportMode::Snapshot).unwrap();
             assert_eq!(snapshot, a.export(ExportMode::Snapshot).unwrap());
         }
-        let concurrent = all(&mut other);
+        let concurrent = full(&other);
         for r in [&mut a, &mut fast, &mut general] {
             r.import(&concurrent).unwrap();
             r.assert_invariants();
@@ -332,20 +333,20 @@ fn a_concurrent_history_into_an_empty_doc_falls_back_midway() {
         let mut a = doc(1);
         type_randomly(&mut a, &mut rng, 30);
         let mut b = doc(2);
-        b.import(&all(&mut a)).unwrap();
+        b.import(&full(&a)).unwrap();
         for _ in 0..4 {
             type_randomly(&mut a, &mut rng, 10);
             type_randomly(&mut b, &mut rng, 10);
-            let (from_a, from_b) = (all(&mut a), all(&mut b));
+            let (from_a, from_b) = (full(&a), full(&b));
             a.import(&from_b).unwrap();
             b.import(&from_a).unwrap();
         }
-        let whole = all(&mut a);
+        let whole = full(&a);
         let mut fresh = doc(3);
         fresh.import(&whole).unwrap();
         fresh.assert_invariants();
         let mut general = doc(4);
-        general.import(&all(&mut b)).unwrap();
+        general.import(&full(&b)).unwrap();
         for r in [&mut b, &mut fresh, &mut general] {
             assert_eq!(shown(r), shown(&mut a), "seed {seed}");
         }

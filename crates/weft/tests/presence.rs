@@ -3,17 +3,15 @@
 //! clock, tells subscribers what changed, and refuses bad bytes without
 //! changing anything.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use common::Rng;
 use weft::{
     Cursor, Doc, EphemeralEventTrigger, EphemeralStore, EphemeralStoreEvent, Error, Side,
     Subscription, Value,
 };
+use weft_testkit::Rng;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// A clock the test moves by hand, in ms since the epoch.

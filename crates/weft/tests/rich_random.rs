@@ -4,11 +4,9 @@
 //! FugueMax with anchors, styles recomputed char by char) fed the same ops;
 //! at the end all peers hold identical deltas and versions.
 
-mod common;
-
-use common::{RefDoc, Rng};
-use weft::fuzzing::{config, KEYS};
 use weft::{Cursor, Doc, ExportMode, OpId, Side, Value, VersionVector};
+use weft_testkit::{config, KEYS};
+use weft_testkit::{RefDoc, Rng};
 
 fn doc(peer: u64) -> Doc {
     let mut d = Doc::new();

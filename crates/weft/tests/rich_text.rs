@@ -2,18 +2,10 @@
 //! scenario merged in both orders, through updates and through a fresh
 //! document, with the peer ids both ways round.
 
-mod common;
-
-use weft::{Attributes, Delta, Doc, Error, ExportMode, Unit, Value, VersionVector};
+use weft::{Attributes, Delta, Doc, Error, ExportMode, Unit, Value};
+use weft_testkit::full;
 
 const T: &str = "t";
-
-fn full(doc: &mut Doc) -> Vec<u8> {
-    doc.export(ExportMode::Updates {
-        from: &VersionVector::new(),
-    })
-    .unwrap()
-}
 
 fn delta(doc: &mut Doc) -> Vec<Delta> {
     doc.assert_invariants();
@@ -40,7 +32,7 @@ fn bold(s: &str) -> Delta {
 
 /// A document as peer `peer`, with keys named after each expand rule.
 fn doc(peer: u64) -> Doc {
-    common::styled_doc(peer)
+    weft_testkit::styled_doc(peer)
 }
 
 /// Runs `setup` on a base document, then `a` and `b` concurrently on two
@@ -55,9 +47,9 @@ fn concurrent(setup: impl Fn(&mut Doc), a: impl Fn(&mut Doc), b: impl Fn(&mut Do
         setup(&mut base);
         base.commit();
         let mut da = doc(pa);
-        da.import(&full(&mut base)).unwrap();
+        da.import(&full(&base)).unwrap();
         let mut db = doc(pb);
-        db.import(&full(&mut base)).unwrap();
+        db.import(&full(&base)).unwrap();
         a(&mut da);
         b(&mut db);
         let ua = da
@@ -70,7 +62,7 @@ fn concurrent(setup: impl Fn(&mut Doc), a: impl Fn(&mut Doc), b: impl Fn(&mut Do
                 from: &base.version(),
             })
             .unwrap();
-        let (fa, fb) = (full(&mut da), full(&mut db));
+        let (fa, fb) = (full(&da), full(&db));
         let mut x = da.clone();
         x.import(&ub).unwrap();
         let mut y = db.clone();
@@ -83,7 +75,7 @@ fn concurrent(setup: impl Fn(&mut Doc), a: impl Fn(&mut Doc), b: impl Fn(&mut Do
         f2.import(&fa).unwrap();
         // And a round trip of a merged document.
         let mut f3 = Doc::new();
-        f3.import(&full(&mut x)).unwrap();
+        f3.import(&full(&x)).unwrap();
         let version = x.version();
         for (name, d) in [
             ("a+b", &mut x),
@@ -284,7 +276,7 @@ fn edges(key: &str) -> (bool, bool) {
     t.insert(1, "X").unwrap();
     let got = (inside(&t.to_delta(), "X"), inside(&t.to_delta(), "Y"));
     let mut round = Doc::new();
-    round.import(&full(&mut local)).unwrap();
+    round.import(&full(&local)).unwrap();
     assert_eq!(
         delta(&mut round),
         local.text(T).to_delta(),
@@ -346,7 +338,7 @@ fn s9_partial_unmark_over_astral_and_cjk() {
     t.insert(5, "y").unwrap();
     assert_eq!(t.to_delta(), vec![bold("ax"), ins("😀b文y"), bold("c")]);
     let mut round = Doc::new();
-    round.import(&full(&mut chars)).unwrap();
+    round.import(&full(&chars)).unwrap();
     assert_eq!(delta(&mut round), chars.text(T).to_delta());
 }
 

@@ -4,13 +4,11 @@
 //! history), refusal of what needs the trimmed history, and damaged
 //! bytes.
 
-mod common;
-
-use common::history::{apply, commit_infos, random_history, two};
-use common::{replay, Rng};
 use std::collections::BTreeMap;
 use traces::Trace;
 use weft::{Doc, Error, ExportMode, Frontiers, Unit, VersionVector};
+use weft_testkit::history::{apply, commit_infos, random_history, two};
+use weft_testkit::{replay, Rng};
 
 fn shallow(doc: &Doc, at: &Frontiers) -> Doc {
     let bytes = doc.export(ExportMode::ShallowSnapshot(at)).unwrap();
@@ -21,7 +19,7 @@ fn shallow(doc: &Doc, at: &Frontiers) -> Doc {
 
 /// Peer 1's document holding `text` in "t", committed.
 fn typed(text: &str) -> Doc {
-    let mut a = common::doc(1);
+    let mut a = weft_testkit::doc(1);
     a.text("t").insert(0, text).unwrap();
     a.commit();
     a
@@ -592,7 +590,7 @@ fn deltas(doc: &Doc, names: &[&str]) -> Vec<Vec<weft::Delta>> {
 #[test]
 fn views_after_the_root_with_empty_texts_first() {
     let names = ["a", "b", "u"];
-    let mut full = common::doc(1);
+    let mut full = weft_testkit::doc(1);
     let _ = full.text("a");
     full.text("b").insert(0, "xyz").unwrap();
     full.text("b").delete(0, 3).unwrap();

@@ -2,11 +2,9 @@
 //! peers that never saw the snapshot, byte-identical re-export, and
 //! damaged or forged snapshots.
 
-mod common;
-
-use common::{replay, varint, Replica, Rng};
 use traces::Trace;
 use weft::{Delta, Doc, ExportMode, VersionVector};
+use weft_testkit::{replay, varint, Replica, Rng};
 
 fn snapshot(doc: &mut Doc) -> Vec<u8> {
     doc.export(ExportMode::Snapshot).unwrap()
@@ -191,7 +189,7 @@ fn texts_read_after_another_texts_first_edit_come_from_the_log() {
     eager.text("b").insert(1, "!").unwrap();
     eager.text("c").insert(7, "ß").unwrap();
     eager.text("a").delete(0, 2).unwrap();
-    assert_eq!(common::observe(&lazy), common::observe(&eager));
+    assert_eq!(weft_testkit::observe(&lazy), weft_testkit::observe(&eager));
 }
 
 /// The owner reopening a document and typing on where it left off: its
@@ -234,7 +232,11 @@ fn typing_on_after_a_lazy_import_exports_the_same_bytes() {
         loaded.load().unwrap();
         loaded.set_peer_id(1).unwrap();
         after(&mut loaded);
-        assert_eq!(common::observe(&lazy), common::observe(&loaded), "{text}");
+        assert_eq!(
+            weft_testkit::observe(&lazy),
+            weft_testkit::observe(&loaded),
+            "{text}"
+        );
         // Ops, op runs and changes (tree items may be split differently).
         let (a, b) = (lazy.debug_sizes(), loaded.debug_sizes());
         assert_eq!((a.0, a.1, a.2), (b.0, b.1, b.2), "{text}");
@@ -325,8 +327,8 @@ fn typing_after_a_lazy_import_defers_the_history() {
             "round {round}"
         );
         assert_eq!(
-            common::observe(&lazy),
-            common::observe(&eager),
+            weft_testkit::observe(&lazy),
+            weft_testkit::observe(&eager),
             "round {round}"
         );
         assert!(!lazy.is_lazy());
@@ -679,25 +681,14 @@ fn huge_declared_lengths_are_refused_without_allocating() {
 /// and byte-identical re-export).
 #[test]
 fn random_actions_with_snapshots_converge() {
-    use weft::fuzzing::{run_converge, Action};
+    use weft_testkit::{random_actions, run_converge, Action};
     let seeds: u64 = std::env::var("WEFT_STRESS_SEEDS")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(60);
     let (mut snapshots, mut network, mut total) = (0, 0, 0);
     for seed in 0..seeds {
-        let mut rng = Rng::new(seed);
-        let bytes: Vec<u8> = (0..3000).map(|_| rng.next_u64() as u8).collect();
-        // One action after another until the bytes run out (a `Vec`'s own
-        // `Arbitrary` stops early on random bytes).
-        let mut u = arbitrary::Unstructured::new(&bytes);
-        let mut actions = Vec::new();
-        while !u.is_empty() {
-            match <Action as arbitrary::Arbitrary>::arbitrary(&mut u) {
-                Ok(a) => actions.push(a),
-                Err(_) => break,
-            }
-        }
+        let actions = random_actions(seed, 3000);
         total += actions.len();
         snapshots += actions
             .iter()

@@ -2,23 +2,14 @@
 //! deleted does not bring any of them back, and reading or making styles
 //! costs about the same however many marks come before.
 
-mod common;
-
-use common::RefDoc;
 use weft::{Delta, Doc, ExportMode, Value, VersionVector};
+use weft_testkit::{full, RefDoc};
 
 const T: &str = "t";
 
 /// A document as peer `peer`, with keys named after each expand rule.
 fn doc(peer: u64) -> Doc {
-    common::styled_doc(peer)
-}
-
-fn full(doc: &mut Doc) -> Vec<u8> {
-    doc.export(ExportMode::Updates {
-        from: &VersionVector::new(),
-    })
-    .unwrap()
+    weft_testkit::styled_doc(peer)
 }
 
 /// `x`, then `n` chars `m` each under its own mark of `key`, then `y`;
@@ -50,7 +41,7 @@ fn typing_where_many_marks_were_deleted_revives_none() {
             assert_eq!(d.text(T).to_delta(), plain, "{what}");
             // A replica agrees.
             let mut fresh = Doc::new();
-            fresh.import(&full(&mut d)).unwrap();
+            fresh.import(&full(&d)).unwrap();
             assert_eq!(fresh.text(T).to_delta(), plain, "{what}: replica");
             // And a document loaded from a snapshot types the same way.
             let mut loaded = doc(2);

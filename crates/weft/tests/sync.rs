@@ -1,10 +1,8 @@
 //! Merging: convergence against a reference model, Fugue non-interleaving,
 //! pending updates, idempotence and order independence.
 
-mod common;
-
-use common::{all, doc, RefDoc, Rng};
 use weft::{Doc, ExportMode, IdSpan, VersionVector};
+use weft_testkit::{doc, full, RefDoc, Rng};
 
 /// Sends `from` everything `to` lacks.
 fn sync(from: &mut Doc, to: &mut Doc) {
@@ -229,11 +227,11 @@ fn regression_imported_backspaces_after_a_forward_delete() {
     a.import(&b.export(ExportMode::Updates { from: &from }).unwrap())
         .unwrap();
     let mut fresh = doc(3);
-    fresh.import(&all(&mut a)).unwrap();
+    fresh.import(&full(&a)).unwrap();
     assert_eq!(text(&mut fresh), text(&mut a));
     assert_eq!(fresh.version(), a.version());
     // And the history still merges with a peer that never saw it.
-    b.import(&all(&mut a)).unwrap();
+    b.import(&full(&a)).unwrap();
     assert_eq!(text(&mut b), text(&mut a));
 }
 
@@ -250,7 +248,7 @@ fn pending_status_names_the_missing_ops() {
     assert!(status.applied.is_empty());
     assert_eq!(status.pending, vec![IdSpan::new(1, 2..4)]);
     assert_eq!(text(&mut b), "");
-    let status = b.import(&all(&mut a)).unwrap();
+    let status = b.import(&full(&a)).unwrap();
     assert!(status.pending.is_empty());
     assert_eq!(text(&mut b), "abcd");
 }
@@ -259,7 +257,7 @@ fn pending_status_names_the_missing_ops() {
 fn importing_known_updates_is_a_no_op() {
     let mut a = doc(1);
     a.text("t").insert(0, "hello").unwrap();
-    let bytes = all(&mut a);
+    let bytes = full(&a);
     let status = a.import(&bytes).unwrap();
     assert!(status.applied.is_empty() && status.pending.is_empty());
     assert_eq!(text(&mut a), "hello");
@@ -599,7 +597,7 @@ fn two_stale_updates_that_each_need_the_other_both_apply() {
 /// outside attack once waiting updates were applied in part.)
 #[test]
 fn a_legacy_update_without_deleted_text_waits_whole() {
-    use common::{body, wrap};
+    use weft_testkit::{body, wrap};
     // Change 0: peer 7 inserts 'a' (text left out) and 'b'. Change 1:
     // peer 7 deletes 'a', after op 0@8 (missing).
     let changes = [2, 0, 1, 2, 0, 0, 0, 1, 3, 1, 0];
@@ -607,7 +605,7 @@ fn a_legacy_update_without_deleted_text_waits_whole() {
     let legacy = wrap(&body(&[7, 8], &["t"], &changes, &ops, "b"));
     let mut p8 = doc(8);
     p8.text("t").insert(0, "z").unwrap();
-    let z = all(&mut p8);
+    let z = full(&p8);
     let mut whole = Doc::new();
     whole.import(&z).unwrap();
     whole.import(&legacy).unwrap();

@@ -1,10 +1,8 @@
 //! Local editing: one document against a plain `String`, in chars, UTF-8
 //! and UTF-16 units, and the errors for bad positions.
 
-mod common;
-
-use common::Rng;
 use weft::{Doc, Error, Unit};
+use weft_testkit::Rng;
 
 /// Byte offset of char `pos` in `s`.
 fn byte_of(s: &str, pos: usize) -> usize {

@@ -1,11 +1,9 @@
 //! Replays every stored editing trace and checks the final text, then
 //! round-trips the history through an update into a fresh document.
 
-mod common;
-
-use common::{replay, Replica};
 use traces::Trace;
 use weft::{Doc, ExportMode, VersionVector};
+use weft_testkit::{full, replay, Replica};
 
 fn check_sequential(name: &str) {
     let trace = Trace::sequential(name);
@@ -61,14 +59,7 @@ fn friendsforever_merges_to_end_content() {
 
     // The whole merged history also loads into a fresh document.
     let mut copy = Doc::new();
-    copy.import(&all(&mut out)).unwrap();
+    copy.import(&full(&out)).unwrap();
     assert_eq!(copy.text("t").to_string(), trace.end_content);
     copy.assert_invariants();
-}
-
-fn all(doc: &mut Doc) -> Vec<u8> {
-    doc.export(ExportMode::Updates {
-        from: &VersionVector::new(),
-    })
-    .unwrap()
 }

@@ -1,13 +1,11 @@
 //! UndoManager: undo and redo of one peer's steps, leaving other peers'
 //! edits in place, with marks, grouping, exclusion and selections.
 
-mod common;
-
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use common::{doc, sync, Rng};
 use weft::{CommitOptions, Delta, Doc, ExportMode, Side, UndoManager, VersionVector};
+use weft_testkit::{doc, sync, Rng};
 
 fn text(d: &mut Doc) -> String {
     d.text("t").to_string()

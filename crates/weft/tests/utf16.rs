@@ -2,12 +2,10 @@
 //! document with `apply_delta_utf16`, keep it equal (what a JavaScript
 //! editor bound to Weft does both ways).
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 
-use common::Rng;
 use weft::{Delta, Doc, Error, Unit};
+use weft_testkit::Rng;
 
 #[test]
 fn utf16_events_replayed_with_apply_delta_utf16_keep_a_copy_equal() {

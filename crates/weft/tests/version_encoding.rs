@@ -1,10 +1,8 @@
 //! Version vectors and frontiers as bytes and through serde: they round
 //! trip, and damaged or hostile input is an error, never a panic.
 
-mod common;
-
-use common::Rng;
 use weft::{Doc, ExportMode, Frontiers, OpId, VersionVector};
+use weft_testkit::Rng;
 
 /// A random vector: small and huge peer ids, small and huge counters.
 fn random_vector(rng: &mut Rng) -> VersionVector {

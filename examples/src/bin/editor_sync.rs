@@ -525,7 +525,7 @@ impl Replica {
         if let Some(e) = &m.error {
             problems.push(format!("peer {}: {e}", self.peer));
         }
-        // Compared as they are, as `weft::fuzzing` does: applying a diff
+        // Compared as they are, as `weft_testkit::run_converge` does: applying a diff
         // leaves the mirror in the same normal form as `to_delta` (adjacent
         // inserts with equal attributes merged).
         if m.chars != now {

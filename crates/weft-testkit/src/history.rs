@@ -7,17 +7,23 @@ use weft::{
     CommitOptions, Delta, Doc, ExportMode, Frontiers, TextDiff, Unit, Value, VersionVector,
 };
 
-use super::{RefDoc, Rng};
+use crate::{RefDoc, Rng};
 
 /// What a replica held at one moment.
 pub struct Recorded {
+    /// Its frontiers.
     pub frontiers: Frontiers,
+    /// Its version vector.
     pub version: VersionVector,
+    /// Text "t" as a delta.
     pub delta: Vec<Delta>,
+    /// The length of text "t" in UTF-16 units.
     pub utf16_len: usize,
+    /// Every map with its entries ([`crate::map_contents`]).
     pub maps: Vec<(String, Vec<(String, Value)>)>,
 }
 
+/// Commits `doc` and records what it holds.
 pub fn record(doc: &mut Doc) -> Recorded {
     doc.commit();
     Recorded {
@@ -25,10 +31,12 @@ pub fn record(doc: &mut Doc) -> Recorded {
         version: doc.version(),
         delta: doc.get_text("t").map(|t| t.to_delta()).unwrap_or_default(),
         utf16_len: doc.text_len("t", Unit::Utf16),
-        maps: super::map_contents(doc),
+        maps: crate::map_contents(doc),
     }
 }
 
+/// Imports into `to` what `from` has (everything since `to`'s version, or
+/// the whole history when `stale`), and merges `from_ref` into `to_ref`.
 pub fn sync(to: &mut Doc, to_ref: &mut RefDoc, from: &Doc, from_ref: &RefDoc, stale: bool) {
     let since = if stale {
         VersionVector::new() // the whole history re-sent
@@ -40,6 +48,8 @@ pub fn sync(to: &mut Doc, to_ref: &mut RefDoc, from: &Doc, from_ref: &RefDoc, st
     to_ref.merge_from(from_ref);
 }
 
+/// One random local step on `doc` and its `model`: a map write, an
+/// insert, a delete or a mark.
 pub fn random_edit(rng: &mut Rng, doc: &mut Doc, model: &mut RefDoc) {
     let len = doc.text("t").len();
     if rng.chance(15) {
@@ -138,7 +148,7 @@ pub fn random_history(seed: u64, steps: usize) -> (Vec<Doc>, Vec<Recorded>) {
                 "seed {seed}: replica vs model"
             );
             assert_eq!(
-                super::map_contents(&docs[i]),
+                crate::map_contents(&docs[i]),
                 models[i].map_contents(),
                 "seed {seed}: maps, replica vs model"
             );

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use weft::{Delta, Doc, ExportMode, IdSpan, Subscription, Unit, VersionVector};
 
-use super::Rng;
+use crate::Rng;
 
 /// Copies of text "t" kept only from a document's change events, in
 /// chars, UTF-16 units and UTF-8 bytes.
@@ -82,8 +82,7 @@ pub fn random_export(
 /// Brings every document up to date with every other (each imports what
 /// it lacks from each, twice round), and returns the model every op of
 /// `models` gives: what all replicas must then show.
-#[allow(dead_code)]
-pub fn sync_everyone(docs: &mut [Doc], models: &[super::RefDoc]) -> super::RefDoc {
+pub fn sync_everyone(docs: &mut [Doc], models: &[crate::RefDoc]) -> crate::RefDoc {
     for _ in 0..2 {
         for i in 0..docs.len() {
             for j in 0..docs.len() {
@@ -103,4 +102,65 @@ pub fn sync_everyone(docs: &mut [Doc], models: &[super::RefDoc]) -> super::RefDo
         model.merge_from(m);
     }
     model
+}
+
+/// Exports in flight between peers, as a network without losses but with
+/// no order delivers them: late, in any order, some twice. The random
+/// delivery tests share it: each step may send, then some waiting
+/// messages arrive; at the end the rest arrive.
+#[derive(Debug, Default)]
+pub struct Network {
+    /// (receiver, bytes) waiting to be delivered.
+    waiting: Vec<(usize, Vec<u8>)>,
+}
+
+impl Network {
+    /// Peer `from` sends another peer (picked at random) a
+    /// [`random_export`] from its version and the versions it had earlier
+    /// (`old_versions[to]`); one time in five the message goes out twice.
+    pub fn send(
+        &mut self,
+        rng: &mut Rng,
+        docs: &[Doc],
+        from: usize,
+        old_versions: &[Vec<VersionVector>],
+    ) {
+        let to = (from + 1 + rng.below(docs.len() - 1)) % docs.len();
+        let bytes = random_export(rng, &docs[from], &docs[to].version(), &old_versions[to]);
+        if rng.chance(20) {
+            self.waiting.push((to, bytes.clone()));
+        }
+        self.waiting.push((to, bytes));
+    }
+
+    /// While a 40% chance holds, one waiting message (any of them) arrives:
+    /// `deliver(receiver, bytes)`.
+    pub fn deliver_some(&mut self, rng: &mut Rng, mut deliver: impl FnMut(usize, &[u8])) {
+        while !self.waiting.is_empty() && rng.chance(40) {
+            let (to, bytes) = self.waiting.swap_remove(rng.below(self.waiting.len()));
+            deliver(to, &bytes);
+        }
+    }
+
+    /// Every waiting message arrives, in the order it was sent.
+    pub fn deliver_all(&mut self, mut deliver: impl FnMut(usize, &[u8])) {
+        for (to, bytes) in std::mem::take(&mut self.waiting) {
+            deliver(to, &bytes);
+        }
+    }
+}
+
+/// Imports `bytes` into `docs[to]` (a peer's export must import, and the
+/// document must then re-export what it holds) and brings `models[to]` to
+/// what the document now holds (its latest version, when checked out).
+pub fn deliver_to_model(docs: &mut [Doc], models: &mut [crate::RefDoc], to: usize, bytes: &[u8]) {
+    docs[to].import(bytes).unwrap();
+    docs[to].assert_exports_reopen();
+    let version = docs[to].latest_version();
+    for k in 0..models.len() {
+        if k != to {
+            let src = models[k].clone();
+            models[to].merge_upto(&src, &version);
+        }
+    }
 }

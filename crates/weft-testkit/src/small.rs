@@ -5,9 +5,9 @@
 //! out or diff, a cursor to resolve) gives `Ok` or `Err` on a real
 //! document, which an `Err` leaves as it was.
 
-use crate::{Cursor, EphemeralStore, ExportMode, Frontiers, Unit, VersionVector};
+use weft::{Cursor, EphemeralStore, ExportMode, Frontiers, Unit, VersionVector};
 
-use super::{import_target, observe};
+use crate::import::{import_target, observe};
 
 /// See the module doc.
 ///

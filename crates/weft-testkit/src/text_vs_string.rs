@@ -1,8 +1,8 @@
 //! [`run_text_vs_string`]: one document against a plain `String`.
 
-use crate::{Error, Unit};
+use weft::{Error, Unit};
 
-use super::{delete_in, insert_in, len_in, new_doc, Action, TEXTS};
+use crate::action::{block_attrs, delete_in, insert_in, len_in, new_doc, Action, TEXTS};
 
 /// Byte offset in `s` of position `pos` in `unit`, or `None` when that
 /// position falls inside a char.
@@ -87,14 +87,14 @@ pub fn run_text_vs_string(actions: &[Action]) {
                 let b = model_pos(&model, Unit::Char, pos).expect("a char position");
                 if pos < text.len() && text.block_at(pos).expect("in bounds").is_some() {
                     if op % 2 == 0 {
-                        text.update_block(pos, super::block_attrs(op))
+                        text.update_block(pos, block_attrs(op))
                             .expect("a block marker");
                     } else {
                         text.join_block(pos).expect("a block marker");
                         model.remove(b);
                     }
                 } else {
-                    text.split_block(pos, super::block_attrs(op))
+                    text.split_block(pos, block_attrs(op))
                         .expect("a block at a char position");
                     model.insert(b, '\u{FFFC}');
                 }

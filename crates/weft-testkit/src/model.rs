@@ -135,6 +135,7 @@ pub fn expand_of(key: &str) -> ExpandType {
 /// per inserted or deleted char), so both must produce the same text.
 #[derive(Clone, Debug, Default)]
 pub struct RefDoc {
+    /// The peer whose local ops this replica makes.
     pub peer: u64,
     items: Vec<RefItem>,
     log: Vec<(RefOp, u32)>,
@@ -173,6 +174,7 @@ fn public(raw: &str) -> &str {
 }
 
 impl RefDoc {
+    /// An empty replica editing as `peer`.
     pub fn new(peer: u64) -> Self {
         RefDoc {
             peer,
@@ -180,6 +182,7 @@ impl RefDoc {
         }
     }
 
+    /// The visible text.
     pub fn text(&self) -> String {
         self.items
             .iter()
@@ -188,12 +191,17 @@ impl RefDoc {
             .collect()
     }
 
+    /// The visible length in chars.
     pub fn len(&self) -> usize {
         self.items.iter().filter(|i| i.visible()).count()
     }
 
+    /// Whether no char is visible.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The id of visible char `pos` (< len).
-    #[allow(dead_code)]
     pub fn char_id(&self, pos: usize) -> Id {
         self.items
             .iter()
@@ -206,7 +214,6 @@ impl RefDoc {
     /// Where a cursor sticking to char `id` resolves: its visible
     /// position, plus one if the cursor is after it (`after_char`) and the
     /// char is visible; `None` if this replica does not have the char.
-    #[allow(dead_code)]
     pub fn cursor_pos(&self, id: Id, after_char: bool) -> Option<usize> {
         let at = self.items.iter().position(|i| i.id == id && i.is_char())?;
         let before = self.items[..at].iter().filter(|i| i.visible()).count();
@@ -317,12 +324,12 @@ impl RefDoc {
         (start + default, x_id, stuck)
     }
 
+    /// Inserts `s` at char `pos` as a local op.
     pub fn insert(&mut self, pos: usize, s: &str) {
         self.insert_with(pos, s, None);
     }
 
     /// Inserts a block marker with `attributes` at visible `pos`.
-    #[allow(dead_code)]
     pub fn split_block(&mut self, pos: usize, mut attributes: Attributes) {
         attributes.retain(|_, v| !v.is_null());
         self.insert_with(pos, "\u{FFFC}", Some(attributes));
@@ -343,7 +350,6 @@ impl RefDoc {
     }
 
     /// The attributes of the block marker at visible `pos`, if it is one.
-    #[allow(dead_code)]
     pub fn block_at(&self, pos: usize) -> Option<Attributes> {
         self.block_attributes(&self.items[self.visible_index(pos)])
     }
@@ -351,7 +357,6 @@ impl RefDoc {
     /// Sets attributes of the block marker at visible `pos` as Weft does:
     /// for each key whose value changes, two ops (Weft's mark start and
     /// end), the second of which writes.
-    #[allow(dead_code)]
     pub fn update_block(&mut self, pos: usize, attributes: Attributes) {
         let current = self.block_at(pos).expect("a block marker");
         let target = self.char_id(pos);
@@ -426,6 +431,7 @@ impl RefDoc {
             .max_by_key(|m| (self.marks[m].lamport, self.marks[m].peer))
     }
 
+    /// Deletes `len` chars at char `pos` as a local op.
     pub fn delete(&mut self, pos: usize, len: usize) {
         // Op k deletes the k-th char of the range, in document order.
         let targets: Vec<Id> = self
@@ -631,7 +637,6 @@ impl RefDoc {
 
     /// Deletes text "t" as `Doc::delete_text` does: one register write
     /// naming the next incarnation after its own id.
-    #[allow(dead_code)]
     pub fn delete_text(&mut self) {
         let (peer, counter) = self.next_id();
         let next = format!("\u{1}{peer}@{counter}\u{1}t");
@@ -639,7 +644,6 @@ impl RefDoc {
     }
 
     /// Deletes map `name` as `Doc::delete_map` does.
-    #[allow(dead_code)]
     pub fn delete_map(&mut self, name: &str) {
         let (peer, counter) = self.next_id();
         let next = format!("\u{1}{peer}@{counter}\u{1}{name}");

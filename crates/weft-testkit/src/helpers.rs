@@ -1,54 +1,11 @@
-//! Test helpers: a seeded RNG, a tiny, obviously-correct reference CRDT,
-//! and trace replay into a document (sequential, and concurrent through
-//! forks and updates).
-#![allow(dead_code, reason = "each test file uses a different subset")]
+//! Helpers the tests share: documents, syncing, whole exports, what a
+//! caller can observe of a document, hand-built update bytes, and trace
+//! replay into a document (sequential, and concurrent through forks and
+//! updates).
 
 use traces::Trace;
 use weft::{Doc, ExpandType, ExportMode, Frontiers, IdSpan, Value, VersionVector};
 use xxhash_rust::xxh3::xxh3_64;
-
-pub mod history;
-
-/// SplitMix64: small, seeded, good enough for test inputs.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.next_u64() % 100 < percent
-    }
-
-    /// A short random string mixing ASCII, CJK and astral chars.
-    pub fn text(&mut self, max_chars: usize) -> String {
-        const ALPHABET: &[&str] = &["a", "b", "c", "x", " ", "é", "文", "😀", "\n", "ß"];
-        let n = 1 + self.below(max_chars);
-        (0..n)
-            .map(|_| ALPHABET[self.below(ALPHABET.len())])
-            .collect()
-    }
-}
-
-mod model;
-pub mod net;
-
-#[allow(unused_imports, reason = "each test file uses a different subset")]
-pub use model::{expand_of, RefDoc};
 
 /// Applies every patch of a sequential trace to text `"t"` of `doc`.
 pub fn replay(doc: &mut Doc, trace: &Trace) {
@@ -230,10 +187,16 @@ pub fn sync(to: &mut Doc, from: &Doc) {
     to.import(&bytes).unwrap();
 }
 
-/// `d`'s whole history as an update.
-pub fn all(d: &mut Doc) -> Vec<u8> {
-    d.export(ExportMode::Updates {
-        from: &VersionVector::new(),
-    })
-    .unwrap()
+/// Everything `doc` can give a peer that has nothing: the whole history
+/// as an update, or for a shallow document (which has no whole history)
+/// its shallow snapshot.
+pub fn full(doc: &Doc) -> Vec<u8> {
+    let mode = if doc.shallow_since().is_some() {
+        ExportMode::Snapshot
+    } else {
+        ExportMode::Updates {
+            from: &VersionVector::new(),
+        }
+    };
+    doc.export(mode).expect("exports do not fail")
 }

@@ -1,0 +1,454 @@
+//! The action model the fuzz targets and the tests share: one step of a
+//! fuzzed session ([`Action`]), the inputs it picks from, and how an edit
+//! action applies to a document. Peer and position fields are reduced
+//! modulo what exists, so every input means something.
+
+use arbitrary::{Arbitrary, Unstructured};
+use weft::{Doc, Error, ExpandType, StyleConfig, Text, Unit, Value};
+
+/// Texts an insert picks from: ASCII, accents, CJK, emoji (astral, and a
+/// flag made of two astral chars), a newline.
+pub const TEXTS: &[&str] = &[
+    "a", "bc", "xyz ", "é", "文字", "😀", "🇺🇸", "\n", "ß", "Hello",
+];
+
+/// Style keys a mark picks from: every expand rule, overlapping comments.
+pub const KEYS: &[&str] = &[
+    "bold",
+    "italic",
+    "link",
+    "before",
+    "both",
+    "none",
+    "comment:1",
+    "comment:2",
+];
+
+/// The unit a position is given in.
+#[derive(Debug, Clone, Copy, Arbitrary)]
+pub enum PosUnit {
+    /// Chars.
+    Char,
+    /// UTF-8 bytes.
+    Utf8,
+    /// UTF-16 units.
+    Utf16,
+}
+
+impl PosUnit {
+    pub(crate) fn unit(self) -> Unit {
+        match self {
+            PosUnit::Char => Unit::Char,
+            PosUnit::Utf8 => Unit::Utf8,
+            PosUnit::Utf16 => Unit::Utf16,
+        }
+    }
+}
+
+/// One step of a fuzzed session. Peer and position fields are reduced
+/// modulo what exists.
+#[derive(Debug, Clone, Arbitrary)]
+pub enum Action {
+    /// Peer `peer` inserts `TEXTS[text]` at `pos`.
+    Insert {
+        /// Which peer.
+        peer: u8,
+        /// Position (modulo length + 1).
+        pos: u16,
+        /// Unit of `pos`.
+        unit: PosUnit,
+        /// Index into [`TEXTS`].
+        text: u8,
+    },
+    /// Peer `peer` deletes `len` at `pos`.
+    Delete {
+        /// Which peer.
+        peer: u8,
+        /// Position (modulo length).
+        pos: u16,
+        /// Length (clamped to the end).
+        len: u8,
+        /// Unit of `pos` and `len`.
+        unit: PosUnit,
+    },
+    /// Peer `peer` marks `len` at `pos` with `KEYS[key]` = a value.
+    Mark {
+        /// Which peer.
+        peer: u8,
+        /// Start (modulo length).
+        pos: u16,
+        /// Length (at least 1, clamped).
+        len: u8,
+        /// Unit of the range.
+        unit: PosUnit,
+        /// Index into [`KEYS`].
+        key: u8,
+        /// Picks the value (`true`, `false`, 1, "a").
+        value: u8,
+    },
+    /// Peer `peer` unmarks `len` at `pos` for `KEYS[key]`.
+    Unmark {
+        /// Which peer.
+        peer: u8,
+        /// Start (modulo length).
+        pos: u16,
+        /// Length (at least 1, clamped).
+        len: u8,
+        /// Unit of the range.
+        unit: PosUnit,
+        /// Index into [`KEYS`].
+        key: u8,
+    },
+    /// Peer `peer` commits.
+    Commit {
+        /// Which peer.
+        peer: u8,
+    },
+    /// Peer `to` imports what it lacks from peer `from`.
+    Sync {
+        /// Exporting peer.
+        from: u8,
+        /// Importing peer.
+        to: u8,
+    },
+    /// Every peer imports from every other.
+    SyncAll,
+    /// Peer `peer` is replaced by a fresh document that imported its full
+    /// history (the round trip a snapshot will also take).
+    Reimport {
+        /// Which peer.
+        peer: u8,
+    },
+    /// Peer `to` is replaced by a fork of peer `from` (with a new id).
+    Fork {
+        /// Peer forked.
+        from: u8,
+        /// Peer replaced.
+        to: u8,
+    },
+    /// Peer `peer` is replaced by a fresh document that imported its
+    /// snapshot (lazily: later actions load it); the snapshot must read
+    /// the same at once and re-export byte for byte.
+    Snapshot {
+        /// Which peer.
+        peer: u8,
+    },
+    /// Peer `to` merges peer `from`'s snapshot (as an update when `to`
+    /// is not empty).
+    SyncSnapshot {
+        /// Exporting peer.
+        from: u8,
+        /// Importing peer.
+        to: u8,
+    },
+    /// Peer `from` puts an export for peer `to` on the network, where it
+    /// waits until an [`Action::Deliver`] (or the end of the run).
+    Send {
+        /// Exporting peer.
+        from: u8,
+        /// Receiving peer.
+        to: u8,
+        /// What is exported.
+        payload: Payload,
+    },
+    /// The network delivers one waiting message (any of them: deliveries
+    /// reorder), leaving a copy behind when `duplicate` (it arrives
+    /// again later).
+    Deliver {
+        /// Which waiting message (modulo how many wait).
+        index: u8,
+        /// Whether a copy stays on the network.
+        duplicate: bool,
+    },
+    /// Peer `to` receives a damaged export of peer `from` (cut short,
+    /// checksum recomputed so the decoder sees it): the import must fail
+    /// and change nothing, and the peer goes on working.
+    Corrupt {
+        /// Exporting peer.
+        from: u8,
+        /// Receiving peer.
+        to: u8,
+        /// Where the body is cut (modulo its length).
+        cut: u16,
+        /// A snapshot instead of an update.
+        snapshot: bool,
+    },
+    /// Peer `peer` writes key `MAP_KEYS[key]` of map "m": a value picked
+    /// by `value`, or a delete.
+    MapSet {
+        /// Which peer.
+        peer: u8,
+        /// Index into [`MAP_KEYS`].
+        key: u8,
+        /// 0: delete; else the value `value % 4`.
+        value: u8,
+    },
+    /// Peer `peer` inserts an embed of the value `value` at char `pos`.
+    Embed {
+        /// Which peer.
+        peer: u8,
+        /// Position (modulo length + 1).
+        pos: u16,
+        /// The embedded value.
+        value: u8,
+    },
+    /// Peer `peer` edits blocks at char `pos`: on a block marker, sets
+    /// its attributes (`op` even) or joins it (`op` odd); elsewhere splits
+    /// a block there. Attributes come from `op` (see [`block_attrs`]).
+    Block {
+        /// Which peer.
+        peer: u8,
+        /// Position (modulo length + 1).
+        pos: u16,
+        /// What to do, and which attributes.
+        op: u8,
+    },
+    /// Peer `peer` deletes map "m" (`map`) or text "t" (see
+    /// [`Doc::delete_text`]); later edits start them over.
+    DeleteContainer {
+        /// Which peer.
+        peer: u8,
+        /// The map instead of the text.
+        map: bool,
+    },
+}
+
+/// The block attributes an [`Action::Block`] with `op` writes: one of two
+/// keys, set to one of three values or removed (few, so that writes
+/// race).
+pub fn block_attrs(op: u8) -> [(&'static str, Value); 1] {
+    let key = ["header", "list"][usize::from(op >> 1) % 2];
+    let value = match (op >> 2) % 4 {
+        0 => Value::Null,
+        v => Value::from(i64::from(v)),
+    };
+    [(key, value)]
+}
+
+/// The keys map writes use (few, so that writes race).
+pub const MAP_KEYS: [&str; 3] = ["a", "b", "c"];
+
+/// What an [`Action::Send`] exports, as real sync layers do.
+#[derive(Debug, Clone, Copy, Arbitrary)]
+pub enum Payload {
+    /// What the receiver lacks now.
+    Delta,
+    /// The whole history (re-sent on every reconnect by simple layers).
+    Whole,
+    /// Everything since a version the receiver had earlier (a stale
+    /// acknowledgement): ops it has are sent again.
+    Stale(u8),
+    /// Everything since a version ahead of the receiver's (one peer's
+    /// counter raised): ops it lacks are left out, so what is sent waits.
+    Future(u8),
+    /// Everything since the receiver's version plus a peer nobody knows.
+    UnknownPeer,
+    /// A snapshot of the sender.
+    Snapshot,
+}
+
+/// The style config every fuzzed document uses.
+pub fn config() -> StyleConfig {
+    let mut c = StyleConfig::default();
+    c.set("before", ExpandType::Before)
+        .set("both", ExpandType::Both)
+        .set("none", ExpandType::None);
+    c
+}
+
+pub(crate) fn new_doc(peer: u64) -> Doc {
+    let mut d = Doc::new();
+    d.set_peer_id(peer).expect("fuzz peer ids are valid");
+    d.config_text_style(config());
+    d
+}
+
+/// Errors an action may legitimately cause: a position inside a char.
+pub(crate) fn allowed(r: Result<(), Error>) {
+    match r {
+        Ok(()) | Err(Error::NotCharBoundary { .. }) => {}
+        Err(e) => panic!("unexpected error {e:?}"),
+    }
+}
+
+pub(crate) fn value(v: u8) -> Value {
+    match v % 4 {
+        0 => true.into(),
+        1 => false.into(),
+        2 => 1.into(),
+        _ => "a".into(),
+    }
+}
+
+/// `text.insert*` in `unit`.
+pub(crate) fn insert_in(
+    text: &mut Text<'_>,
+    unit: PosUnit,
+    pos: usize,
+    s: &str,
+) -> Result<(), Error> {
+    match unit {
+        PosUnit::Char => text.insert(pos, s),
+        PosUnit::Utf8 => text.insert_utf8(pos, s),
+        PosUnit::Utf16 => text.insert_utf16(pos, s),
+    }
+}
+
+/// `text.delete*` in `unit`.
+pub(crate) fn delete_in(
+    text: &mut Text<'_>,
+    unit: PosUnit,
+    pos: usize,
+    n: usize,
+) -> Result<(), Error> {
+    match unit {
+        PosUnit::Char => text.delete(pos, n),
+        PosUnit::Utf8 => text.delete_utf8(pos, n),
+        PosUnit::Utf16 => text.delete_utf16(pos, n),
+    }
+}
+
+/// Applies an edit action to `doc` (other actions are ignored).
+pub(crate) fn edit(doc: &mut Doc, action: &Action) {
+    if let Action::DeleteContainer { map, .. } = *action {
+        if map {
+            doc.map("m");
+            allowed(doc.delete_map("m"));
+        } else {
+            doc.text("t");
+            allowed(doc.delete_text("t"));
+        }
+        return;
+    }
+    if let Action::MapSet { key, value, .. } = *action {
+        let mut map = doc.map("m");
+        let key = MAP_KEYS[key as usize % MAP_KEYS.len()];
+        allowed(if value == 0 {
+            map.delete(key)
+        } else {
+            map.set(key, i64::from(value % 4))
+        });
+        return;
+    }
+    let mut text = doc.text("t");
+    if let Action::Embed { pos, value, .. } = *action {
+        let pos = pos as usize % (text.len() + 1);
+        allowed(text.insert_embed(pos, i64::from(value)));
+        return;
+    }
+    if let Action::Block { pos, op, .. } = *action {
+        let pos = pos as usize % (text.len() + 1);
+        let marker = pos < text.len() && matches!(text.block_at(pos), Ok(Some(_)));
+        allowed(match (marker, op % 2) {
+            (true, 0) => text.update_block(pos, block_attrs(op)),
+            (true, _) => text.join_block(pos),
+            (false, _) => text.split_block(pos, block_attrs(op)),
+        });
+        return;
+    }
+    match *action {
+        Action::Insert {
+            pos, unit, text: t, ..
+        } => {
+            let s = TEXTS[t as usize % TEXTS.len()];
+            let len = len_in(&text, unit.unit());
+            let pos = pos as usize % (len + 1);
+            allowed(insert_in(&mut text, unit, pos, s));
+        }
+        Action::Delete { pos, len, unit, .. } => {
+            let total = len_in(&text, unit.unit());
+            if total == 0 {
+                return;
+            }
+            let pos = pos as usize % total;
+            let n = (len as usize).min(total - pos);
+            allowed(delete_in(&mut text, unit, pos, n));
+        }
+        Action::Mark {
+            pos,
+            len,
+            unit,
+            key,
+            value: v,
+            ..
+        } => {
+            if let Some(range) = range_in(&text, unit.unit(), pos, len) {
+                let key = KEYS[key as usize % KEYS.len()];
+                allowed(match unit {
+                    PosUnit::Char => text.mark(range, key, value(v)),
+                    PosUnit::Utf8 => text.mark_utf8(range, key, value(v)),
+                    PosUnit::Utf16 => text.mark_utf16(range, key, value(v)),
+                });
+            }
+        }
+        Action::Unmark {
+            pos,
+            len,
+            unit,
+            key,
+            ..
+        } => {
+            if let Some(range) = range_in(&text, unit.unit(), pos, len) {
+                let key = KEYS[key as usize % KEYS.len()];
+                allowed(match unit {
+                    PosUnit::Char => text.unmark(range, key),
+                    PosUnit::Utf8 => text.unmark_utf8(range, key),
+                    PosUnit::Utf16 => text.unmark_utf16(range, key),
+                });
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Map "m" of `doc` as (key, value) pairs.
+pub(crate) fn map_entries(doc: &Doc) -> Vec<(String, Value)> {
+    doc.get_map("m").map_or_else(Vec::new, |m| {
+        m.iter().map(|(k, v)| (k.to_owned(), v.clone())).collect()
+    })
+}
+
+pub(crate) fn len_in(text: &Text<'_>, unit: Unit) -> usize {
+    match unit {
+        Unit::Char => text.len(),
+        Unit::Utf8 => text.len_utf8(),
+        Unit::Utf16 => text.len_utf16(),
+    }
+}
+
+pub(crate) fn range_in(
+    text: &Text<'_>,
+    unit: Unit,
+    pos: u16,
+    len: u8,
+) -> Option<std::ops::Range<usize>> {
+    let total = len_in(text, unit);
+    if total == 0 {
+        return None;
+    }
+    let start = pos as usize % total;
+    let end = start + (len as usize).clamp(1, total - start);
+    Some(start..end)
+}
+
+/// Builds a value of `T` from fuzz bytes, as the targets do.
+pub fn from_bytes<'a, T: Arbitrary<'a>>(data: &'a [u8]) -> Option<T> {
+    T::arbitrary_take_rest(Unstructured::new(data)).ok()
+}
+
+/// The actions `len` random bytes from `seed` make, one after another
+/// until the bytes run out (a `Vec`'s own `Arbitrary` stops early on
+/// random bytes): the fuzz model on a fixed seed.
+pub fn random_actions(seed: u64, len: usize) -> Vec<Action> {
+    let mut rng = crate::Rng::new(seed);
+    let bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+    let mut u = Unstructured::new(&bytes);
+    let mut actions = Vec::new();
+    while !u.is_empty() {
+        match Action::arbitrary(&mut u) {
+            Ok(a) => actions.push(a),
+            Err(_) => break,
+        }
+    }
+    actions
+}

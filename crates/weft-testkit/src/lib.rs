@@ -1,0 +1,52 @@
+//! Weft's test harness, shared by the integration tests of `crates/weft`
+//! and the cargo-fuzz targets in `fuzz/` (not published, not a stable
+//! API). It uses only Weft's public API, the doc-hidden checks included
+//! (`Doc::assert_invariants`, `Doc::assert_exports_reopen`,
+//! `Doc::history_runs`).
+//!
+//! - The action model ([`Action`]): one step of a fuzzed session, built
+//!   from bytes by [`arbitrary`] (the fuzz targets) or from a seed
+//!   ([`random_actions`], the tests).
+//! - The random multi-peer driver, [`run_converge`]: peers run actions and
+//!   sync through every delivery a network makes; at the end they must
+//!   hold the same text, deltas, maps, versions and history.
+//! - The other fuzz questions: [`run_text_vs_string`] (one document
+//!   against a `String`), [`run_import`] (hostile bytes imported) and
+//!   [`run_small_decode`] (versions, cursors and presence messages).
+//! - [`RefDoc`], a naive reference model of a document, and what the
+//!   model-checked random tests share: [`net`] (event mirrors, exports as
+//!   a sync layer picks them) and [`history`] (random histories with the
+//!   versions they went through).
+//! - Helpers: documents ([`doc`], [`styled_doc`]), [`sync`], [`full`],
+//!   [`observe`], hand-built update bytes ([`wrap`], [`body`]), trace
+//!   replay ([`replay`], [`Replica`]) and a seeded [`Rng`].
+//!
+//! Each `run_*` function answers one question and panics when the answer
+//! is wrong; an `Err` that the input legitimately causes (a position inside
+//! a char, bytes that are not an export) is not a failure.
+
+mod action;
+mod converge;
+mod helpers;
+pub mod history;
+mod import;
+mod model;
+pub mod net;
+mod rng;
+mod small;
+mod text_vs_string;
+
+pub use action::{
+    block_attrs, config, from_bytes, random_actions, Action, Payload, PosUnit, KEYS, MAP_KEYS,
+    TEXTS,
+};
+pub use converge::run_converge;
+pub use helpers::{
+    body, doc, full, map_contents, observe, replay, section, styled_doc, sync, varint, wrap,
+    Observed, Replica,
+};
+pub use import::{import_target, run_import};
+pub use model::{expand_of, RefDoc};
+pub use rng::Rng;
+pub use small::run_small_decode;
+pub use text_vs_string::run_text_vs_string;
