@@ -181,6 +181,9 @@ fn no_module_uses_its_own_layer_or_a_higher_one() {
     );
     // The list names no module that is gone.
     for m in layers.keys() {
-        assert!(modules.contains(m), "the layer list names {m}, which has no file");
+        assert!(
+            modules.contains(m),
+            "the layer list names {m}, which has no file"
+        );
     }
 }
