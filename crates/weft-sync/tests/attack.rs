@@ -899,9 +899,13 @@ fn rejoining_without_reading_is_bounded_by_the_queue_limit() {
         );
         // The document (8 MB of text and its history, cached by the store)
         // and one catch-up are held; each further join must not add its
-        // own catch-up (it did: about 6 MiB per join, 260 MiB after 40).
+        // own catch-up (it did: about 6 MiB per join, 260 MiB after 40,
+        // so ~190 MiB from round 8 on). The server allows one catch-up
+        // plus 32 MiB queued (`CATCH_UP_BUDGET`), which need not be full
+        // by round 8: a bound below that failed on a quiet machine
+        // (97 -> 124 MiB), so the bound is the budget plus 8 MiB of slack.
         assert!(
-            last < warm + 16 * 1024,
+            last < warm + 40 * 1024,
             "rejoins without reading grew the server from {} MiB to {} MiB",
             warm / 1024,
             last / 1024
