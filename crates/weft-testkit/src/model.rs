@@ -815,7 +815,7 @@ impl RefDoc {
         });
     }
 
-    /// Every map with entries, as [`map_contents`] lists a document's.
+    /// Every map with entries, as [`crate::helpers::map_contents`] lists a document's.
     pub fn map_contents(&self) -> Vec<(String, Vec<(String, Value)>)> {
         let mut out = self
             .maps
