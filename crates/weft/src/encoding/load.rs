@@ -652,8 +652,8 @@ fn push_run(
             value,
             expand,
         } => {
-            let glued = check::glue(expand, false, left != NO_SEQ, right != NO_SEQ);
-            if !glued || !origins(log, left, right) {
+            let glued = check::glue(expand, false, check::named(left), check::named(right));
+            if glued.is_err() || !origins(log, left, right) {
                 return Err(bad("mark glue"));
             }
             let mark = log.start_mark(&key, value, expand, seq);
@@ -682,7 +682,7 @@ fn push_run(
                 }
                 _ => return Err(bad("mark start")),
             };
-            if !check::glue(expand, true, left != NO_SEQ, right != NO_SEQ) {
+            if check::glue(expand, true, check::named(left), check::named(right)).is_err() {
                 return Err(bad("mark end"));
             }
             log.end_mark(mark, seq).ok_or(bad("mark end"))?;

@@ -227,7 +227,7 @@ pub(super) fn push_root(
             return Err(bad("root mark"));
         };
         let (left, right) = (a.origin_left, a.origin_right);
-        if !check::glue(m.expand, is_end, left != NO_SEQ, right != NO_SEQ)
+        if check::glue(m.expand, is_end, check::named(left), check::named(right)).is_err()
             || !check::origin(log, left, run.text, seq)
             || !check::origin(log, right, run.text, seq)
         {

@@ -199,22 +199,8 @@ impl Resolver<'_> {
         text: TextIdx,
         before: Seq,
     ) -> Result<(Seq, Seq)> {
-        let (l, r) = (left.is_some(), right.is_some());
-        if !check::glue(expand, end, l, r) {
-            // Report the id named on the side the rule leaves empty.
-            let named = if check::glue(expand, end, l, false) {
-                right
-            } else {
-                left
-            };
-            return Err(named.map_or(
-                Error::Malformed {
-                    offset: 0,
-                    what: "mark glue",
-                },
-                Error::UnknownId,
-            ));
-        }
+        // The id named on the side the rule leaves empty is unknown there.
+        check::glue(expand, end, left, right).map_err(Error::UnknownId)?;
         Ok((
             self.origin(left, text, before)?,
             self.origin(right, text, before)?,

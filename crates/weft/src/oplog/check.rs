@@ -54,19 +54,32 @@ pub(crate) fn targets(earlier: &impl Earlier, seqs: Range<Seq>, text: TextIdx, o
     seqs.start < seqs.end && seqs.end <= op && earlier.inserts_into(seqs, text)
 }
 
-/// Whether a mark's start (`end` false) or end anchor under rule
-/// `expand`, naming a left origin (`left`) and a right one (`right`), is
-/// glued as the rule says: to the char before it when it sticks left
+/// Checks that a mark's start (`end` false) or end anchor under rule
+/// `expand`, naming the origins `left` and `right` (`None`: none named),
+/// is glued as the rule says: to the char before it when it sticks left
 /// (see [`ExpandType::anchor_sticks_left`]), else to the char after it,
 /// with nothing named on the other side. (The glued side may name none:
-/// the start or the end of the text.)
+/// the start or the end of the text.) Else returns what the other side
+/// names.
 #[inline]
-pub(crate) fn glue(expand: ExpandType, end: bool, left: bool, right: bool) -> bool {
-    if expand.anchor_sticks_left(end) {
-        !right
+pub(crate) fn glue<T>(
+    expand: ExpandType,
+    end: bool,
+    left: Option<T>,
+    right: Option<T>,
+) -> Result<(), T> {
+    let other = if expand.anchor_sticks_left(end) {
+        right
     } else {
-        !left
-    }
+        left
+    };
+    other.map_or(Ok(()), Err)
+}
+
+/// An origin seq as named: `None` for [`NO_SEQ`] (what [`glue`] takes).
+#[inline]
+pub(crate) fn named(origin: Seq) -> Option<Seq> {
+    (origin != NO_SEQ).then_some(origin)
 }
 
 /// Whether a mark's start anchor at `start`, of `start_text` and still
@@ -183,16 +196,18 @@ mod tests {
     #[test]
     fn anchors_are_glued_on_their_rules_side() {
         // A start sticks left when its mark expands before.
-        assert!(glue(ExpandType::Before, false, true, false));
-        assert!(glue(ExpandType::Before, false, false, false));
-        assert!(!glue(ExpandType::Before, false, false, true));
-        assert!(glue(ExpandType::After, false, false, true));
-        assert!(!glue(ExpandType::After, false, true, false));
+        assert_eq!(glue(ExpandType::Before, false, Some(1), None), Ok(()));
+        assert_eq!(glue::<u32>(ExpandType::Before, false, None, None), Ok(()));
+        assert_eq!(glue(ExpandType::Before, false, None, Some(2)), Err(2));
+        assert_eq!(glue(ExpandType::After, false, None, Some(2)), Ok(()));
+        assert_eq!(glue(ExpandType::After, false, Some(1), None), Err(1));
         // An end sticks left when its mark does not expand after.
-        assert!(glue(ExpandType::Before, true, true, false));
-        assert!(!glue(ExpandType::Before, true, true, true));
-        assert!(glue(ExpandType::Both, true, false, true));
-        assert!(!glue(ExpandType::Both, true, true, false));
+        assert_eq!(glue(ExpandType::Before, true, Some(1), None), Ok(()));
+        assert_eq!(glue(ExpandType::Before, true, Some(1), Some(2)), Err(2));
+        assert_eq!(glue(ExpandType::Both, true, None, Some(2)), Ok(()));
+        assert_eq!(glue(ExpandType::Both, true, Some(1), None), Err(1));
+        assert_eq!(named(NO_SEQ), None);
+        assert_eq!(named(3), Some(3));
     }
 
     #[test]
