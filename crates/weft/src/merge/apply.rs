@@ -12,8 +12,7 @@ use std::ops::Range;
 
 use crate::error::{Error, Result};
 use crate::id::{Counter, IdSpan, OpId, PeerId, Seq, TextIdx};
-use crate::oplog::{AddedChange, OpKind, OpLog, OpRun, NO_CONTENT};
-use crate::oplog::{Object, EMBED_CHAR};
+use crate::oplog::{AddedChange, Object, OpKind, OpLog, OpRun, EMBED_CHAR, NO_CONTENT};
 use crate::style::ExpandType;
 use crate::text::{Item, TextTable};
 use crate::unit::{char_len, utf16_len};

@@ -7,7 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::event::Draft;
-use crate::id::{IdSpan, OpId};
+use crate::id::IdSpan;
 use crate::map::MapTable;
 use crate::oplog::OpLog;
 use crate::text::TextTable;
@@ -200,24 +200,15 @@ impl Inbox<'_> {
             self.pending.resolved(&w);
             return Ok(());
         }
-        let blocker = if change.counter > known {
-            Some(OpId::new(change.peer, change.counter - 1))
-        } else if change.counter == known {
-            change
-                .deps
-                .iter()
-                .find(|d| log.known_end(d.peer) <= d.counter)
-                .copied()
-        } else {
-            None
-        };
-        if let Some(blocker) = blocker {
+        if let Some(blocker) = change.waits_for(|p| log.known_end(p)) {
             self.pending.refile(w, blocker);
             return Ok(());
         }
         let parts = vec![(w.change, known - change.counter)];
         match plan_parts(self.log, self.texts, &parked.update, parts) {
             Ok(plan) => {
+                // The fields, not `self.apply`: `parked` borrows the
+                // pending set.
                 applied.extend(apply(
                     self.log,
                     self.texts,

@@ -375,23 +375,11 @@ pub(crate) fn missing_parts(
         if start >= end {
             continue;
         }
-        if change.counter > start {
-            // The last op it lacks, not the first: until that one is
-            // known it cannot apply, and then all before it are.
-            return Err(OpId::new(change.peer, change.counter - 1));
-        }
-        let skip = start - change.counter;
-        if skip == 0 {
-            if let Some(&d) = change
-                .deps
-                .iter()
-                .find(|d| have(&seen, d.peer) <= d.counter)
-            {
-                return Err(d);
-            }
+        if let Some(blocker) = change.waits_for(|p| have(&seen, p)) {
+            return Err(blocker);
         }
         seen.insert(change.peer, end);
-        parts.push((i, skip));
+        parts.push((i, start - change.counter));
     }
     Ok(parts)
 }
@@ -417,18 +405,7 @@ pub(crate) fn ready_changes(
         if start >= end {
             continue;
         }
-        let blocker = if change.counter > start {
-            Some(OpId::new(change.peer, change.counter - 1))
-        } else if start == change.counter {
-            change
-                .deps
-                .iter()
-                .find(|d| have(&seen, d.peer) <= d.counter)
-                .copied()
-        } else {
-            None
-        };
-        match blocker {
+        match change.waits_for(|p| have(&seen, p)) {
             Some(b) => blockers.push((b, i)),
             None => {
                 seen.insert(change.peer, end);

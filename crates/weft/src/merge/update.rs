@@ -9,8 +9,7 @@ use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
 use crate::id::{Counter, OpId, PeerId, Seq, TextIdx, NO_SEQ};
-use crate::oplog::Object;
-use crate::oplog::{CommitInfo, OpKind, OpLog, OpRun};
+use crate::oplog::{CommitInfo, Object, OpKind, OpLog, OpRun};
 use crate::style::ExpandType;
 use crate::text::{TextState, TextTable};
 use crate::value::Value;
@@ -60,6 +59,29 @@ pub(crate) struct UpdateChange {
     pub len: u32,
     pub deps: SmallVec<[OpId; 2]>,
     pub runs: Range<usize>,
+}
+
+impl UpdateChange {
+    /// The op this change waits for when `known(peer)` ops of each peer
+    /// are known and it still brings some of its own: the op before its
+    /// first when it does not continue its peer's known ops (that last
+    /// op, not the first one lacking: until it is known the change cannot
+    /// apply, and then all before it are); when it starts right there,
+    /// its first dependency not known. `None`: it can apply now.
+    #[inline]
+    pub fn waits_for(&self, known: impl Fn(PeerId) -> Counter) -> Option<OpId> {
+        let start = known(self.peer);
+        if self.counter > start {
+            Some(OpId::new(self.peer, self.counter - 1))
+        } else if self.counter == start {
+            self.deps
+                .iter()
+                .find(|d| known(d.peer) <= d.counter)
+                .copied()
+        } else {
+            None
+        }
+    }
 }
 
 /// A run of ops of an [`Update`], with every reference spelled as an id.
