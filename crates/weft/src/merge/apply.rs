@@ -7,22 +7,20 @@
 //! skipped, since a skipped op is one replica quietly holding other data
 //! than the rest.
 
-use std::collections::BTreeMap;
-use std::ops::Range;
-
 use crate::error::{Error, Result};
-use crate::id::{Counter, IdSpan, OpId, PeerId, Seq, TextIdx};
+use crate::id::{Counter, IdSpan, OpId, PeerId};
 use crate::oplog::{AddedChange, Object, OpKind, OpLog, OpRun, EMBED_CHAR, NO_CONTENT};
 use crate::style::ExpandType;
 use crate::text::{Item, TextTable};
 use crate::unit::{char_len, utf16_len};
+use std::collections::BTreeMap;
 
 use crate::event::Draft;
 use crate::map::MapTable;
 
 use super::deltas;
 use super::fast_forward::Linear;
-use super::plan::{Plan, PlannedOp};
+use super::plan::Plan;
 use super::update::Update;
 
 /// A guarantee of the plan that does not hold.
@@ -72,13 +70,11 @@ pub(crate) fn apply(
     // Marks take the general path.
     let (mut inserts, mut marks) = (0, 0);
     for op in &plan.ops {
-        match op {
-            PlannedOp::Insert { .. } => inserts += 1,
+        match op.kind {
+            OpKind::Insert { .. } => inserts += 1,
             // Map ops too: the fast path takes inserts and deletes only.
-            PlannedOp::MarkStart { .. } | PlannedOp::MarkEnd { .. } | PlannedOp::MapSet { .. } => {
-                marks += 1
-            }
-            PlannedOp::Delete { .. } => {}
+            OpKind::MarkStart { .. } | OpKind::MarkEnd { .. } | OpKind::MapSet { .. } => marks += 1,
+            OpKind::Delete { .. } => {}
         }
     }
     let mut linear = if marks == 0 {
@@ -101,6 +97,10 @@ pub(crate) fn apply(
         .iter()
         .map(|(id, o)| ((id.peer, id.counter), o))
         .collect();
+    // Where the new table entries are in the update, in op order.
+    let mut content_from = plan.sources.content.into_iter();
+    let mut marks_from = plan.sources.marks.into_iter();
+    let mut map_sets_from = plan.sources.map_sets.into_iter();
     for change in plan.changes {
         // The change's ops get seqs from here (as the plan numbered them).
         let first_seq = log.next_seq();
@@ -125,28 +125,20 @@ pub(crate) fn apply(
             .ops
             .get(change.ops)
             .ok_or_else(|| broken("planned ops"))?;
-        for op in ops {
-            match op {
-                PlannedOp::Insert {
-                    seq,
-                    len,
-                    text,
-                    left,
-                    right,
-                    content,
-                } => {
-                    let content = match content {
-                        Some(r) => Some(
-                            update
-                                .content
-                                .get(r.start as usize..r.end as usize)
-                                .ok_or_else(|| broken("content"))?,
-                        ),
-                        None => None,
+        for run in ops {
+            match run.kind {
+                OpKind::Insert { byte_start, .. } => {
+                    let content = if byte_start == NO_CONTENT {
+                        None
+                    } else {
+                        let from = content_from.next().ok_or_else(|| broken("content"))?;
+                        let bytes = from as usize..(from + run_bytes(run)) as usize;
+                        Some(update.content.get(bytes).ok_or_else(|| broken("content"))?)
                     };
-                    let id = OpId::new(change.peer, change.counter + (seq - first_seq));
+                    let id = OpId::new(change.peer, change.counter + (run.seq - first_seq));
                     if let (false, Some(content)) = (objects.is_empty(), content) {
-                        let ids = (id.peer, id.counter)..(id.peer, id.counter.saturating_add(*len));
+                        let ids =
+                            (id.peer, id.counter)..(id.peer, id.counter.saturating_add(run.len));
                         // One pass over the run's chars (objects come in
                         // counter order).
                         let mut chars = content.chars();
@@ -157,63 +149,47 @@ pub(crate) fn apply(
                             at = k + 1;
                             // Only an insert of one U+FFFC char is an object.
                             if c == Some(EMBED_CHAR) {
-                                log.set_object(seq + k, object.clone());
+                                log.set_object(run.seq + k, object.clone());
                             }
                         }
                     }
-                    let item = new_item(log, *seq, *len, (*left, *right), content, ascii);
-                    insert(log, texts, &mut linear, id, *text, item)?;
+                    let item = new_item(log, run, content, ascii)?;
+                    insert(log, texts, &mut linear, id, run, item)?;
                 }
-                PlannedOp::MarkStart {
-                    seq,
-                    text,
-                    left,
-                    right,
-                    mark,
-                    expand,
-                } => {
+                OpKind::MarkStart { mark, .. } => {
+                    let (from, expand) = marks_from.next().ok_or_else(|| broken("mark"))?;
                     let set = update
                         .marks
-                        .get(*mark as usize)
+                        .get(from as usize)
                         .ok_or_else(|| broken("mark set"))?;
-                    let mark = log.start_mark(&set.key, set.value.clone(), *expand, *seq);
-                    let kind = OpKind::MarkStart {
-                        origin_left: *left,
-                        origin_right: *right,
-                        mark,
-                    };
-                    anchor(log, texts, *seq, *text, kind, *expand)?;
+                    if log.start_mark(&set.key, set.value.clone(), expand, run.seq) != mark {
+                        return Err(broken("mark index"));
+                    }
+                    anchor(log, texts, run, expand)?;
                 }
-                PlannedOp::MarkEnd {
-                    seq,
-                    text,
-                    left,
-                    right,
-                    start,
-                } => mark_end(log, texts, *seq, *text, (*left, *right), *start)?,
-                PlannedOp::Delete {
-                    seq,
-                    text,
-                    pieces,
-                    reversed,
-                } => {
-                    let pieces = plan
-                        .pieces
-                        .get(pieces.start as usize..pieces.end as usize)
-                        .ok_or_else(|| broken("delete pieces"))?;
-                    delete(log, texts, &mut linear, *seq, *text, pieces, *reversed)?;
+                OpKind::MarkEnd { mark, .. } => {
+                    let expand = log
+                        .end_mark(mark, run.seq)
+                        .ok_or_else(|| broken("open mark"))?
+                        .expand;
+                    anchor(log, texts, run, expand)?;
                 }
-                PlannedOp::MapSet { seq, set } => {
+                OpKind::Delete { .. } => delete(log, texts, &mut linear, run)?,
+                OpKind::MapSet { set } => {
+                    let from = map_sets_from.next().ok_or_else(|| broken("map write"))?;
                     let write = update
                         .map_sets
-                        .get(*set as usize)
+                        .get(from as usize)
                         .ok_or_else(|| broken("map write"))?;
+                    if log.map_sets().len() != set.as_usize() {
+                        return Err(broken("map write index"));
+                    }
                     let map = log.intern_map(&write.map);
-                    let set = log.push_map_set(*seq, map, &write.key, write.value.clone());
-                    let (lamport, peer) = set.stamp();
+                    let done = log.push_map_set(run.seq, map, &write.key, write.value.clone());
+                    let (lamport, peer) = done.stamp();
                     let change =
                         maps.get_mut(map)
-                            .apply(&write.key, lamport, peer, set.value.as_ref());
+                            .apply(&write.key, lamport, peer, done.value.as_ref());
                     if let (Some(change), true) = (change, watch.is_some()) {
                         map_changes.push((map, write.key.clone(), change));
                     }
@@ -237,68 +213,74 @@ pub(crate) fn apply(
     Ok(applied)
 }
 
-/// The item of `len` new chars (seqs `seq..`) between `origins`, with
-/// their text added to the log's content, or tombstones when the update
-/// left it out. `ascii`: the text is known to be ASCII.
-fn new_item(
-    log: &mut OpLog,
-    seq: Seq,
-    len: u32,
-    (left, right): (Seq, Seq),
-    content: Option<&str>,
-    ascii: bool,
-) -> Item {
-    let (byte_start, bytes, utf16) = match content {
-        Some(s) => {
-            debug_assert_eq!(char_len(s), len);
-            let utf16 = if ascii { len } else { utf16_len(s) };
-            (log.push_content(s), s.len() as u32, utf16)
-        }
-        None => (NO_CONTENT, 0, 0),
+/// The byte length of an insert run's text (0 for other runs).
+fn run_bytes(run: &OpRun) -> u32 {
+    match run.kind {
+        OpKind::Insert { bytes, .. } => bytes,
+        _ => 0,
+    }
+}
+
+/// The item of insert run `run`, with its text (`None`: the update left
+/// it out, the chars are tombstones) added to the log's content where the
+/// plan put it. `ascii`: the text is known to be ASCII.
+fn new_item(log: &mut OpLog, run: &OpRun, content: Option<&str>, ascii: bool) -> Result<Item> {
+    let OpKind::Insert {
+        origin_left,
+        origin_right,
+        byte_start,
+        bytes,
+    } = run.kind
+    else {
+        return Err(broken("insert"));
     };
-    Item {
-        seq,
-        len,
-        origin_left: left,
-        origin_right: right,
+    let utf16 = match content {
+        Some(s) => {
+            debug_assert_eq!(char_len(s), run.len);
+            if log.push_content(s) != byte_start {
+                return Err(broken("content offset"));
+            }
+            if ascii {
+                run.len
+            } else {
+                utf16_len(s)
+            }
+        }
+        None => 0,
+    };
+    Ok(Item {
+        seq: run.seq,
+        len: run.len,
+        origin_left,
+        origin_right,
         byte_start,
         bytes,
         utf16,
         deleted: byte_start == NO_CONTENT,
         anchor: 0,
-    }
+    })
 }
 
-/// Inserts `item`, made by op `id`, into `text`: on the fast-forward while
-/// that holds, else by integrating it.
+/// Inserts `item` of run `run`, made by op `id`: on the fast-forward
+/// while that holds, else by integrating it.
 fn insert(
     log: &mut OpLog,
     texts: &mut TextTable,
     linear: &mut Option<Linear>,
     id: OpId,
-    text: TextIdx,
+    run: &OpRun,
     item: Item,
 ) -> Result<()> {
     let recorded = match linear {
-        Some(l) => l.insert(text, id, item),
+        Some(l) => l.insert(run.text, id, item),
         None => false,
     };
     if !recorded {
         leave_fast_forward(linear, texts, log)?;
-        let state = texts.get_mut(text).ok_or_else(|| broken("text"))?;
+        let state = texts.get_mut(run.text).ok_or_else(|| broken("text"))?;
         state.integrate(item, id, log, log.content());
     }
-    log.push_op(OpRun {
-        seq: item.seq,
-        len: item.len,
-        text,
-        kind: OpKind::Insert {
-            origin_left: item.origin_left,
-            origin_right: item.origin_right,
-            byte_start: item.byte_start,
-            bytes: item.bytes,
-        },
-    });
+    log.push_op(*run);
     Ok(())
 }
 
@@ -315,95 +297,44 @@ fn leave_fast_forward(
     }
 }
 
-/// Ends the mark whose start op is `start` at op `seq`.
-fn mark_end(
-    log: &mut OpLog,
-    texts: &mut TextTable,
-    seq: Seq,
-    text: TextIdx,
-    (left, right): (Seq, Seq),
-    start: Seq,
-) -> Result<()> {
-    let Some(OpKind::MarkStart { mark, .. }) = log.ops().get(log.op_index(start)).map(|r| r.kind)
-    else {
-        return Err(broken("mark start op"));
-    };
-    let expand = log
-        .end_mark(mark, seq)
-        .ok_or_else(|| broken("open mark"))?
-        .expand;
-    let kind = OpKind::MarkEnd {
-        origin_left: left,
-        origin_right: right,
-        mark,
-    };
-    anchor(log, texts, seq, text, kind, expand)
-}
-
-/// Places the anchor of mark op `kind` (seq `seq`) in its text, lists it
-/// there and records the op.
-fn anchor(
-    log: &mut OpLog,
-    texts: &mut TextTable,
-    seq: Seq,
-    text: TextIdx,
-    kind: OpKind,
-    expand: ExpandType,
-) -> Result<()> {
-    let a = kind.anchor().ok_or_else(|| broken("mark op"))?;
-    let item = Item::anchor(seq, a, expand);
-    let state = texts.get_mut(text).ok_or_else(|| broken("text"))?;
+/// Places the anchor of mark op `run` (under rule `expand`) in its text,
+/// lists it there and records the op.
+fn anchor(log: &mut OpLog, texts: &mut TextTable, run: &OpRun, expand: ExpandType) -> Result<()> {
+    let a = run.kind.anchor().ok_or_else(|| broken("mark op"))?;
+    let item = Item::anchor(run.seq, a, expand);
+    let state = texts.get_mut(run.text).ok_or_else(|| broken("text"))?;
     let (leaf, at) = state.place_anchor(item, log.content());
     state.register_anchor(leaf, at);
-    log.push_op(OpRun {
-        seq,
-        len: 1,
-        text,
-        kind,
-    });
+    log.push_op(*run);
     Ok(())
 }
 
-/// Deletes the chars `pieces` (ascending seqs) with ops `seq..`, backwards
-/// (`reversed`: op by op from the last char) or forwards.
+/// Records delete run `run` and deletes its chars: on the fast-forward
+/// while that holds, else through the text.
 fn delete(
     log: &mut OpLog,
     texts: &mut TextTable,
     linear: &mut Option<Linear>,
-    seq: Seq,
-    text: TextIdx,
-    pieces: &[Range<Seq>],
-    reversed: bool,
+    run: &OpRun,
 ) -> Result<()> {
-    let mut at = seq;
-    let mut record = |log: &mut OpLog, piece: &Range<Seq>| {
-        let n = piece.end - piece.start;
-        log.push_op(OpRun {
-            seq: at,
-            len: n,
-            text,
-            kind: OpKind::Delete {
-                target: if reversed { piece.end - 1 } else { piece.start },
-                reversed,
-            },
-        });
-        at += n;
+    let OpKind::Delete { target, reversed } = run.kind else {
+        return Err(broken("delete"));
     };
-    if reversed {
-        pieces.iter().rev().for_each(|p| record(log, p));
+    let low = if reversed {
+        target + 1 - run.len
     } else {
-        pieces.iter().for_each(|p| record(log, p));
-    }
+        target
+    };
+    let chars = low..low + run.len;
+    log.push_op(*run);
     if let Some(l) = linear {
-        if pieces.iter().all(|p| l.delete(seq, text, p.clone())) {
+        if l.delete(run.seq, run.text, chars.clone()) {
             return Ok(());
         }
         // Not chars of the update: the general path decides.
         leave_fast_forward(linear, texts, log)?;
     }
-    let state = texts.get_mut(text).ok_or_else(|| broken("text"))?;
-    for piece in pieces {
-        state.remote_delete(piece.clone(), log.content());
-    }
+    let state = texts.get_mut(run.text).ok_or_else(|| broken("text"))?;
+    state.remote_delete(chars, log.content());
     Ok(())
 }

@@ -17,7 +17,7 @@ use crate::style::Delta;
 use crate::text::{render, TextRef, TextTable};
 use crate::unit::Unit;
 
-use super::plan::{Plan, PlannedOp};
+use super::plan::Plan;
 
 /// A touched text as it was before the plan.
 struct Watched {
@@ -41,12 +41,9 @@ pub(super) fn watch(log: &OpLog, texts: &mut TextTable, plan: &Plan) -> Watch {
     let mut marked: Vec<TextIdx> = plan
         .ops
         .iter()
-        .filter_map(|op| match op {
-            // A mark's end alone (its start arrived earlier) restyles
-            // too: the mark takes effect when both anchors are in.
-            PlannedOp::MarkStart { text, .. } | PlannedOp::MarkEnd { text, .. } => Some(*text),
-            _ => None,
-        })
+        // A mark's end alone (its start arrived earlier) restyles too:
+        // the mark takes effect when both anchors are in.
+        .filter_map(|op| op.kind.anchor().map(|_| op.text))
         .collect();
     marked.sort_unstable();
     marked.dedup();

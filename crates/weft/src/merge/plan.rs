@@ -15,8 +15,9 @@ use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
 use crate::id::{Counter, OpId, PeerId, Seq, TextIdx, NO_SEQ};
+use crate::id::{MapSetIdx, MarkIdx};
 use crate::oplog::check::{self, Earlier};
-use crate::oplog::{OpKind, OpLog};
+use crate::oplog::{OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::style::ExpandType;
 use crate::text::TextTable;
 
@@ -34,50 +35,15 @@ pub(super) struct PlannedChange {
     pub ops: Range<usize>,
 }
 
-/// One op run of a planned change, every reference resolved to a seq.
-#[derive(Debug)]
-pub(super) enum PlannedOp {
-    /// Inserts chars `seq..seq + len`; their text is the update's
-    /// `content[content]` (`None`: left out, they are deleted).
-    Insert {
-        seq: Seq,
-        len: u32,
-        text: TextIdx,
-        left: Seq,
-        right: Seq,
-        content: Option<Range<u32>>,
-    },
-    /// Inserts a mark's start anchor; what the mark sets is the update's
-    /// `marks[mark]`.
-    MarkStart {
-        seq: Seq,
-        text: TextIdx,
-        left: Seq,
-        right: Seq,
-        mark: u32,
-        expand: ExpandType,
-    },
-    /// Inserts the end anchor of the mark whose start op is `start`.
-    MarkEnd {
-        seq: Seq,
-        text: TextIdx,
-        left: Seq,
-        right: Seq,
-        start: Seq,
-    },
-    /// Deletes the chars [`Plan::pieces`]`[pieces]` (ascending seqs, in
-    /// the order op by op).
-    Delete {
-        seq: Seq,
-        text: TextIdx,
-        pieces: Range<u32>,
-        reversed: bool,
-    },
-    /// A map write: [`Update::map_sets`]`[set]`.
-    MapSet { seq: Seq, set: u32 },
-}
-
 /// The checked, resolved form of an update. See the module doc.
+///
+/// Its ops are in the log's own form ([`OpRun`]), exactly as the log
+/// will hold them: seqs numbered from the log's next one, every reference
+/// resolved to a seq, a delete cut into runs of consecutive targets, and
+/// the indexes of inserted text, marks and map writes those the log's
+/// tables give them when [`super::apply()`] adds the update's entries in
+/// plan order (which it checks). `sources` says where in the update each
+/// of those entries is.
 #[derive(Debug)]
 pub(crate) struct Plan {
     pub(super) new_texts: Vec<Box<str>>,
@@ -85,9 +51,21 @@ pub(crate) struct Plan {
     pub(super) touched: Vec<TextIdx>,
     pub(super) changes: Vec<PlannedChange>,
     /// Op runs; they own nothing, so dropping them is free.
-    pub(super) ops: Vec<PlannedOp>,
-    /// The seq ranges the delete ops remove.
-    pub(super) pieces: Vec<Range<Seq>>,
+    pub(super) ops: Vec<OpRun>,
+    pub(super) sources: Sources,
+}
+
+/// Where the table entries of a plan's new ops are in its update, in op
+/// order, one list per table.
+#[derive(Debug, Default)]
+pub(super) struct Sources {
+    /// Per insert with text: its first byte in the update's content (its
+    /// length is the run's `bytes`).
+    pub content: Vec<u32>,
+    /// Per mark start: its mark in the update's marks, and its rule.
+    pub marks: Vec<(u32, ExpandType)>,
+    /// Per map write: its index in the update's map writes.
+    pub map_sets: Vec<u32>,
 }
 
 /// Whether an update can be applied now.
@@ -117,8 +95,9 @@ struct Resolver<'a> {
     single_text: Option<(TextIdx, SeqBits)>,
     /// Index into `inserts` of the last hit: references cluster.
     hint: std::cell::Cell<usize>,
-    /// Planned start anchors: (seq, text, expand rule), ascending seqs.
-    anchors: Vec<(Seq, TextIdx, ExpandType)>,
+    /// Planned start anchors: (seq, text, expand rule, the mark the log
+    /// will give it), ascending seqs.
+    anchors: Vec<(Seq, TextIdx, ExpandType, MarkIdx)>,
     /// Start seqs of the marks whose end this plan adds.
     ended: Vec<Seq>,
 }
@@ -158,15 +137,20 @@ impl Resolver<'_> {
     }
 
     /// Resolves the start op of a mark ended by an op at `before`: it must
-    /// be a start anchor in `text` whose mark has no end yet. Returns its
-    /// seq and the mark's expand rule.
-    fn mark_start(&mut self, id: OpId, text: TextIdx, before: Seq) -> Result<(Seq, ExpandType)> {
-        // (seq, its text, whether its mark has no end yet, the rule)
+    /// be a start anchor in `text` whose mark has no end yet. Returns the
+    /// mark (as the log has it or will give it) and its expand rule.
+    fn mark_start(
+        &mut self,
+        id: OpId,
+        text: TextIdx,
+        before: Seq,
+    ) -> Result<(MarkIdx, ExpandType)> {
+        // (seq, its text, whether its mark has no end yet, the rule, the mark)
         let found = if let Some((start, _, seq0)) = self.planned(id) {
             let seq = seq0 + (id.counter - start);
             let i = self.anchors.binary_search_by_key(&seq, |a| a.0).ok();
             i.and_then(|i| self.anchors.get(i))
-                .map(|&(_, t, expand)| (seq, t, true, expand))
+                .map(|&(_, t, expand, mark)| (seq, t, true, expand, mark))
         } else {
             let seq = self.log.id_to_seq(id);
             let run = seq.and_then(|s| self.log.ops().get(self.log.op_index(s)));
@@ -174,16 +158,16 @@ impl Resolver<'_> {
                 (Some(seq), Some((t, OpKind::MarkStart { mark, .. }))) => self
                     .log
                     .mark(mark)
-                    .map(|m| (seq, t, m.end == NO_SEQ, m.expand)),
+                    .map(|m| (seq, t, m.end == NO_SEQ, m.expand, mark)),
                 _ => None,
             }
         };
         match found {
-            Some((seq, t, open, expand))
+            Some((seq, t, open, expand, mark))
                 if check::mark_end(seq, t, open && !self.ended.contains(&seq), text, before) =>
             {
                 self.ended.push(seq);
-                Ok((seq, expand))
+                Ok((mark, expand))
             }
             _ => Err(Error::UnknownId(id)),
         }
@@ -252,15 +236,15 @@ impl Resolver<'_> {
 
     /// Resolves ops `id.counter..id.counter + n` of `id.peer`, which must be
     /// inserts into `text` made before seq `before`, to ascending seq ranges
-    /// appended to `out`; returns their indexes there.
+    /// in `out` (cleared first).
     fn chars(
         &self,
         id: OpId,
         n: u32,
         (text, before): (TextIdx, Seq),
         out: &mut Vec<Range<Seq>>,
-    ) -> Result<Range<u32>> {
-        let first = out.len();
+    ) -> Result<()> {
+        out.clear();
         let mut counter = id.counter;
         let end = id.counter.checked_add(n).ok_or(Error::UnknownId(id))?;
         while counter < end {
@@ -298,12 +282,12 @@ impl Resolver<'_> {
                 return Err(Error::UnknownId(here));
             }
             counter += seqs.end - seqs.start;
-            match out.get_mut(first..).and_then(<[_]>::last_mut) {
+            match out.last_mut() {
                 Some(last) if last.end == seqs.start => last.end = seqs.end,
                 _ => out.push(seqs),
             }
         }
-        Ok(first as u32..out.len() as u32)
+        Ok(())
     }
 
     /// Resolves one origin (`None`: start or end of the text). A one-op
@@ -479,7 +463,11 @@ pub(crate) fn plan_parts(
     let mut changes = Vec::with_capacity(parts.len());
     let mut out = Planned {
         ops: Vec::with_capacity(update.runs.len()),
+        sources: Sources::default(),
         pieces: Vec::new(),
+        content_end: log.content().len() as u32,
+        marks_end: log.marks().len() as u32,
+        map_sets_end: log.map_sets().len() as u32,
     };
     let mut seq = log.next_seq();
     for (i, skip) in parts {
@@ -573,7 +561,7 @@ pub(crate) fn plan_parts(
         },
         changes,
         ops: out.ops,
-        pieces: out.pieces,
+        sources: out.sources,
     })
 }
 
@@ -596,10 +584,19 @@ fn map_texts(texts: &TextTable, update: &Update) -> (Vec<Box<str>>, Vec<TextIdx>
     (new_texts, text_map)
 }
 
-/// What [`Resolver::plan_run`] writes: [`Plan::ops`] and [`Plan::pieces`].
+/// What [`Resolver::plan_run`] writes: [`Plan::ops`] and
+/// [`Plan::sources`], and the ends the log's tables will have.
 struct Planned {
-    ops: Vec<PlannedOp>,
+    ops: Vec<OpRun>,
+    sources: Sources,
+    /// The chars a delete removes (reused from delete to delete).
     pieces: Vec<Range<Seq>>,
+    /// The length of the log's content once the planned text is added.
+    content_end: u32,
+    /// The number of marks once the planned ones are added.
+    marks_end: u32,
+    /// The number of map writes once the planned ones are added.
+    map_sets_end: u32,
 }
 
 /// The part of an update run the document lacks (all of it, or the tail
@@ -630,7 +627,7 @@ impl Resolver<'_> {
         out: &mut Planned,
     ) -> Result<()> {
         let (text, seq) = (p.text, p.seq);
-        let op = match &run.kind {
+        let kind = match &run.kind {
             UpdateKind::Insert {
                 left,
                 right,
@@ -645,28 +642,31 @@ impl Resolver<'_> {
                 };
                 let left = self.origin(left, text, seq)?;
                 let right = self.origin(*right, text, seq)?;
-                // Offsets fit a u32: `plan` checked the content's length.
-                let content = content.as_ref().map(|range| {
-                    let start = if p.offset > 0 {
-                        let s = update.content.get(range.clone()).unwrap_or("");
-                        let skip_bytes = s
-                            .char_indices()
-                            .nth(p.offset as usize)
-                            .map_or(s.len(), |(b, _)| b);
-                        range.start + skip_bytes
-                    } else {
-                        range.start
-                    };
-                    start as u32..range.end as u32
-                });
                 self.add_insert(seq, p.len, text);
-                PlannedOp::Insert {
-                    seq,
-                    len: p.len,
-                    text,
-                    left,
-                    right,
-                    content,
+                // Offsets fit a u32: `plan` checked the content's length.
+                let (byte_start, bytes) = match content {
+                    Some(range) => {
+                        let skip = if p.offset > 0 {
+                            let s = update.content.get(range.clone()).unwrap_or("");
+                            s.char_indices()
+                                .nth(p.offset as usize)
+                                .map_or(s.len(), |(b, _)| b)
+                        } else {
+                            0
+                        };
+                        let bytes = (range.len() - skip) as u32;
+                        out.sources.content.push((range.start + skip) as u32);
+                        let start = out.content_end;
+                        out.content_end += bytes;
+                        (start, bytes)
+                    }
+                    None => (NO_CONTENT, 0),
+                };
+                OpKind::Insert {
+                    origin_left: left,
+                    origin_right: right,
+                    byte_start,
+                    bytes,
                 }
             }
             UpdateKind::MarkStart {
@@ -676,25 +676,23 @@ impl Resolver<'_> {
                 mark,
             } => {
                 let (left, right) = self.glue((*left, *right), (*expand, false), text, seq)?;
-                self.anchors.push((seq, text, *expand));
-                PlannedOp::MarkStart {
-                    seq,
-                    text,
-                    left,
-                    right,
-                    mark: *mark,
-                    expand: *expand,
+                let new = MarkIdx::new(out.marks_end);
+                out.marks_end += 1;
+                out.sources.marks.push((*mark, *expand));
+                self.anchors.push((seq, text, *expand, new));
+                OpKind::MarkStart {
+                    origin_left: left,
+                    origin_right: right,
+                    mark: new,
                 }
             }
             UpdateKind::MarkEnd { left, right, start } => {
-                let (start, expand) = self.mark_start(*start, text, seq)?;
+                let (mark, expand) = self.mark_start(*start, text, seq)?;
                 let (left, right) = self.glue((*left, *right), (expand, true), text, seq)?;
-                PlannedOp::MarkEnd {
-                    seq,
-                    text,
-                    left,
-                    right,
-                    start,
+                OpKind::MarkEnd {
+                    origin_left: left,
+                    origin_right: right,
+                    mark,
                 }
             }
             UpdateKind::Delete { target, reversed } => {
@@ -706,12 +704,33 @@ impl Resolver<'_> {
                 } else {
                     first
                 };
-                PlannedOp::Delete {
-                    seq,
-                    text,
-                    pieces: self.chars(low, p.len, (text, seq), &mut out.pieces)?,
-                    reversed: *reversed,
+                self.chars(low, p.len, (text, seq), &mut out.pieces)?;
+                // One log run per piece of consecutive targets, in the
+                // order the ops delete them.
+                let mut at = seq;
+                let mut push = |piece: &Range<Seq>| {
+                    let len = piece.end - piece.start;
+                    out.ops.push(OpRun {
+                        seq: at,
+                        len,
+                        text,
+                        kind: OpKind::Delete {
+                            target: if *reversed {
+                                piece.end - 1
+                            } else {
+                                piece.start
+                            },
+                            reversed: *reversed,
+                        },
+                    });
+                    at += len;
+                };
+                if *reversed {
+                    out.pieces.iter().rev().for_each(&mut push);
+                } else {
+                    out.pieces.iter().for_each(&mut push);
                 }
+                return Ok(());
             }
             UpdateKind::MapSet { set } => {
                 if update.map_sets.get(*set as usize).is_none() || p.len != 1 {
@@ -720,10 +739,18 @@ impl Resolver<'_> {
                         what: "map op",
                     });
                 }
-                PlannedOp::MapSet { seq, set: *set }
+                out.sources.map_sets.push(*set);
+                let new = MapSetIdx::new(out.map_sets_end);
+                out.map_sets_end += 1;
+                OpKind::MapSet { set: new }
             }
         };
-        out.ops.push(op);
+        out.ops.push(OpRun {
+            seq,
+            len: p.len,
+            text,
+            kind,
+        });
         Ok(())
     }
 }
