@@ -38,12 +38,11 @@
 use crate::error::Result;
 use crate::id::{Seq, TextIdx, NO_SEQ};
 use crate::oplog::{OpKind, OpLog, OpRun};
-use crate::style::ExpandType;
 use crate::value::Value;
 
 use super::snapshot::{pack, unpack_deflate, Codec, Segment};
-use super::snapshot_history::{seq_at, ReadKind};
-use super::value_bytes::{read_map_value, read_string, read_value, write_map_value, write_value};
+use super::snapshot_history::{read_map_set, read_mark_end, read_mark_start, seq_at, unplaced};
+use super::value_bytes::{write_map_value, write_value};
 use crate::bytes::{unzigzag, write_bytes, write_varint, zigzag, Reader};
 
 /// Column bytes (before compression) after which a block ends: large, as
@@ -349,7 +348,8 @@ pub(crate) fn decode_block(
     limit: Seq,
     (texts, maps): (u32, u32),
     neighbours: &mut Neighbours,
-    mut f: impl FnMut(Seq, u32, u32, ReadKind) -> Result<()>,
+    log: &mut OpLog,
+    mut f: impl FnMut(&mut OpLog, OpRun) -> Result<()>,
 ) -> Result<Seq> {
     let mut r = Reader::new(bytes, 0);
     // Not `count`: the columns are compressed, so a block may hold more
@@ -386,13 +386,7 @@ pub(crate) fn decode_block(
             if len != 1 || byte & FLAG_TEXT != 0 || seq >= limit {
                 return Err(heads.malformed("map op"));
             }
-            let map = extras.u32("map index")?;
-            if map >= maps {
-                return Err(extras.malformed("map index"));
-            }
-            let key = read_string(&mut extras)?;
-            let value = read_map_value(&mut extras)?;
-            f(seq, 1, text, ReadKind::MapSet { map, key, value })?;
+            read_map_set(&mut extras, log, seq, maps)?;
             seq += 1;
             continue;
         }
@@ -403,7 +397,7 @@ pub(crate) fn decode_block(
         if text >= texts || end.is_none() {
             return Err(heads.malformed("op run"));
         }
-        let read = match kind {
+        let kind = match kind {
             INSERT => {
                 let last = seq + len - 1;
                 let (l, v) = (origins.varint()?, origins.varint()?);
@@ -435,7 +429,7 @@ pub(crate) fn decode_block(
                     .filter(|&s| s == NO_SEQ || s < seq)
                     .ok_or_else(|| origins.malformed("right origin"))?;
                 cursor = Some(last);
-                ReadKind::Insert { left, right }
+                unplaced(left, right)
             }
             DELETE | DELETE_BACKWARDS => {
                 let base = cursor.unwrap_or(seq);
@@ -450,37 +444,31 @@ pub(crate) fn decode_block(
                     return Err(targets.malformed("delete target"));
                 };
                 cursor = Some(last);
-                ReadKind::Delete { target, reversed }
+                OpKind::Delete { target, reversed }
             }
             MARK_START | MARK_END => {
                 if len != 1 {
                     return Err(heads.malformed("mark op length"));
                 }
-                let (left, right) = plain_origins(&mut origins, seq)?;
+                let origins = plain_origins(&mut origins, seq)?;
                 if kind == MARK_START {
-                    let expand = ExpandType::from_byte(extras.u8()?)
-                        .ok_or_else(|| extras.malformed("expand rule"))?;
-                    let key = read_string(&mut extras)?;
-                    let value = read_value(&mut extras, 0)?;
-                    ReadKind::MarkStart {
-                        left,
-                        right,
-                        key,
-                        value,
-                        expand,
-                    }
+                    read_mark_start(&mut extras, log, seq, origins)?
                 } else {
-                    let back = extras.u32("mark start")?;
-                    let start = seq
-                        .checked_sub(back)
-                        .filter(|_| back > 0)
-                        .ok_or_else(|| extras.malformed("mark start"))?;
-                    ReadKind::MarkEnd { left, right, start }
+                    read_mark_end(&mut extras, log, seq, origins)?
                 }
             }
             _ => return Err(heads.malformed("op kind")),
         };
-        f(seq, len, text, read)?;
+        let text = TextIdx::new(text);
+        f(
+            log,
+            OpRun {
+                seq,
+                len,
+                text,
+                kind,
+            },
+        )?;
         seq += len;
     }
     for column in [&heads, &origins, &targets, &extras] {

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::error::{Error, Result};
-use crate::id::{MapIdx, Seq, TextIdx, NO_SEQ, UNKNOWN_ORIGIN};
+use crate::id::{Seq, TextIdx, NO_SEQ, UNKNOWN_ORIGIN};
 use crate::oplog::{check, origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::text::{Counts, Item, TreeBuilder, Unloaded};
 
@@ -23,7 +23,7 @@ use super::snapshot::{
     bytes_of_chars, key, unpack_deflate, Segment, SegmentReader, Snapshot, KEY_CHANGES,
     KEY_DELETED, KEY_DELETED_LATER, KEY_HISTORY, KEY_ROOT_MAP_SETS, KEY_ROOT_MARKS, KEY_SEGMENTS,
 };
-use super::snapshot_history::{self, ReadKind};
+use super::snapshot_history;
 
 /// What [`Snapshot::load_head`] leaves: where each text's document-order
 /// text sits in the log's content. Its segments are read where they are
@@ -219,22 +219,20 @@ impl Snapshot {
                 .get(&key(KEY_HISTORY, seq))
                 .ok_or(bad("history block"))?;
             let block = self.unpack(value, "history block")?;
-            let push = |seq, len, t: u32, kind| {
-                if let ReadKind::MapSet { map, key, value } = kind {
-                    side.push_map_set(seq, MapIdx::new(map), &key, value);
-                    return Ok(());
-                }
-                let text = doc_index
-                    .get(t as usize)
+            // The block's text indexes are the snapshot's.
+            let push = |side: &mut OpLog, mut run: OpRun| {
+                run.text = doc_index
+                    .get(run.text.as_usize())
                     .copied()
                     .ok_or(bad("text index"))?;
-                push_run(&mut side, &mut cursor, seq, len, text, kind)
+                push_run(side, &mut cursor, run)
             };
+            let counts = (n as u32, maps);
             let end = match neighbours.as_mut() {
                 Some(neighbours) => {
-                    columns::decode_block(&block, seq, ops, (n as u32, maps), neighbours, push)?
+                    columns::decode_block(&block, seq, ops, counts, neighbours, &mut side, push)?
                 }
-                None => snapshot_history::decode_block(&block, seq, ops, (n as u32, maps), push)?,
+                None => snapshot_history::decode_block(&block, seq, ops, counts, &mut side, push)?,
             };
             if end == seq {
                 return Err(bad("history block"));
@@ -604,36 +602,32 @@ pub(super) fn run_at(log: &OpLog, seq: Seq) -> Option<&OpRun> {
     log.ops().get(log.op_index_recent(seq))
 }
 
-/// Checks one op run read from a block against the log built so far and
-/// appends it (inserts split where their chars' visibility changes).
-fn push_run(
-    log: &mut OpLog,
-    cursor: &mut SegmentCursor<'_>,
-    seq: Seq,
-    len: u32,
-    text: TextIdx,
-    kind: ReadKind,
-) -> Result<()> {
+/// Checks one op run read from a block (its text the document's)
+/// against the log built so far and appends it (inserts split where
+/// their chars' visibility changes).
+fn push_run(log: &mut OpLog, cursor: &mut SegmentCursor<'_>, run: OpRun) -> Result<()> {
     let bad = |what| Error::Malformed { offset: 0, what };
+    let OpRun {
+        seq,
+        len,
+        text,
+        kind,
+    } = run;
     let origins = |log: &OpLog, left: Seq, right: Seq| {
         check::origin(log, left, text, seq) && check::origin(log, right, text, seq)
     };
-    let push = |log: &mut OpLog, kind: OpKind| {
-        log.push_op_unmerged(OpRun {
-            seq,
-            len,
-            text,
-            kind,
-        });
-    };
     match kind {
-        ReadKind::Insert { left, right } => {
-            if !origins(log, left, right) {
+        OpKind::Insert {
+            origin_left,
+            origin_right,
+            ..
+        } => {
+            if !origins(log, origin_left, origin_right) {
                 return Err(bad("origin"));
             }
-            push_insert(log, cursor, seq, len, text, (left, right))?;
+            return push_insert(log, cursor, seq, len, text, (origin_left, origin_right));
         }
-        ReadKind::Delete { target, reversed } => {
+        OpKind::Delete { target, reversed } => {
             let lo = if reversed {
                 target.checked_sub(len - 1)
             } else {
@@ -643,59 +637,52 @@ fn push_run(
             if !targets.is_some_and(|t| check::targets(log, t, text, seq)) {
                 return Err(bad("delete targets"));
             }
-            push(log, OpKind::Delete { target, reversed });
         }
-        ReadKind::MarkStart {
-            left,
-            right,
-            key,
-            value,
-            expand,
+        OpKind::MarkStart {
+            origin_left,
+            origin_right,
+            mark,
         } => {
-            let glued = check::glue(expand, false, check::named(left), check::named(right));
-            if glued.is_err() || !origins(log, left, right) {
+            let expand = log.mark(mark).ok_or(bad("mark"))?.expand;
+            let glued = check::glue(
+                expand,
+                false,
+                check::named(origin_left),
+                check::named(origin_right),
+            );
+            if glued.is_err() || !origins(log, origin_left, origin_right) {
                 return Err(bad("mark glue"));
             }
-            let mark = log.start_mark(&key, value, expand, seq);
-            push(
-                log,
-                OpKind::MarkStart {
-                    origin_left: left,
-                    origin_right: right,
-                    mark,
-                },
-            );
         }
-        // Taken by the block's reader.
-        ReadKind::MapSet { .. } => return Err(bad("map op")),
-        ReadKind::MarkEnd { left, right, start } => {
-            if !origins(log, left, right) {
+        OpKind::MarkEnd {
+            origin_left,
+            origin_right,
+            mark,
+        } => {
+            if !origins(log, origin_left, origin_right) {
                 return Err(bad("origin"));
             }
-            let (mark, expand) = match run_at(log, start).map(|r| (r.text, r.kind)) {
-                Some((start_text, OpKind::MarkStart { mark, .. })) => {
-                    let m = log.mark(mark).ok_or(bad("mark"))?;
-                    if !check::mark_end(start, start_text, m.end == NO_SEQ, text, seq) {
-                        return Err(bad("mark start"));
-                    }
-                    (mark, m.expand)
-                }
-                _ => return Err(bad("mark start")),
-            };
-            if check::glue(expand, true, check::named(left), check::named(right)).is_err() {
+            let m = log.mark(mark).ok_or(bad("mark"))?;
+            let (start, open, expand) = (m.start, m.end == NO_SEQ, m.expand);
+            let start_text = run_at(log, start).ok_or(bad("mark start"))?.text;
+            if !check::mark_end(start, start_text, open, text, seq) {
+                return Err(bad("mark start"));
+            }
+            let glued = check::glue(
+                expand,
+                true,
+                check::named(origin_left),
+                check::named(origin_right),
+            );
+            if glued.is_err() {
                 return Err(bad("mark end"));
             }
             log.end_mark(mark, seq).ok_or(bad("mark end"))?;
-            push(
-                log,
-                OpKind::MarkEnd {
-                    origin_left: left,
-                    origin_right: right,
-                    mark,
-                },
-            );
         }
+        // The block's reader records map ops.
+        OpKind::MapSet { .. } => return Err(bad("map op")),
     }
+    log.push_op_unmerged(run);
     Ok(())
 }
 
@@ -873,10 +860,11 @@ fn overlapping(segs: &[Segment], limit: Seq) -> bool {
 mod tests {
     use super::*;
 
-    /// Pushes `kind` as op run `seq..seq + len` of text 0 onto a log
-    /// holding the start anchor 0 of a mark that expands after (glued to
-    /// the char after it) and the inserts 1..4, all of text 0.
-    fn push(seq: Seq, len: u32, kind: ReadKind) -> Result<()> {
+    /// Pushes the op run `seq..seq + len` of text 0 that `kind` makes
+    /// (as a block's reader would, with the log) onto a log holding the
+    /// start anchor 0 of a mark that expands after (glued to the char
+    /// after it) and the inserts 1..4, all of text 0.
+    fn push(seq: Seq, len: u32, kind: impl FnOnce(&mut OpLog) -> Result<OpKind>) -> Result<()> {
         let mut log = OpLog::default();
         // A change holding every op the tests push.
         log.reserve_local(1, 8)?;
@@ -916,12 +904,23 @@ mod tests {
             trimmed: 0,
             root_text: false,
         };
-        push_run(&mut log, &mut cursor, seq, len, text, kind)
+        let kind = kind(&mut log)?;
+        push_run(
+            &mut log,
+            &mut cursor,
+            OpRun {
+                seq,
+                len,
+                text,
+                kind,
+            },
+        )
     }
 
     #[test]
     fn deletes_name_earlier_chars_only() {
-        let delete = |target, reversed| ReadKind::Delete { target, reversed };
+        let delete =
+            |target, reversed| move |_: &mut OpLog| Ok(OpKind::Delete { target, reversed });
         assert!(push(4, 3, delete(1, false)).is_ok());
         assert!(push(4, 3, delete(3, true)).is_ok());
         // The anchor, the delete itself, past the log, below seq 0 when
@@ -937,12 +936,17 @@ mod tests {
 
     #[test]
     fn anchors_name_earlier_chars_on_their_rules_side() {
-        let start = |left, right| ReadKind::MarkStart {
-            left,
-            right,
-            key: "bold".into(),
-            value: crate::value::Value::Bool(true),
-            expand: crate::style::ExpandType::After,
+        // What a block's reader makes of a mark start at seq 4.
+        let start = |left, right| {
+            move |log: &mut OpLog| {
+                let expand = crate::style::ExpandType::After;
+                let value = crate::value::Value::Bool(true);
+                Ok(OpKind::MarkStart {
+                    origin_left: left,
+                    origin_right: right,
+                    mark: log.start_mark("bold", value, expand, 4),
+                })
+            }
         };
         assert!(push(4, 1, start(NO_SEQ, 2)).is_ok());
         assert!(push(4, 1, start(NO_SEQ, NO_SEQ)).is_ok());
@@ -952,7 +956,21 @@ mod tests {
         assert!(push(4, 1, start(NO_SEQ, 0)).is_err());
         assert!(push(4, 1, start(NO_SEQ, 4)).is_err());
         assert!(push(4, 1, start(NO_SEQ, 7)).is_err());
-        let end = |left, right, start| ReadKind::MarkEnd { left, right, start };
+        // What a block's reader makes of a mark end at seq 4 whose start
+        // is op `start` (`read_mark_end` refuses an op that starts no mark).
+        let end = |left, right, start| {
+            move |log: &mut OpLog| {
+                let (mark, _) = log.mark_started_by(start).ok_or(Error::Malformed {
+                    offset: 0,
+                    what: "mark start",
+                })?;
+                Ok(OpKind::MarkEnd {
+                    origin_left: left,
+                    origin_right: right,
+                    mark,
+                })
+            }
+        };
         // The mark expands after: its end is glued to the char after it.
         assert!(push(4, 1, end(NO_SEQ, 2, 0)).is_ok());
         assert!(push(4, 1, end(2, NO_SEQ, 0)).is_err());

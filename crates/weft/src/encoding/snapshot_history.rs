@@ -37,8 +37,8 @@
 //! ```
 
 use crate::error::Result;
-use crate::id::{PeerId, Seq, TextIdx, NO_SEQ};
-use crate::oplog::{OpKind, OpLog, OpRun};
+use crate::id::{MapIdx, PeerId, Seq, TextIdx, NO_SEQ};
+use crate::oplog::{OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::style::ExpandType;
 use crate::value::Value;
 
@@ -255,47 +255,75 @@ impl Iterator for CanonicalRuns<'_> {
     }
 }
 
-/// One op run as read from a block (seqs checked to be earlier ops, not
-/// yet what they refer to).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum ReadKind {
-    Insert {
-        left: Seq,
-        right: Seq,
-    },
-    Delete {
-        target: Seq,
-        reversed: bool,
-    },
-    MarkStart {
-        left: Seq,
-        right: Seq,
-        key: String,
-        value: Value,
-        expand: ExpandType,
-    },
-    MarkEnd {
-        left: Seq,
-        right: Seq,
-        start: Seq,
-    },
-    /// A map op: map `map` (an index into the snapshot's map names).
-    MapSet {
-        map: u32,
-        key: String,
-        value: Option<Value>,
-    },
+/// Reads what follows a mark start's origins in a block (its rule, key
+/// and value) and adds the mark to `log`'s table: the op `seq` in the
+/// log's form.
+pub(super) fn read_mark_start(
+    r: &mut Reader<'_>,
+    log: &mut OpLog,
+    seq: Seq,
+    (origin_left, origin_right): (Seq, Seq),
+) -> Result<OpKind> {
+    let expand = ExpandType::from_byte(r.u8()?).ok_or_else(|| r.malformed("expand rule"))?;
+    let key = read_string(r)?;
+    let value = read_value(r, 0)?;
+    Ok(OpKind::MarkStart {
+        origin_left,
+        origin_right,
+        mark: log.start_mark(&key, value, expand, seq),
+    })
+}
+
+/// Reads what follows a mark end's origins in a block (how far back its
+/// start is): the op `seq` in the log's form, naming the mark that start
+/// op of `log` began.
+pub(super) fn read_mark_end(
+    r: &mut Reader<'_>,
+    log: &OpLog,
+    seq: Seq,
+    (origin_left, origin_right): (Seq, Seq),
+) -> Result<OpKind> {
+    let back = r.u32("mark start")?;
+    let (mark, _) = seq
+        .checked_sub(back)
+        .filter(|_| back > 0)
+        .and_then(|start| log.mark_started_by(start))
+        .ok_or_else(|| r.malformed("mark start"))?;
+    Ok(OpKind::MarkEnd {
+        origin_left,
+        origin_right,
+        mark,
+    })
+}
+
+/// Reads map op `seq` of a block (`maps`: how many map names the
+/// snapshot has) and records it in `log`, which numbers the maps as the
+/// snapshot does.
+pub(super) fn read_map_set(r: &mut Reader<'_>, log: &mut OpLog, seq: Seq, maps: u32) -> Result<()> {
+    let map = r.u32("map index")?;
+    if map >= maps {
+        return Err(r.malformed("map index"));
+    }
+    let key = read_string(r)?;
+    let value = read_map_value(r)?;
+    log.push_map_set(seq, MapIdx::new(map), &key, value);
+    Ok(())
 }
 
 /// Reads the runs of one block starting at seq `seq`; `limit` is the
 /// number of ops of the whole history, `texts` the number of texts and
-/// `maps` of map names.
+/// `maps` of map names. Each run goes to `f` in the log's form, with
+/// `log` (the history read so far): its text is the snapshot's index,
+/// an insert's text is not placed yet ([`NO_CONTENT`]), a mark op names
+/// the mark in `log`'s table (a start adds it). Map ops are recorded in
+/// `log` here. Returns the seq after the block.
 pub(crate) fn decode_block(
     bytes: &[u8],
     mut seq: Seq,
     limit: Seq,
     (texts, maps): (u32, u32),
-    mut f: impl FnMut(Seq, u32, u32, ReadKind) -> Result<()>,
+    log: &mut OpLog,
+    mut f: impl FnMut(&mut OpLog, OpRun) -> Result<()>,
 ) -> Result<Seq> {
     let mut r = Reader::new(bytes, 0);
     let n = r.count("run count")?;
@@ -312,13 +340,7 @@ pub(crate) fn decode_block(
             if len != 1 || byte & FLAG_TEXT != 0 || seq >= limit {
                 return Err(r.malformed("map op"));
             }
-            let map = r.u32("map index")?;
-            if map >= maps {
-                return Err(r.malformed("map index"));
-            }
-            let key = read_string(&mut r)?;
-            let value = read_map_value(&mut r)?;
-            f(seq, 1, text, ReadKind::MapSet { map, key, value })?;
+            read_map_set(&mut r, log, seq, maps)?;
             seq += 1;
             continue;
         }
@@ -349,10 +371,10 @@ pub(crate) fn decode_block(
             };
             Ok((left, right))
         };
-        let read = match kind {
+        let kind = match kind {
             INSERT => {
-                let (left, right) = origins(&mut r)?;
-                ReadKind::Insert { left, right }
+                let (origin_left, origin_right) = origins(&mut r)?;
+                unplaced(origin_left, origin_right)
             }
             DELETE | DELETE_BACKWARDS => {
                 let base = last_target.unwrap_or(seq);
@@ -367,43 +389,47 @@ pub(crate) fn decode_block(
                     return Err(r.malformed("delete target"));
                 };
                 last_target = Some(last);
-                ReadKind::Delete { target, reversed }
+                OpKind::Delete { target, reversed }
             }
             MARK_START | MARK_END => {
                 if len != 1 {
                     return Err(r.malformed("mark op length"));
                 }
-                let (left, right) = origins(&mut r)?;
+                let origins = origins(&mut r)?;
                 if kind == MARK_START {
-                    let expand =
-                        ExpandType::from_byte(r.u8()?).ok_or_else(|| r.malformed("expand rule"))?;
-                    let key = read_string(&mut r)?;
-                    let value = read_value(&mut r, 0)?;
-                    ReadKind::MarkStart {
-                        left,
-                        right,
-                        key,
-                        value,
-                        expand,
-                    }
+                    read_mark_start(&mut r, log, seq, origins)?
                 } else {
-                    let back = r.u32("mark start")?;
-                    let start = seq
-                        .checked_sub(back)
-                        .filter(|_| back > 0)
-                        .ok_or_else(|| r.malformed("mark start"))?;
-                    ReadKind::MarkEnd { left, right, start }
+                    read_mark_end(&mut r, log, seq, origins)?
                 }
             }
             _ => return Err(r.malformed("op kind")),
         };
-        f(seq, len, text, read)?;
+        let text = TextIdx::new(text);
+        f(
+            log,
+            OpRun {
+                seq,
+                len,
+                text,
+                kind,
+            },
+        )?;
         seq += len;
     }
     if !r.is_empty() {
         return Err(r.malformed("trailing block bytes"));
     }
     Ok(seq)
+}
+
+/// An insert read from a block, its text not yet placed.
+pub(super) fn unplaced(origin_left: Seq, origin_right: Seq) -> OpKind {
+    OpKind::Insert {
+        origin_left,
+        origin_right,
+        byte_start: NO_CONTENT,
+        bytes: 0,
+    }
 }
 
 /// `base + delta` as a seq: `None` where a hostile delta leaves the
@@ -540,10 +566,11 @@ mod tests {
     }
 
     /// Decodes `bytes` as the block at seq 5 of a 10-op history.
-    fn decode(bytes: &[u8]) -> Result<Vec<ReadKind>> {
+    fn decode(bytes: &[u8]) -> Result<Vec<OpKind>> {
         let mut read = Vec::new();
-        decode_block(bytes, 5, 10, (1, 0), |_, _, _, kind| {
-            read.push(kind);
+        let mut log = OpLog::default();
+        decode_block(bytes, 5, 10, (1, 0), &mut log, |_, run| {
+            read.push(run.kind);
             Ok(())
         })?;
         Ok(read)
@@ -574,14 +601,14 @@ mod tests {
         // What is in range still reads.
         assert_eq!(
             decode(&block(DELETE_BACKWARDS, 2, &[zigzag(-1)])).unwrap(),
-            [ReadKind::Delete {
+            [OpKind::Delete {
                 target: 4,
                 reversed: true
             }]
         );
         assert_eq!(
             decode(&block(INSERT, 1, &[1, zigzag(-3) + 1])).unwrap(),
-            [ReadKind::Insert { left: 4, right: 1 }]
+            [unplaced(4, 1)]
         );
     }
 }

@@ -665,6 +665,18 @@ impl OpLog {
         self.ops.partition_point(|r| r.end() <= seq)
     }
 
+    /// The mark whose start anchor is op `seq`, and that op's text;
+    /// `None` when op `seq` is not a mark's start or not in the log.
+    pub fn mark_started_by(&self, seq: Seq) -> Option<(MarkIdx, TextIdx)> {
+        let run = self.ops.get(self.op_index_recent(seq))?;
+        match run.kind {
+            OpKind::MarkStart { mark, .. } if run.seq <= seq && seq < run.end() => {
+                Some((mark, run.text))
+            }
+            _ => None,
+        }
+    }
+
     /// [`OpLog::op_index`], trying the last few runs before a search:
     /// most references are to what was made just before.
     #[inline]
