@@ -81,6 +81,18 @@ pub(crate) fn prefix_units(text: &[u8], chars: u32) -> (u32, u32) {
     (text.len() as u32, utf16)
 }
 
+/// Byte length of the first `chars` chars of `text`, if it has that
+/// many, and their UTF-16 length.
+pub(crate) fn bytes_of_chars(text: &str, chars: u32) -> Option<(usize, u32)> {
+    let b = text.as_bytes();
+    if b.get(..chars as usize).is_some_and(<[u8]>::is_ascii) {
+        return Some((chars as usize, chars));
+    }
+    let (bytes, utf16) = prefix_units(b, chars);
+    let got = char_len(text.get(..bytes as usize)?);
+    (got == chars).then_some((bytes as usize, utf16))
+}
+
 /// UTF-16 length of a UTF-8 string.
 #[inline(always)]
 pub(crate) fn utf16_len(s: &str) -> u32 {

@@ -40,10 +40,11 @@ use crate::id::{Seq, TextIdx, NO_SEQ};
 use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::value::Value;
 
-use super::snapshot::{pack, unpack_deflate, Codec, Segment};
+use super::snapshot::{pack, unpack_deflate, Codec};
 use super::snapshot_history::{read_map_set, read_mark_end, read_mark_start, seq_at, unplaced};
 use super::value_bytes::{write_map_value, write_value};
 use crate::bytes::{unzigzag, write_bytes, write_varint, zigzag, Reader};
+use crate::text::Segment;
 
 /// Column bytes (before compression) after which a block ends: large, as
 /// deflate makes more of long columns and the loader reads every block.

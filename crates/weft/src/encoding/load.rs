@@ -13,15 +13,19 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::error::{Error, Result};
-use crate::id::{Seq, TextIdx, NO_SEQ, UNKNOWN_ORIGIN};
+use crate::id::{Seq, TextIdx, NO_SEQ};
 use crate::oplog::{check, origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
-use crate::text::{Counts, Item, TreeBuilder, Unloaded};
+use crate::text::{
+    fill_origins, items_from_history, Item, PlainBuilder, Segment, TreeBuilder, Unloaded,
+};
 
 use super::columns::{self, Neighbours};
 use super::root::{decode_ranges, push_root};
+use crate::unit::bytes_of_chars;
+
 use super::snapshot::{
-    bytes_of_chars, key, unpack_deflate, Segment, SegmentReader, Snapshot, KEY_CHANGES,
-    KEY_DELETED, KEY_DELETED_LATER, KEY_HISTORY, KEY_ROOT_MAP_SETS, KEY_ROOT_MARKS, KEY_SEGMENTS,
+    key, unpack_deflate, SegmentReader, Snapshot, KEY_CHANGES, KEY_DELETED, KEY_DELETED_LATER,
+    KEY_HISTORY, KEY_ROOT_MAP_SETS, KEY_ROOT_MARKS, KEY_SEGMENTS,
 };
 use super::snapshot_history;
 
@@ -290,74 +294,27 @@ impl Snapshot {
         let range = head.text_range(i)?;
         let segs = loaded.segments.get(i).ok_or(bad("snapshot text index"))?;
         let first_runs = loaded.first_runs.get(i).ok_or(bad("snapshot text index"))?;
-        let content = log.content().get(..range.end).ok_or(bad("snapshot text"))?;
-        let mut items: Vec<Item> = Vec::with_capacity(segs.len() + segs.len() / 2);
-        let mut at = range.start;
-        let mut covered = 0u64;
-        for (j, seg) in segs.iter().enumerate() {
-            let end = seg.seq.checked_add(seg.len).filter(|&e| e <= self.meta.ops);
-            let end = end.ok_or(bad("segment"))?;
-            let mut s = seg.seq;
-            let mut ri = match first_runs.get(j).map(|&r| r as usize) {
-                Some(r)
-                    if log
-                        .ops()
-                        .get(r)
-                        .is_some_and(|run| run.seq <= s && s < run.end()) =>
-                {
-                    r
-                }
-                _ => log.op_index(s),
-            };
-            while s < end {
-                let run = log.ops().get(ri).filter(|r| r.text == t && r.seq <= s);
-                let run = run.ok_or(bad("segment op"))?;
-                let upto = run.end().min(end);
-                let off = s - run.seq;
-                match run.kind {
-                    OpKind::Insert { .. } => {
-                        let mut item = char_item(s, upto - s, seg.deleted, content, &mut at)?;
-                        (item.origin_left, item.origin_right) = if s < self.trimmed {
-                            (UNKNOWN_ORIGIN, UNKNOWN_ORIGIN)
-                        } else {
-                            origins_at(run, off)
-                        };
-                        items.push(item);
-                    }
-                    OpKind::MarkStart { .. } | OpKind::MarkEnd { .. } => {
-                        let a = run.kind.anchor().ok_or(bad("mark"))?;
-                        let m = log.mark(a.mark).ok_or(bad("mark"))?;
-                        if !seg.deleted {
-                            return Err(bad("visible anchor"));
-                        }
-                        items.push(Item::anchor(s, a, m.expand));
-                    }
-                    OpKind::Delete { .. } | OpKind::MapSet { .. } => return Err(bad("segment op")),
-                }
-                covered += u64::from(upto - s);
-                s = upto;
-                ri += 1;
-            }
-        }
-        if at != range.end {
-            return Err(bad("unused snapshot text"));
-        }
+        let (items, covered) = items_from_history(
+            (segs, first_runs),
+            log,
+            t,
+            range,
+            (self.trimmed, self.meta.ops),
+            unloaded.counts,
+        )?;
         // Every insert and anchor of the text, each exactly once.
         let ops = loaded.inserted.get(t.as_usize()).copied().unwrap_or(0);
         if covered != ops || overlapping(segs, self.meta.ops) {
             return Err(bad("snapshot segments"));
         }
-        check_counts(&items, unloaded)?;
         Ok(items)
     }
 
     /// The leaves of snapshot text `unloaded.index`, from its segments
-    /// alone, before the history is loaded: every char's origins are
-    /// [`UNKNOWN_ORIGIN`] until [`Snapshot::fill_origins`]. Enough for
-    /// local edits, which never read origins. Only for a text without
-    /// marks (its anchors need the history). Checks what can be checked
-    /// without the history; the rest is checked when it fills in the
-    /// origins.
+    /// alone, before the history is loaded (see [`PlainBuilder`]). Only
+    /// for a text without marks. Checks what can be checked without the
+    /// history; the rest is checked when [`Snapshot::fill_origins`] fills
+    /// in the origins.
     pub fn plain_items(&self, head: &Head, log: &OpLog, unloaded: Unloaded) -> Result<TreeBuilder> {
         let bad = |what| Error::Malformed { offset: 0, what };
         let range = head.text_range(unloaded.index as usize)?;
@@ -366,37 +323,18 @@ impl Snapshot {
         if unloaded.counts.anchors > 0 {
             return Err(bad("snapshot segments"));
         }
-        let content = log.content().get(..range.end).ok_or(bad("snapshot text"))?;
         let value = self.store.get(&key(KEY_SEGMENTS, unloaded.index));
         let raw = self.unpack_segments(value.unwrap_or(&[]))?;
         let segs = SegmentReader::new(&raw)?;
-        // In an ASCII text every char is one byte and one UTF-16 unit, so
-        // no item needs its chars looked at.
-        let ascii = content.get(range.clone()).is_some_and(str::is_ascii);
-        let mut built = TreeBuilder::with_capacity(segs.len());
-        let mut at = range.start;
+        let mut built = PlainBuilder::new(log.content(), range, segs.len())?;
         let ops = self.meta.ops;
         segs.for_each(|seg| {
             if seg.seq + seg.len > ops {
                 return Err(bad("segment"));
             }
-            let mut item = if ascii {
-                ascii_item(seg, range.end, &mut at)?
-            } else {
-                char_item(seg.seq, seg.len, seg.deleted, content, &mut at)?
-            };
-            item.origin_left = UNKNOWN_ORIGIN;
-            item.origin_right = UNKNOWN_ORIGIN;
-            built.push(item);
-            Ok(())
+            built.push(seg)
         })?;
-        if at != range.end {
-            return Err(bad("unused snapshot text"));
-        }
-        if built.counts() != unloaded.counts {
-            return Err(bad("snapshot text counts"));
-        }
-        Ok(built)
+        built.finish(unloaded.counts)
     }
 
     /// `items` (document text `t`, built by [`Snapshot::plain_items`] and
@@ -412,47 +350,15 @@ impl Snapshot {
         t: TextIdx,
         items: impl Iterator<Item = Item>,
     ) -> Result<Vec<Item>> {
-        let bad = |what| Error::Malformed { offset: 0, what };
-        let content = log.content().as_bytes();
-        let mut out = Vec::new();
-        let mut covered = 0u64;
-        let mut snapshot_chars = Vec::new();
-        for item in items {
-            if item.seq >= self.meta.ops {
-                out.push(item);
-                continue;
-            }
-            snapshot_chars.push(Segment {
-                seq: item.seq,
-                len: item.len,
-                deleted: item.deleted,
-            });
-            let mut rest = item;
-            let mut ri = log.op_index(rest.seq);
-            loop {
-                let run = log.ops().get(ri).filter(|r| {
-                    r.text == t && r.seq <= rest.seq && matches!(r.kind, OpKind::Insert { .. })
-                });
-                let run = run.ok_or(bad("segment op"))?;
-                let tail =
-                    (rest.end() > run.end()).then(|| rest.split(run.end() - rest.seq, content));
-                if rest.seq >= self.trimmed {
-                    (rest.origin_left, rest.origin_right) = origins_at(run, rest.seq - run.seq);
-                } else {
-                    (rest.origin_left, rest.origin_right) = (UNKNOWN_ORIGIN, UNKNOWN_ORIGIN);
-                }
-                covered += u64::from(rest.len);
-                out.push(rest);
-                match tail {
-                    Some(tail) => (rest, ri) = (tail, ri + 1),
-                    None => break,
-                }
-            }
-        }
+        let limits = (self.trimmed, self.meta.ops);
+        let (out, covered, snapshot_chars) = fill_origins(log, t, items, limits)?;
         if loaded.inserted.get(t.as_usize()).copied().unwrap_or(0) != covered
             || overlapping(&snapshot_chars, self.meta.ops)
         {
-            return Err(bad("snapshot segments"));
+            return Err(Error::Malformed {
+                offset: 0,
+                what: "snapshot segments",
+            });
         }
         Ok(out)
     }
@@ -496,80 +402,6 @@ impl Head {
             what: "snapshot text index",
         })
     }
-}
-
-/// The item of segment `seg` of an ASCII text: for a visible one, its
-/// text is the next `seg.len` bytes of the log's content from byte `*at`
-/// (which moves on), which must end by `end`. Origins are left to the
-/// caller. Without a branch on `seg.deleted` (visible and deleted
-/// segments alternate: a mispredicted branch per item).
-#[inline]
-fn ascii_item(seg: Segment, end: usize, at: &mut usize) -> Result<Item> {
-    let bytes = if seg.deleted { 0 } else { seg.len };
-    let next = *at + bytes as usize;
-    if next > end {
-        return Err(Error::Malformed {
-            offset: 0,
-            what: "segment text",
-        });
-    }
-    let item = Item {
-        seq: seg.seq,
-        len: seg.len,
-        origin_left: NO_SEQ,
-        origin_right: NO_SEQ,
-        byte_start: if seg.deleted { NO_CONTENT } else { *at as u32 },
-        bytes,
-        utf16: bytes,
-        deleted: seg.deleted,
-        anchor: 0,
-    };
-    *at = next;
-    Ok(item)
-}
-
-/// A char item `seq..seq + len` of a segment: for a visible one, its
-/// text is the next chars of `content` from byte `*at` (which moves on).
-/// Origins are left to the caller.
-fn char_item(seq: Seq, len: u32, deleted: bool, content: &str, at: &mut usize) -> Result<Item> {
-    let mut item = Item {
-        seq,
-        len,
-        origin_left: NO_SEQ,
-        origin_right: NO_SEQ,
-        byte_start: NO_CONTENT,
-        bytes: 0,
-        utf16: 0,
-        deleted,
-        anchor: 0,
-    };
-    if !deleted {
-        let rest = content.get(*at..).unwrap_or("");
-        let (bytes, utf16) = bytes_of_chars(rest, len).ok_or(Error::Malformed {
-            offset: 0,
-            what: "segment text",
-        })?;
-        item.byte_start = *at as u32;
-        item.bytes = bytes as u32;
-        item.utf16 = utf16;
-        *at += bytes;
-    }
-    Ok(item)
-}
-
-/// Checks the counts of a text's items against those its meta promised.
-fn check_counts(items: &[Item], unloaded: Unloaded) -> Result<()> {
-    let mut counts = Counts::default();
-    for item in items {
-        counts.add(item.counts());
-    }
-    if counts != unloaded.counts {
-        return Err(Error::Malformed {
-            offset: 0,
-            what: "snapshot text counts",
-        });
-    }
-    Ok(())
 }
 
 /// Walks the segments of all texts in seq order beside the history's

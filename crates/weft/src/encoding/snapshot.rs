@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::id::{OpId, PeerId, Seq, NO_SEQ};
 use crate::merge::Parked;
 use crate::oplog::{CommitInfo, OpLog};
-use crate::text::{Counts, TextState, TextTable};
+use crate::text::{Counts, Segment, TextState, TextTable};
 use crate::unit::prefix_units;
 use crate::version::{Frontiers, VersionVector};
 
@@ -251,15 +251,6 @@ fn lz4_output_len(packed: &[u8], limit: usize) -> Option<usize> {
     }
 }
 
-/// A run of seq-contiguous items of one text, in document order, all
-/// visible or all deleted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Segment {
-    pub seq: Seq,
-    pub len: u32,
-    pub deleted: bool,
-}
-
 /// What a snapshot says about one text.
 #[derive(Debug, Clone)]
 pub(crate) struct TextMeta {
@@ -442,12 +433,7 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]], trimmed:
 /// seq `from` on, and those before it that ops from `from` on deleted
 /// (a shallow snapshot has no text for the rest of the root's).
 fn deleted_text(log: &OpLog, texts: &TextTable, from: Seq) -> Option<String> {
-    let mut ranges: Vec<Range<Seq>> = texts
-        .iter()
-        .flat_map(TextState::items)
-        .filter(|i| i.deleted && !i.is_anchor() && i.end() > from)
-        .map(|i| i.seq.max(from)..i.end())
-        .collect();
+    let mut ranges: Vec<Range<Seq>> = texts.iter().flat_map(|t| t.deleted_chars(from)).collect();
     // The root's chars deleted after it: a version after the root shows
     // them.
     ranges.extend(deleted_later(log, from));
@@ -499,42 +485,7 @@ fn encode_state(
     split: Seq,
     codec: Codec,
 ) -> (TextMeta, Vec<Segment>, Vec<u8>, Vec<u8>) {
-    let mut segments: Vec<Segment> = Vec::new();
-    let mut text = String::with_capacity(state.len(crate::unit::Unit::Utf8) as usize);
-    let mut counts = Counts::default();
-    for item in state.items() {
-        counts.add(item.counts());
-        if !item.deleted {
-            let s = item.byte_start as usize;
-            text.push_str(log.content().get(s..s + item.bytes as usize).unwrap_or(""));
-        }
-        // An item spanning `split` (kept whole by the document) is two
-        // segments.
-        let head = if item.seq < split && item.end() > split {
-            split - item.seq
-        } else {
-            item.len
-        };
-        for (seq, len) in [(item.seq, head), (item.seq + head, item.len - head)] {
-            if len == 0 {
-                continue;
-            }
-            match segments.last_mut() {
-                Some(last)
-                    if last.seq + last.len == seq
-                        && last.deleted == item.deleted
-                        && seq != split =>
-                {
-                    last.len += len;
-                }
-                _ => segments.push(Segment {
-                    seq,
-                    len,
-                    deleted: item.deleted,
-                }),
-            }
-        }
-    }
+    let (segments, text, counts) = state.segments(log.content(), split);
     let meta = TextMeta {
         name: state.name().into(),
         counts,
@@ -975,17 +926,6 @@ impl RecentEnds {
         let [a, b, c, _] = self.0;
         self.0 = [end, a, b, c];
     }
-}
-
-/// Byte length of the first `chars` chars of `text`, if it has that many.
-pub(super) fn bytes_of_chars(text: &str, chars: u32) -> Option<(usize, u32)> {
-    let b = text.as_bytes();
-    if b.get(..chars as usize).is_some_and(<[u8]>::is_ascii) {
-        return Some((chars as usize, chars));
-    }
-    let (bytes, utf16) = prefix_units(b, chars);
-    let got = crate::unit::char_len(text.get(..bytes as usize)?);
-    (got == chars).then_some((bytes as usize, utf16))
 }
 
 impl Snapshot {
