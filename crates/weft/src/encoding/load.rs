@@ -14,7 +14,7 @@ use std::ops::Range;
 
 use crate::error::{Error, Result};
 use crate::id::{Seq, TextIdx, NO_SEQ};
-use crate::oplog::{check, origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
+use crate::oplog::{check, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::text::{
     fill_origins, items_from_history, Item, PlainBuilder, Segment, TreeBuilder, Unloaded,
 };
@@ -527,23 +527,10 @@ pub(super) fn push_insert(
     seq: Seq,
     len: u32,
     text: TextIdx,
-    (left, right): (Seq, Seq),
+    origins: (Seq, Seq),
 ) -> Result<()> {
     let bad = |what| Error::Malformed { offset: 0, what };
-    let run = OpRun {
-        seq,
-        len,
-        text,
-        kind: OpKind::Insert {
-            origin_left: left,
-            origin_right: right,
-            byte_start: NO_CONTENT,
-            bytes: 0,
-        },
-    };
-    let end = seq + len;
-    let mut at = seq;
-    while at < end {
+    log.push_insert_pieces((seq, len, text), origins, |at, end| {
         // The segment holding `at`.
         while cursor
             .segs
@@ -561,7 +548,6 @@ pub(super) fn push_insert(
             return Err(bad("insert without segment"));
         }
         let upto = (seg.seq + seg.len).min(end);
-        let (origin_left, origin_right) = origins_at(&run, at - seq);
         let no_text = at < cursor.trimmed && !cursor.root_text;
         let (byte_start, bytes) = if seg.deleted && (cursor.deleted.is_empty() || no_text) {
             (NO_CONTENT, 0)
@@ -579,20 +565,8 @@ pub(super) fn push_insert(
             cursor.handed_out += bytes;
             (start as u32, bytes as u32)
         };
-        log.push_op_unmerged(OpRun {
-            seq: at,
-            len: upto - at,
-            text,
-            kind: OpKind::Insert {
-                origin_left,
-                origin_right,
-                byte_start,
-                bytes,
-            },
-        });
-        at = upto;
-    }
-    Ok(())
+        Ok((upto, byte_start, bytes))
+    })
 }
 
 /// Per text and segment, the index of the op run holding the segment's

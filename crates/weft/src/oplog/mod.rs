@@ -717,6 +717,61 @@ impl OpLog {
         self.ops.push(run);
     }
 
+    /// Appends insert run `seq..seq + len` of `text` between `origins`,
+    /// cut into runs where `piece(at, end)` says: for the chars from
+    /// `at`, one past the last char of the piece (at most `end`) and
+    /// where its text is (byte start, bytes; [`NO_CONTENT`] for none).
+    /// Each piece's origins are those of its first char in the run. The
+    /// snapshot loader cuts runs where their chars' visibility changes.
+    ///
+    /// # Errors
+    ///
+    /// What `piece` returns, or [`Error::Malformed`] if a piece is empty
+    /// or ends past the run.
+    pub fn push_insert_pieces(
+        &mut self,
+        (seq, len, text): (Seq, u32, TextIdx),
+        (left, right): (Seq, Seq),
+        mut piece: impl FnMut(Seq, Seq) -> Result<(Seq, u32, u32)>,
+    ) -> Result<()> {
+        let whole = OpRun {
+            seq,
+            len,
+            text,
+            kind: OpKind::Insert {
+                origin_left: left,
+                origin_right: right,
+                byte_start: NO_CONTENT,
+                bytes: 0,
+            },
+        };
+        let end = seq + len;
+        let mut at = seq;
+        while at < end {
+            let (upto, byte_start, bytes) = piece(at, end)?;
+            if upto <= at || upto > end {
+                return Err(Error::Malformed {
+                    offset: 0,
+                    what: "insert piece",
+                });
+            }
+            let (origin_left, origin_right) = origins_at(&whole, at - seq);
+            self.push_op_unmerged(OpRun {
+                seq: at,
+                len: upto - at,
+                text,
+                kind: OpKind::Insert {
+                    origin_left,
+                    origin_right,
+                    byte_start,
+                    bytes,
+                },
+            });
+            at = upto;
+        }
+        Ok(())
+    }
+
     /// Appends ops to the log, merging with the last run when possible.
     #[inline]
     pub fn push_op(&mut self, run: OpRun) {
