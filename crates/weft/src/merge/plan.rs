@@ -152,15 +152,11 @@ impl Resolver<'_> {
             i.and_then(|i| self.anchors.get(i))
                 .map(|&(_, t, expand, mark)| (seq, t, true, expand, mark))
         } else {
-            let seq = self.log.id_to_seq(id);
-            let run = seq.and_then(|s| self.log.ops().get(self.log.op_index(s)));
-            match (seq, run.map(|r| (r.text, r.kind))) {
-                (Some(seq), Some((t, OpKind::MarkStart { mark, .. }))) => self
-                    .log
-                    .mark(mark)
-                    .map(|m| (seq, t, m.end == NO_SEQ, m.expand, mark)),
-                _ => None,
-            }
+            self.log.id_to_seq(id).and_then(|seq| {
+                let (mark, t) = self.log.mark_started_by(seq)?;
+                let m = self.log.mark(mark)?;
+                Some((seq, t, m.end == NO_SEQ, m.expand, mark))
+            })
         };
         match found {
             Some((seq, t, open, expand, mark))
