@@ -2,33 +2,7 @@
 
 use crate::error::{Error, Result};
 
-/// Appends `v` as a LEB128 varint.
-pub(crate) fn write_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// Reads a varint at `*pos`, advancing it; `None` past the end or when it
-/// does not fit a u64.
-pub(crate) fn read_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let b = *bytes.get(*pos)?;
-        *pos += 1;
-        let bits = u64::from(b & 0x7F);
-        if shift == 63 && bits > 1 {
-            return None;
-        }
-        v |= bits << shift;
-        if b & 0x80 == 0 {
-            return Some(v);
-        }
-    }
-    None
-}
+pub(crate) use crate::varint::{read as read_varint, write as write_varint};
 
 /// A varint that is a length of bytes that must follow within `limit`.
 fn read_len(bytes: &[u8], pos: &mut usize, limit: usize) -> Option<usize> {

@@ -85,6 +85,7 @@ mod table;
 pub use error::{Error, Result};
 pub use store::MemKvStore;
 pub use table::TableWriter;
+pub mod varint;
 
 /// The last four bytes of every table.
 pub const MAGIC: [u8; 4] = *b"wkv1";

@@ -121,14 +121,8 @@ pub fn wrap(body: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Appends `v` as a LEB128 varint.
-pub fn varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
+/// Appends `v` as a LEB128 varint (weft-kv's, as every format writes it).
+pub use weft_kv::varint::write as varint;
 
 /// Appends `bytes` with a varint length prefix.
 pub fn section(out: &mut Vec<u8>, bytes: &[u8]) {

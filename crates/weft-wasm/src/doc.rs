@@ -565,10 +565,10 @@ impl VersionVector {
         let mut out = Vec::new();
         let mut entries: Vec<_> = self.inner.iter().collect();
         entries.sort_unstable();
-        varint(&mut out, entries.len() as u64);
+        weft_kv::varint::write(&mut out, entries.len() as u64);
         for (peer, counter) in entries {
-            varint(&mut out, peer);
-            varint(&mut out, u64::from(counter));
+            weft_kv::varint::write(&mut out, peer);
+            weft_kv::varint::write(&mut out, u64::from(counter));
         }
         Uint8Array::from(out.as_slice())
     }
@@ -599,28 +599,12 @@ impl VersionVector {
     }
 }
 
-fn varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
 fn read_varint(bytes: &[u8], at: &mut usize) -> Result<u64, JsError> {
-    let mut v = 0u64;
-    for shift in (0..70).step_by(7) {
-        let b = *bytes
-            .get(*at)
-            .ok_or_else(|| err("a version ends too early"))?;
-        *at += 1;
-        if shift == 63 && b > 1 {
-            return Err(err("a varint past 64 bits"));
+    weft_kv::varint::read(bytes, at).ok_or_else(|| {
+        if *at >= bytes.len() {
+            err("a version ends too early")
+        } else {
+            err("a varint past 64 bits")
         }
-        v |= u64::from(b & 0x7f) << shift;
-        if b < 0x80 {
-            return Ok(v);
-        }
-    }
-    Err(err("a varint past 64 bits"))
+    })
 }

@@ -28,14 +28,9 @@ pub(crate) fn peer_at(
         .ok_or_else(|| r.malformed("peer index"))
 }
 
-/// Appends `v` as an unsigned LEB128 varint.
-pub(crate) fn write_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
+/// Appends `v` as an unsigned LEB128 varint (weft-kv's, the one
+/// implementation of every format).
+pub(crate) use weft_kv::varint::write as write_varint;
 
 /// Appends `bytes` prefixed by their length.
 pub(crate) fn write_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
@@ -164,19 +159,20 @@ impl<'a> Reader<'a> {
     /// [`Reader::varint`] past its one-byte case.
     #[inline(never)]
     fn varint_long(&mut self) -> Result<u64> {
-        let mut v: u64 = 0;
-        for shift in (0..64).step_by(7) {
-            let b = self.u8()?;
-            let bits = u64::from(b & 0x7F);
-            if shift == 63 && bits > 1 {
-                return Err(self.malformed("varint"));
+        let mut pos = self.pos;
+        match weft_kv::varint::read(self.bytes, &mut pos) {
+            Some(v) => {
+                self.pos = pos;
+                Ok(v)
             }
-            v |= bits << shift;
-            if b & 0x80 == 0 {
-                return Ok(v);
+            // The bytes ended while the varint said more follows.
+            None if pos == self.bytes.len()
+                && (pos == self.pos || self.bytes.get(pos - 1).is_some_and(|b| b & 0x80 != 0)) =>
+            {
+                Err(Error::UnexpectedEof)
             }
+            None => Err(self.malformed("varint")),
         }
-        Err(self.malformed("varint"))
     }
 
     /// A varint that must fit a `u32`.

@@ -68,13 +68,7 @@ fn forged(bytes: &[u8]) -> Option<Vec<u8>> {
     Some(fixed)
 }
 
-fn varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
+use weft_kv::varint::write as varint;
 
 /// A real snapshot whose value `key` is replaced by a valid LZ4 block that
 /// expands `k * 255` times about (one literal, then one match of offset 1
