@@ -340,3 +340,38 @@ fn stored_styles_count_utf16_as_the_tree_does() {
     }
     assert!(d.is_lazy());
 }
+
+/// Stored styles that differ from what the history gives (a body forged
+/// with a recomputed checksum) read as stored, but the text's tree is
+/// never built from them: loading checks them and refuses.
+#[test]
+fn forged_stored_styles_are_refused_when_the_text_loads() {
+    let mut source = doc(1);
+    source.text("t").insert(0, "Hello world").unwrap();
+    source.text("t").mark(0..5, "bold", true).unwrap();
+    let mut bytes = source.export(ExportMode::Snapshot).unwrap();
+    // The "a" value, stored: one span, from char 0, 5 chars, "bold",
+    // true.
+    let span = [0, 1, 0, 5, 4, b'b', b'o', b'l', b'd', 2];
+    let at = bytes.windows(span.len()).position(|w| w == span).unwrap();
+    bytes[at + 3] = 3;
+    let sum = xxhash_rust::xxh3::xxh3_64(&bytes[16..]);
+    bytes[8..16].copy_from_slice(&sum.to_le_bytes());
+    let mut d = Doc::new();
+    d.import(&bytes).unwrap();
+    assert_eq!(
+        d.get_text("t").unwrap().to_delta(),
+        vec![
+            Delta::insert_with("Hel", [("bold", true)]),
+            Delta::insert("lo world")
+        ]
+    );
+    assert!(matches!(
+        d.load(),
+        Err(Error::Malformed {
+            what: "snapshot styles",
+            ..
+        })
+    ));
+    assert!(d.text("t").insert(0, "x").is_err());
+}

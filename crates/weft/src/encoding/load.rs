@@ -7,7 +7,8 @@
 //! same text, mark ends name an unended start of the same text, glue on
 //! the rule's side); and the snapshot as a whole is checked here (all
 //! content used, segments cover every insert and anchor exactly once,
-//! counts match the meta). On error nothing is returned.
+//! counts match the meta, stored styles match the history's). On error
+//! nothing is returned.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -15,7 +16,7 @@ use std::ops::Range;
 use crate::error::{Error, Result};
 use crate::id::{MapIdx, Seq, TextIdx, NO_SEQ, UNKNOWN_ORIGIN};
 use crate::oplog::{check, origins_at, OpKind, OpLog, OpRun, NO_CONTENT};
-use crate::text::{Counts, Item, TreeBuilder, Unloaded};
+use crate::text::{style_spans, Counts, Item, StoredStyles, TreeBuilder, Unloaded};
 
 use super::columns::{self, Neighbours};
 use super::root::{decode_ranges, push_root};
@@ -350,6 +351,14 @@ impl Snapshot {
             return Err(bad("snapshot segments"));
         }
         check_counts(&items, unloaded)?;
+        // The styles that reads took from the snapshot before the tree
+        // was built (version 5) are the ones the history gives it.
+        if let Some(stored) = self.stored_styles(unloaded.index)? {
+            let spans = style_spans(items.iter(), log.marks(), log.keys());
+            if stored != StoredStyles::new(spans) {
+                return Err(bad("snapshot styles"));
+            }
+        }
         Ok(items)
     }
 

@@ -55,7 +55,7 @@ pub(crate) use changes::render;
 pub(crate) use chunk::{Counts, TreeBuilder};
 pub use handle::Text;
 pub(crate) use item::{Item, ANCHOR_END, STICKS_LEFT};
-pub(crate) use stored::{StoredStyles, StyleSpan};
+pub(crate) use stored::{style_spans, StoredStyles, StyleSpan};
 pub(crate) use table::TextTable;
 pub(crate) use view::LoadsOnSide;
 pub use view::TextRef;

@@ -26,7 +26,7 @@ use crate::oplog::{KeyTable, Mark};
 use crate::style::{Attributes, Delta};
 use crate::value::Value;
 
-use super::item::ANCHOR_END;
+use super::item::{Item, ANCHOR_END};
 use super::TextState;
 
 /// A mark as a read sees it: `key` = `value` over visible chars `chars`.
@@ -186,44 +186,55 @@ impl TextState {
         if !self.has_anchors() {
             return Vec::new();
         }
-        // Start anchors met, by mark, with the visible chars before them;
-        // `None` for a mark whose end came first (its start starts
-        // nothing, as `ActiveMarks` reads it).
-        let mut starts: HashMap<MarkIdx, Option<u32>> = HashMap::new();
-        let mut found: Vec<(&Mark, Range<u32>)> = Vec::new();
-        let mut chars = 0u32;
-        for item in self.items() {
-            if !item.is_anchor() {
-                if !item.deleted {
-                    chars += item.len;
-                }
-                continue;
-            }
-            let mark = item.mark();
-            if item.anchor & ANCHOR_END == 0 {
-                starts.entry(mark).or_insert(Some(chars));
-                continue;
-            }
-            match starts.insert(mark, None) {
-                Some(Some(start)) if start < chars => {
-                    if let Some(m) = marks.get(mark.as_usize()) {
-                        found.push((m, start..chars));
-                    }
-                }
-                _ => {}
-            }
-        }
-        found.retain(|(m, _)| !keys.is_block(m.key));
-        found.sort_unstable_by_key(|(m, _)| (m.lamport, m.peer));
-        found
-            .into_iter()
-            .map(|(m, chars)| StyleSpan {
-                chars,
-                key: keys.name(m.key).into(),
-                value: m.value.clone(),
-            })
-            .collect()
+        style_spans(self.items(), marks, keys)
     }
+}
+
+/// [`TextState::style_spans`] of a text whose items, in document order,
+/// are `items` (e.g. before they are installed: the snapshot loader
+/// checks a text's stored styles against its history this way).
+pub(crate) fn style_spans<'a>(
+    items: impl Iterator<Item = &'a Item>,
+    marks: &[Mark],
+    keys: &KeyTable,
+) -> Vec<StyleSpan> {
+    // Start anchors met, by mark, with the visible chars before them;
+    // `None` for a mark whose end came first (its start starts
+    // nothing, as `ActiveMarks` reads it).
+    let mut starts: HashMap<MarkIdx, Option<u32>> = HashMap::new();
+    let mut found: Vec<(&Mark, Range<u32>)> = Vec::new();
+    let mut chars = 0u32;
+    for item in items {
+        if !item.is_anchor() {
+            if !item.deleted {
+                chars += item.len;
+            }
+            continue;
+        }
+        let mark = item.mark();
+        if item.anchor & ANCHOR_END == 0 {
+            starts.entry(mark).or_insert(Some(chars));
+            continue;
+        }
+        match starts.insert(mark, None) {
+            Some(Some(start)) if start < chars => {
+                if let Some(m) = marks.get(mark.as_usize()) {
+                    found.push((m, start..chars));
+                }
+            }
+            _ => {}
+        }
+    }
+    found.retain(|(m, _)| !keys.is_block(m.key));
+    found.sort_unstable_by_key(|(m, _)| (m.lamport, m.peer));
+    found
+        .into_iter()
+        .map(|(m, chars)| StyleSpan {
+            chars,
+            key: keys.name(m.key).into(),
+            value: m.value.clone(),
+        })
+        .collect()
 }
 
 #[cfg(test)]
