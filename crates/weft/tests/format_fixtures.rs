@@ -7,9 +7,9 @@
 //!
 //! The layouts are specified in `docs/FORMAT.md`: updates in its
 //! section 2 (versions 1-4), snapshots in section 4 (versions 1-3 in
-//! 4.5, version 4 in 4.6), shallow snapshots in section 5; its section
-//! 10 lists which fixture covers which version and section, and
-//! `tests/fixtures/README.md` says the same beside the files.
+//! 4.5, versions 4 and 5 in 4.6, 5's styles in 4.7), shallow snapshots in
+//! section 5; its section 10 lists which fixture covers which version and
+//! section, and `tests/fixtures/README.md` says the same beside the files.
 
 use std::path::PathBuf;
 
@@ -160,8 +160,9 @@ fn prose() -> Doc {
 }
 
 /// What today's encoder writes: updates of versions 1-4 (docs/FORMAT.md
-/// section 2; the version follows from the content, 2.6) and version 4
-/// snapshots (4.6) and shallow snapshots (section 5).
+/// section 2; the version follows from the content, 2.6) and snapshots
+/// (4.6) and shallow snapshots (section 5) of version 4, or 5 with marks
+/// (4.7).
 fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
     let model = document_model();
     let deleted = deleted_containers();
@@ -189,7 +190,7 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
         ),
         ("document-model.update", full(&model), model.clone()),
         (
-            "document-model.v4.snapshot",
+            "document-model.v5.snapshot",
             model.export(ExportMode::Snapshot).unwrap(),
             model.clone(),
         ),
@@ -203,14 +204,14 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
             commits.clone(),
         ),
         (
-            "commits.v4.snapshot",
+            "commits.v5.snapshot",
             commits.export(ExportMode::Snapshot).unwrap(),
             commits.clone(),
         ),
         ("rich.update", full(&rich), rich.clone()),
         ("incremental.update", incremental, rich.clone()),
         (
-            "rich.v4.snapshot",
+            "rich.v5.snapshot",
             rich.export(ExportMode::Snapshot).unwrap(),
             rich.clone(),
         ),
@@ -222,7 +223,7 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
         (
             // Rooted before peer 2's concurrent edits: the marks started
             // in the root, and history concurrent to it, are kept.
-            "rich-shallow.v4.snapshot",
+            "rich-shallow.v5.snapshot",
             rich.export(ExportMode::ShallowSnapshot(&earlier.frontiers()))
                 .unwrap(),
             rich.clone(),
@@ -231,9 +232,10 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
 }
 
 /// Snapshots of format versions 1-3, written before version 4 (columnar
-/// history, deflated deleted text): frozen, they must keep importing into
-/// the documents they hold. Layouts: docs/FORMAT.md 4.5 and 4.9 (version
-/// 1 shallow: section 5).
+/// history, deflated deleted text), and of version 4 with marks, written
+/// before version 5 (stored styles): frozen, they must keep importing
+/// into the documents they hold. Layouts: docs/FORMAT.md 4.5, 4.6 and
+/// 4.9 (shallow: section 5).
 fn legacy_fixtures() -> Vec<(&'static str, Doc)> {
     let (rich, _) = rich();
     vec![
@@ -242,7 +244,12 @@ fn legacy_fixtures() -> Vec<(&'static str, Doc)> {
         ("commits.snapshot", with_commit_infos()),
         ("rich.snapshot", rich.clone()),
         ("pending.snapshot", with_pending()),
-        ("rich-shallow.snapshot", rich),
+        ("rich-shallow.snapshot", rich.clone()),
+        // Version 4 with marks (now written as version 5).
+        ("commits.v4.snapshot", with_commit_infos()),
+        ("document-model.v4.snapshot", document_model()),
+        ("rich.v4.snapshot", rich.clone()),
+        ("rich-shallow.v4.snapshot", rich),
     ]
 }
 
@@ -286,7 +293,9 @@ fn fixtures_import_into_the_documents_they_hold() {
         assert_eq!(commit_infos(&d), commit_infos(&expected), "{name}");
         // Version 2 only where there are commit infos to carry, 3 where
         // there are maps, embeds or blocks.
-        let version = if name.starts_with("prose") || name.ends_with(".v4.snapshot") {
+        let version = if name.ends_with(".v5.snapshot") {
+            5
+        } else if name.starts_with("prose") || name.ends_with(".v4.snapshot") {
             4
         } else if name.starts_with("commits") {
             2
@@ -351,7 +360,7 @@ fn exports_without_deleted_text_still_import() {
 #[test]
 fn snapshots_show_every_version() {
     let (mut rich, _) = rich();
-    for name in ["rich.snapshot", "rich.v4.snapshot"] {
+    for name in ["rich.snapshot", "rich.v4.snapshot", "rich.v5.snapshot"] {
         let stored = std::fs::read(path(name)).unwrap();
         show_every_version(&stored, &mut rich);
     }

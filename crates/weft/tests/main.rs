@@ -24,6 +24,7 @@ mod rich_text;
 mod serde;
 mod shallow;
 mod snapshot;
+mod snapshot_styles;
 mod styles;
 mod sync;
 mod text_edits;

@@ -81,14 +81,16 @@ fn a_lazy_snapshot_serves_views_and_loads_once() {
         "just text, no marks"
     );
     assert!(doc.is_lazy());
-    // A text with marks needs the history: it is loaded on the side.
+    // A text with marks too: the snapshot stores its styles.
     assert_eq!(
         doc.get_text("body").unwrap().to_delta(),
         original.text("body").to_delta()
     );
-    assert!(!doc.is_lazy());
-    // Exports through `&Doc` use that copy.
+    assert!(doc.is_lazy());
+    // An export through `&Doc` needs the history: it is loaded on the
+    // side, and the copy kept.
     assert_eq!(doc.export(ExportMode::Snapshot).unwrap(), bytes);
+    assert!(!doc.is_lazy());
     // The next edit takes the loaded copy over and goes on from there
     // (an edit of another text first: the copy must not go stale).
     doc.text("plain").insert(0, "(").unwrap();

@@ -501,10 +501,10 @@ fn damaged_snapshots_are_rejected_atomically() {
         assert_eq!(observe(&mut doc), observe(&mut Doc::new()));
     }
     let mut newer = bytes.clone();
-    newer[4] = 5;
+    newer[4] = 6;
     assert_eq!(
         Doc::new().import(&newer).unwrap_err(),
-        weft::Error::UnsupportedVersion(5)
+        weft::Error::UnsupportedVersion(6)
     );
     // Version 2 always has commit infos; this body has none.
     newer[4] = 2;

@@ -34,7 +34,7 @@ use crate::id::{MapIdx, TextIdx};
 use crate::map::{Map, MapState, MapTable};
 use crate::oplog::{is_reserved, public_name, OpLog, PublicNames, REGISTERS};
 use crate::style::Delta;
-use crate::text::{Need, Text, TextSource, TextState};
+use crate::text::{Need, StoredStyles, Text, TextSource, TextState};
 use crate::unit::Unit;
 use crate::value::Value;
 
@@ -60,6 +60,10 @@ struct Refuse {
 impl TextSource for Refuse {
     fn stored_text<'a>(&'a self, _log: &'a OpLog, _index: u32) -> Result<&'a str> {
         Ok("")
+    }
+
+    fn stored_styles(&self, _index: u32) -> Option<&StoredStyles> {
+        None
     }
 
     fn load_text(

@@ -14,6 +14,10 @@
 //!   [`crate::Doc::load`]), after which each text's tree is built from
 //!   the history, or, if it was built before, has its origins filled in.
 //!
+//! A text with marks reads its styles from the snapshot too, when it
+//! stores them (format version 5, see [`StoredStyles`]); older snapshots
+//! need the history for that.
+//!
 //! Once the history and every tree are complete the document drops the
 //! snapshot.
 //!
@@ -26,7 +30,7 @@ use crate::encoding::{Head, Loaded, Meta, Snapshot};
 use crate::error::{Error, Result};
 use crate::id::TextIdx;
 use crate::oplog::OpLog;
-use crate::text::{Need, TextSource, TextState};
+use crate::text::{Need, StoredStyles, TextSource, TextState};
 
 /// A document's view of a snapshot it imported lazily. See the module doc.
 #[derive(Debug, Clone)]
@@ -35,6 +39,11 @@ pub(crate) struct LazyDoc {
     /// Each text's document-order text, decompressed on first read
     /// (empty once the head is loaded: the texts are in the log then).
     texts: Arc<[OnceLock<Result<String>>]>,
+    /// Each text's stored styles (format version 5), decoded on first
+    /// read of a text with marks: `None` when the snapshot has none for
+    /// it or they do not decode (reading its styles then needs the
+    /// history).
+    styles: Arc<[OnceLock<Option<StoredStyles>>]>,
     /// The document's text index of each snapshot text.
     doc_index: Vec<TextIdx>,
     /// Set once the change table and the texts are in the op log.
@@ -57,6 +66,7 @@ impl LazyDoc {
         let n = snap.meta.texts.len();
         LazyDoc {
             texts: (0..n).map(|_| OnceLock::new()).collect(),
+            styles: (0..n).map(|_| OnceLock::new()).collect(),
             snap: Arc::new(snap),
             doc_index,
             head: None,
@@ -100,6 +110,16 @@ impl LazyDoc {
         cell.get_or_init(|| self.snap.stored_text(i, 0))
             .as_deref()
             .map_err(Clone::clone)
+    }
+
+    /// The stored styles of snapshot text `i` (see [`StoredStyles`]), if
+    /// the snapshot has them and they decode (a damaged entry is left to
+    /// the history, which a read then loads).
+    pub fn styles(&self, i: u32) -> Option<&StoredStyles> {
+        self.styles
+            .get(i as usize)?
+            .get_or_init(|| self.snap.stored_styles(i).ok().flatten())
+            .as_ref()
     }
 
     /// Decodes the change table and the texts into `log` (which must be
@@ -184,6 +204,10 @@ impl LazyDoc {
 impl TextSource for LazyDoc {
     fn stored_text<'a>(&'a self, log: &'a OpLog, index: u32) -> Result<&'a str> {
         self.text(log, index)
+    }
+
+    fn stored_styles(&self, index: u32) -> Option<&StoredStyles> {
+        self.styles(index)
     }
 
     fn load_text(

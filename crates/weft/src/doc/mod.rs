@@ -435,9 +435,10 @@ impl Doc {
     /// The text called `name`, created empty if the document has none yet.
     /// O(number of texts).
     ///
-    /// After a lazy snapshot import, reading a text without marks comes
-    /// straight from the snapshot; its first edit builds its tree (see
-    /// [`Doc::load`]); a text with marks is built here, with the history.
+    /// After a lazy snapshot import, reading a text comes straight from
+    /// the snapshot; its first edit builds its tree (see [`Doc::load`]).
+    /// A text with marks in a snapshot that does not store its styles
+    /// (before format version 5) is built here, with the history.
     ///
     /// After [`Doc::delete_text`], the name starts a new text. Names
     /// starting with U+0001 are reserved (that is how deleted texts are
@@ -483,15 +484,19 @@ impl Doc {
         index
     }
 
-    /// Builds text `index` if it is unloaded and has marks (reading its
-    /// styles needs the tree). On failure the text stays readable, without
-    /// styles, and its first edit reports the error.
+    /// Builds text `index` if reading it needs the history (see
+    /// [`Doc::needs_history_to_read`]). On failure the text stays
+    /// readable, without styles, and its first edit reports the error.
     /// Drops the snapshot once a text handle's edits loaded its last
     /// part.
     #[cold]
     fn build_styled(&mut self, index: TextIdx) {
+        let needs = self
+            .texts
+            .get(index)
+            .is_some_and(|state| self.needs_history_to_read(state));
         if let (Some(lazy), Some(state)) = (self.lazy.as_deref_mut(), self.texts.get_mut(index)) {
-            if state.unloaded().is_some_and(|u| u.counts.anchors > 0) {
+            if needs {
                 // An error is reported by the text's first edit.
                 let _ = lazy.load_text(&mut self.log, state, index, Need::Everything);
             }

@@ -15,8 +15,10 @@ impl Doc {
     /// such text (this never creates one). Any number of views, of any
     /// texts, can be held at once; see [`TextRef`]. O(number of texts).
     ///
-    /// After a lazy snapshot import, a text without marks is read
-    /// straight from the snapshot. A text with marks needs the history:
+    /// After a lazy snapshot import, a text is read straight from the
+    /// snapshot, its styles too if the snapshot stores them (format
+    /// version 5: see `docs/FORMAT.md`). A text with marks in an older
+    /// snapshot needs the history:
     /// the first such read loads the document on the side (as
     /// [`Doc::load`] would, without `&mut`) and keeps that copy, which the
     /// document's next `&mut` operation takes over, so the work is done
@@ -58,7 +60,7 @@ impl Doc {
     /// needs the history).
     pub(super) fn text_view(&self, t: crate::id::TextIdx) -> Option<TextRef<'_>> {
         let state = self.texts.get(t)?;
-        if state.unloaded().is_some_and(|u| u.counts.anchors > 0) {
+        if self.needs_history_to_read(state) {
             if let Ok(full) = self.loaded() {
                 if !std::ptr::eq(full, self) {
                     return full.text_view(t);
@@ -67,6 +69,18 @@ impl Doc {
         }
         let lazy = self.lazy.as_deref().map(|l| l as &dyn TextSource);
         Some(TextRef::new(&self.log, state, lazy).in_doc(self))
+    }
+
+    /// Whether reading text `state` needs the history: it still lives in
+    /// a lazily imported snapshot and has marks, whose styles the
+    /// snapshot does not store (before format version 5).
+    pub(super) fn needs_history_to_read(&self, state: &TextState) -> bool {
+        let Some(u) = state.unloaded().filter(|u| u.counts.anchors > 0) else {
+            return false;
+        };
+        self.lazy
+            .as_deref()
+            .is_none_or(|l| l.styles(u.index).is_none())
     }
 
     /// The loaded document (see [`Doc::loaded`]) and its text `name`.

@@ -7,7 +7,8 @@
 //! same text, mark ends name an unended start of the same text, glue on
 //! the rule's side); and the snapshot as a whole is checked here (all
 //! content used, segments cover every insert and anchor exactly once,
-//! counts match the meta). On error nothing is returned.
+//! counts match the meta, stored styles match the history's). On error
+//! nothing is returned.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -16,7 +17,8 @@ use crate::error::{Error, Result};
 use crate::id::{Seq, TextIdx, NO_SEQ};
 use crate::oplog::{check, OpKind, OpLog, OpRun, NO_CONTENT};
 use crate::text::{
-    fill_origins, items_from_history, Item, PlainBuilder, Segment, TreeBuilder, Unloaded,
+    fill_origins, items_from_history, style_spans, Item, PlainBuilder, Segment, StoredStyles,
+    TreeBuilder, Unloaded,
 };
 
 use super::columns::{self, Neighbours};
@@ -306,6 +308,14 @@ impl Snapshot {
         let ops = loaded.inserted.get(t.as_usize()).copied().unwrap_or(0);
         if covered != ops || overlapping(segs, self.meta.ops) {
             return Err(bad("snapshot segments"));
+        }
+        // The styles that reads took from the snapshot before the tree
+        // was built (version 5) are the ones the history gives it.
+        if let Some(stored) = self.stored_styles(unloaded.index)? {
+            let spans = style_spans(items.iter(), log.marks(), log.keys());
+            if stored != StoredStyles::new(spans) {
+                return Err(bad("snapshot styles"));
+            }
         }
         Ok(items)
     }

@@ -17,13 +17,14 @@ use crate::error::{Error, Result};
 use crate::id::{OpId, PeerId, Seq, NO_SEQ};
 use crate::merge::Parked;
 use crate::oplog::{CommitInfo, OpLog};
-use crate::text::{Counts, Segment, TextState, TextTable};
+use crate::text::{Counts, Segment, StoredStyles, TextState, TextTable};
 use crate::unit::prefix_units;
 use crate::version::{Frontiers, VersionVector};
 
 use super::columns::{ColumnWriter, Neighbours};
 use super::root::{deleted_later, encode_ranges};
 use super::snapshot_history;
+use super::snapshot_styles;
 use crate::bytes::{
     bounded_capacity, peer_at, unzigzag, write_bytes, write_varint, zigzag, Reader,
 };
@@ -329,6 +330,16 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]], trimmed:
             add(&mut w, KEY_ROOT_MAP_SETS, &stored(&value));
         }
     }
+    // Version 5: each marked text's styles, for reads before its tree.
+    for (i, state) in texts.iter().enumerate() {
+        if let Some(value) = snapshot_styles::write_styles(log, state) {
+            add(
+                &mut w,
+                &key(snapshot_styles::KEY_STYLES, i as u32),
+                &pack(&value, codec),
+            );
+        }
+    }
     add(
         &mut w,
         KEY_CHANGES,
@@ -602,7 +613,8 @@ impl Snapshot {
             _ => return Err(bad_root),
         };
         let codec = if shallow { Codec::Deflate } else { Codec::Lz4 };
-        for i in 0..meta.texts.len() as u32 {
+        let mut styled = false;
+        for (i, text) in (0..).zip(&meta.texts) {
             if store.get(&key(KEY_SEGMENTS, i)).is_none() || store.get(&key(KEY_TEXT, i)).is_none()
             {
                 return Err(Error::Malformed {
@@ -610,6 +622,23 @@ impl Snapshot {
                     what: "snapshot text entry",
                 });
             }
+            // Version 5 stores the styles of exactly the texts with
+            // marks, and is written only when there are some.
+            let styles = store.get(&key(snapshot_styles::KEY_STYLES, i)).is_some();
+            let marked = text.counts.anchors > 0;
+            if (styles && (version < 5 || !marked)) || (version >= 5 && marked && !styles) {
+                return Err(Error::Malformed {
+                    offset: 0,
+                    what: "snapshot styles entry",
+                });
+            }
+            styled |= styles;
+        }
+        if version >= 5 && !styled {
+            return Err(Error::Malformed {
+                offset: 0,
+                what: "version 5 snapshot without styles",
+            });
         }
         let pending = match store.get(KEY_PENDING) {
             Some(value) => decode_pending(&decompress(value, "pending updates")?)?,
@@ -945,6 +974,22 @@ impl Snapshot {
     /// [`MAX_RATIO_SEGMENTS`] times.
     pub(super) fn unpack_segments<'a>(&self, value: &'a [u8]) -> Result<Cow<'a, [u8]>> {
         decompress_with_room(value, "segments", 0, self.codec, MAX_RATIO_SEGMENTS)
+    }
+
+    /// The styles of snapshot text `i` (see `text::StoredStyles`), or
+    /// `None` if the snapshot has none for it (version 4 and older, or a
+    /// text without marks).
+    pub fn stored_styles(&self, i: u32) -> Result<Option<StoredStyles>> {
+        let value = match self.store.get(&key(snapshot_styles::KEY_STYLES, i)) {
+            Some(value) if self.version >= 5 => value,
+            _ => return Ok(None),
+        };
+        let chars = self
+            .meta
+            .texts
+            .get(i as usize)
+            .map_or(0, |m| m.counts.chars);
+        snapshot_styles::read_styles(&self.unpack(value, "styles")?, chars).map(Some)
     }
 
     /// The visible text of snapshot text `i` in document order,

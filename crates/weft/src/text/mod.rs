@@ -46,6 +46,7 @@ mod integrate;
 mod item;
 mod position;
 mod segments;
+mod stored;
 mod style;
 mod table;
 mod view;
@@ -56,6 +57,7 @@ pub(crate) use chunk::{Counts, TreeBuilder};
 pub use handle::Text;
 pub(crate) use item::{Item, ANCHOR_END, STICKS_LEFT};
 pub(crate) use segments::{fill_origins, items_from_history, PlainBuilder, Segment};
+pub(crate) use stored::{style_spans, StoredStyles, StyleSpan};
 pub(crate) use table::TextTable;
 pub(crate) use view::LoadsOnSide;
 pub use view::TextRef;
@@ -84,6 +86,11 @@ pub(crate) trait TextSource: Sync {
     /// order (`log` is the document's: once it holds the snapshot's
     /// texts, they are read from there).
     fn stored_text<'a>(&'a self, log: &'a crate::oplog::OpLog, index: u32) -> Result<&'a str>;
+
+    /// The stored styles of snapshot text `index` (see [`StoredStyles`]),
+    /// if the snapshot has them and they decode: a text with marks reads
+    /// from its stored copy only with them.
+    fn stored_styles(&self, index: u32) -> Option<&StoredStyles>;
 
     /// Loads what an operation of kind `need` on text `text` (whose state
     /// is `state`) needs: the history (or for typing, possibly only its

@@ -97,6 +97,16 @@ impl<'a> TextRef<'a> {
         )
     }
 
+    /// The stored styles of the text, while it still lives in a lazily
+    /// imported snapshot and has marks, if the snapshot has them (see
+    /// [`super::StoredStyles`]; without them a text with marks reads from
+    /// the loaded document, and from here only if loading failed: then
+    /// without its styles).
+    fn unloaded_styles(&self) -> Option<&'a super::StoredStyles> {
+        let u = self.state.unloaded().filter(|u| u.counts.anchors > 0)?;
+        self.lazy?.stored_styles(u.index)
+    }
+
     /// The text's name in its document.
     pub fn name(&self) -> &'a str {
         crate::oplog::public_name(self.state.name())
@@ -193,7 +203,9 @@ impl<'a> TextRef<'a> {
     /// attribute. O(n).
     pub fn to_delta(&self) -> Vec<Delta> {
         if let Some(text) = self.unloaded_text() {
-            // Texts with marks are never read from their stored copy.
+            if let Some(styles) = self.unloaded_styles() {
+                return styles.delta(text, 0..self.len() as u32);
+            }
             return if text.is_empty() {
                 Vec::new()
             } else {
@@ -218,6 +230,9 @@ impl<'a> TextRef<'a> {
     pub fn slice_delta(&self, range: Range<usize>) -> Result<Vec<Delta>> {
         self.check_range(&range)?;
         if let Some(text) = self.unloaded_text() {
+            if let Some(styles) = self.unloaded_styles() {
+                return Ok(styles.delta(text, range.start as u32..range.end as u32));
+            }
             let s = super::char_slice(text, range);
             return Ok(if s.is_empty() {
                 Vec::new()
