@@ -18,7 +18,7 @@
 //! attribute keys have none either (a text with block markers loads at
 //! once: see `Snapshot::has_embeds`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
 
 use crate::id::MarkIdx;
@@ -57,7 +57,8 @@ impl StoredStyles {
     /// the range within it) as Quill-style runs: neighbours differ in
     /// attributes, no run is empty, no attribute is `Null`. The runs a
     /// built tree gives ([`TextState::slice_delta`]). O(length of `text`
-    /// up to the range's end + s log s) for s spans.
+    /// up to the range's end + s log s) for s spans: each span's edges
+    /// change only its key's winner.
     pub fn delta(&self, text: &str, range: Range<u32>) -> Vec<Delta> {
         // Where spans open and close within the range, by position:
         // (position, span index, opens).
@@ -78,7 +79,9 @@ impl StoredStyles {
             out: Vec::new(),
         };
         runs.skip_to(range.start);
-        let mut active: Vec<bool> = vec![false; self.spans.len()];
+        // Per key, its spans covering the current char; the last listed
+        // wins.
+        let mut active: HashMap<&str, BTreeSet<usize>> = HashMap::new();
         let mut attributes = Attributes::new();
         let mut e = 0;
         while runs.at_char < range.end {
@@ -87,33 +90,28 @@ impl StoredStyles {
                 runs.push(next, &attributes);
             }
             // Each turn takes an edge or reaches the end.
-            let mut changed = false;
             while let Some(&(_, k, opens)) = edges.get(e).filter(|edge| edge.0 == next) {
-                if let Some(a) = active.get_mut(k) {
-                    *a = opens;
-                }
-                changed = true;
                 e += 1;
-            }
-            if changed {
-                attributes = self.attributes(&active);
+                let Some(span) = self.spans.get(k) else {
+                    continue;
+                };
+                let covering = active.entry(&span.key).or_default();
+                if opens {
+                    covering.insert(k);
+                } else {
+                    covering.remove(&k);
+                }
+                match covering.last().and_then(|&w| self.spans.get(w)) {
+                    Some(w) if !w.value.is_null() => {
+                        attributes.insert(w.key.to_string(), w.value.clone());
+                    }
+                    _ => {
+                        attributes.remove(&*span.key);
+                    }
+                }
             }
         }
         runs.out
-    }
-
-    /// The attributes the active spans give: per key, the value of the
-    /// last active span of that key, unless it is `Null`.
-    fn attributes(&self, active: &[bool]) -> Attributes {
-        let mut winners: HashMap<&str, &Value> = HashMap::new();
-        for (s, _) in self.spans.iter().zip(active).filter(|(_, &a)| a) {
-            winners.insert(&s.key, &s.value);
-        }
-        winners
-            .into_iter()
-            .filter(|(_, v)| !v.is_null())
-            .map(|(k, v)| (k.to_owned(), v.clone()))
-            .collect()
     }
 }
 
