@@ -24,6 +24,7 @@ use std::ops::Range;
 use crate::id::MarkIdx;
 use crate::oplog::{KeyTable, Mark};
 use crate::style::{Attributes, Delta};
+use crate::unit::prefix_units;
 use crate::value::Value;
 
 use super::item::{Item, ANCHOR_END};
@@ -134,7 +135,7 @@ impl Runs<'_> {
             return (self.at_byte + n).min(self.text.len());
         }
         let rest = self.text.get(self.at_byte..).unwrap_or("");
-        self.at_byte + rest.char_indices().nth(n).map_or(rest.len(), |(b, _)| b)
+        self.at_byte + prefix_units(rest.as_bytes(), n as u32).0 as usize
     }
 
     /// Moves to char offset `to` without taking the chars.
