@@ -127,12 +127,14 @@ pub(crate) fn apply(
             .ok_or_else(|| broken("planned ops"))?;
         for run in ops {
             match run.kind {
-                OpKind::Insert { byte_start, .. } => {
+                OpKind::Insert {
+                    byte_start, bytes, ..
+                } => {
                     let content = if byte_start == NO_CONTENT {
                         None
                     } else {
                         let from = content_from.next().ok_or_else(|| broken("content"))?;
-                        let bytes = from as usize..(from + run_bytes(run)) as usize;
+                        let bytes = from as usize..(from + bytes) as usize;
                         Some(update.content.get(bytes).ok_or_else(|| broken("content"))?)
                     };
                     let id = OpId::new(change.peer, change.counter + (run.seq - first_seq));
@@ -211,14 +213,6 @@ pub(crate) fn apply(
         }
     }
     Ok(applied)
-}
-
-/// The byte length of an insert run's text (0 for other runs).
-fn run_bytes(run: &OpRun) -> u32 {
-    match run.kind {
-        OpKind::Insert { bytes, .. } => bytes,
-        _ => 0,
-    }
 }
 
 /// The item of insert run `run`, with its text (`None`: the update left
