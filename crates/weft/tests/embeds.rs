@@ -93,7 +93,7 @@ fn embeds_sync_through_updates_snapshots_and_history() {
     assert!(delta(&b).contains(&Delta::embed(image("2"))));
 
     let snap = a.export(ExportMode::Snapshot).unwrap();
-    assert_eq!(snap[4], 4, "format version 4: every snapshot");
+    assert_eq!(snap[4], 6, "format version 6: every snapshot");
     let mut c = Doc::new();
     c.import(&snap).unwrap();
     assert_eq!(delta(&c), want);

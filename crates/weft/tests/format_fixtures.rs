@@ -6,9 +6,9 @@
 //! `WEFT_BLESS_FIXTURES=1 cargo test -p weft --test main format_fixtures`.
 //!
 //! The layouts are specified in `docs/FORMAT.md`: updates in its
-//! section 2 (versions 1-4), snapshots in section 4 (versions 1-3 in
-//! 4.5, versions 4 and 5 in 4.6, 5's styles in 4.7), shallow snapshots in
-//! section 5; its section 10 lists which fixture covers which version and
+//! section 2 (versions 1-5), snapshots in section 4 (versions 1-3 in
+//! 4.5, versions 4 to 6 in 4.6, styles (5 on) in 4.7, 6's compressed
+//! values in 3.1), shallow snapshots in section 5; its section 10 lists which fixture covers which version and
 //! section, and `tests/fixtures/README.md` says the same beside the files.
 
 use std::path::PathBuf;
@@ -159,10 +159,10 @@ fn prose() -> Doc {
     a
 }
 
-/// What today's encoder writes: updates of versions 1-4 (docs/FORMAT.md
-/// section 2; the version follows from the content, 2.6) and snapshots
-/// (4.6) and shallow snapshots (section 5) of version 4, or 5 with marks
-/// (4.7).
+/// What today's encoder writes: updates of versions 1-3 and 5
+/// (docs/FORMAT.md section 2; the version follows from the content, 2.6)
+/// and snapshots (4.6, 4.7) and shallow snapshots (section 5) of version
+/// 6, whose compressed values name their codec (3.1).
 fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
     let model = document_model();
     let deleted = deleted_containers();
@@ -176,21 +176,21 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
     let commits = with_commit_infos();
     let prose = prose();
     vec![
-        ("prose.update", full(&prose), prose.clone()),
+        ("prose.v5.update", full(&prose), prose.clone()),
         (
-            "prose.v4.snapshot",
+            "prose.v6.snapshot",
             prose.export(ExportMode::Snapshot).unwrap(),
             prose.clone(),
         ),
         ("deleted-containers.update", full(&deleted), deleted.clone()),
         (
-            "deleted-containers.v4.snapshot",
+            "deleted-containers.v6.snapshot",
             deleted.export(ExportMode::Snapshot).unwrap(),
             deleted.clone(),
         ),
         ("document-model.update", full(&model), model.clone()),
         (
-            "document-model.v5.snapshot",
+            "document-model.v6.snapshot",
             model.export(ExportMode::Snapshot).unwrap(),
             model.clone(),
         ),
@@ -204,26 +204,26 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
             commits.clone(),
         ),
         (
-            "commits.v5.snapshot",
+            "commits.v6.snapshot",
             commits.export(ExportMode::Snapshot).unwrap(),
             commits.clone(),
         ),
         ("rich.update", full(&rich), rich.clone()),
         ("incremental.update", incremental, rich.clone()),
         (
-            "rich.v5.snapshot",
+            "rich.v6.snapshot",
             rich.export(ExportMode::Snapshot).unwrap(),
             rich.clone(),
         ),
         (
-            "pending.v4.snapshot",
+            "pending.v6.snapshot",
             pending.export(ExportMode::Snapshot).unwrap(),
             pending,
         ),
         (
             // Rooted before peer 2's concurrent edits: the marks started
             // in the root, and history concurrent to it, are kept.
-            "rich-shallow.v5.snapshot",
+            "rich-shallow.v6.snapshot",
             rich.export(ExportMode::ShallowSnapshot(&earlier.frontiers()))
                 .unwrap(),
             rich.clone(),
@@ -231,11 +231,14 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
     ]
 }
 
-/// Snapshots of format versions 1-3, written before version 4 (columnar
-/// history, deflated deleted text), and of version 4 with marks, written
-/// before version 5 (stored styles): frozen, they must keep importing
-/// into the documents they hold. Layouts: docs/FORMAT.md 4.5, 4.6 and
-/// 4.9 (shallow: section 5).
+/// Exports of older format versions, frozen: they must keep importing
+/// into the documents they hold. Snapshots of versions 1-3, written
+/// before version 4 (columnar history, deflated deleted text); of version
+/// 4 with marks, written before version 5 (stored styles); of versions 4
+/// and 5, written before version 6 (compressed values that name their
+/// codec); and the version 4 update, written before version 5 (the
+/// same). Layouts: docs/FORMAT.md 3.1, 4.5, 4.6 and 4.9 (shallow:
+/// section 5).
 fn legacy_fixtures() -> Vec<(&'static str, Doc)> {
     let (rich, _) = rich();
     vec![
@@ -249,7 +252,16 @@ fn legacy_fixtures() -> Vec<(&'static str, Doc)> {
         ("commits.v4.snapshot", with_commit_infos()),
         ("document-model.v4.snapshot", document_model()),
         ("rich.v4.snapshot", rich.clone()),
-        ("rich-shallow.v4.snapshot", rich),
+        ("rich-shallow.v4.snapshot", rich.clone()),
+        // Versions 4 and 5 (now written as version 6).
+        ("prose.update", prose()),
+        ("prose.v4.snapshot", prose()),
+        ("deleted-containers.v4.snapshot", deleted_containers()),
+        ("pending.v4.snapshot", with_pending()),
+        ("commits.v5.snapshot", with_commit_infos()),
+        ("document-model.v5.snapshot", document_model()),
+        ("rich.v5.snapshot", rich.clone()),
+        ("rich-shallow.v5.snapshot", rich),
     ]
 }
 
@@ -293,7 +305,9 @@ fn fixtures_import_into_the_documents_they_hold() {
         assert_eq!(commit_infos(&d), commit_infos(&expected), "{name}");
         // Version 2 only where there are commit infos to carry, 3 where
         // there are maps, embeds or blocks.
-        let version = if name.ends_with(".v5.snapshot") {
+        let version = if name.ends_with(".v6.snapshot") {
+            6
+        } else if name.ends_with(".v5.snapshot") || name == "prose.v5.update" {
             5
         } else if name.starts_with("prose") || name.ends_with(".v4.snapshot") {
             4
@@ -360,7 +374,12 @@ fn exports_without_deleted_text_still_import() {
 #[test]
 fn snapshots_show_every_version() {
     let (mut rich, _) = rich();
-    for name in ["rich.snapshot", "rich.v4.snapshot", "rich.v5.snapshot"] {
+    for name in [
+        "rich.snapshot",
+        "rich.v4.snapshot",
+        "rich.v5.snapshot",
+        "rich.v6.snapshot",
+    ] {
         let stored = std::fs::read(path(name)).unwrap();
         show_every_version(&stored, &mut rich);
     }

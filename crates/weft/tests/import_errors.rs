@@ -135,10 +135,10 @@ fn headers_are_checked() {
     bad[0] = b'W';
     assert_eq!(import_checked(&doc, &before, &bad), Err(Error::BadMagic));
     let mut bad = good.clone();
-    bad[4] = 5;
+    bad[4] = 6;
     assert_eq!(
         import_checked(&doc, &before, &bad),
-        Err(Error::UnsupportedVersion(5))
+        Err(Error::UnsupportedVersion(6))
     );
     bad[4] = 0;
     assert_eq!(

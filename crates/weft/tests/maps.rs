@@ -166,16 +166,17 @@ fn maps_travel_in_updates_snapshots_and_range_exports() {
 }
 
 /// Updates without maps keep their format version; snapshots are all
-/// version 4 (columnar history), maps or not.
+/// version 6 (columnar history, values that name their codec), maps or
+/// not.
 #[test]
 fn exports_without_maps_keep_their_format_version() {
     let mut a = doc(1);
     a.text("t").insert(0, "x").unwrap();
     assert_eq!(full(&a)[4], 1);
-    assert_eq!(a.export(ExportMode::Snapshot).unwrap()[4], 4);
+    assert_eq!(a.export(ExportMode::Snapshot).unwrap()[4], 6);
     a.map("m").set("k", 1).unwrap();
     assert_eq!(full(&a)[4], 3);
-    assert_eq!(a.export(ExportMode::Snapshot).unwrap()[4], 4);
+    assert_eq!(a.export(ExportMode::Snapshot).unwrap()[4], 6);
 }
 
 #[test]

@@ -501,10 +501,10 @@ fn damaged_snapshots_are_rejected_atomically() {
         assert_eq!(observe(&mut doc), observe(&mut Doc::new()));
     }
     let mut newer = bytes.clone();
-    newer[4] = 6;
+    newer[4] = 7;
     assert_eq!(
         Doc::new().import(&newer).unwrap_err(),
-        weft::Error::UnsupportedVersion(6)
+        weft::Error::UnsupportedVersion(7)
     );
     // Version 2 always has commit infos; this body has none.
     newer[4] = 2;

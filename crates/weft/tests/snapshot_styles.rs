@@ -74,7 +74,7 @@ fn reads(view: TextRef<'_>, p: &Probes) -> Reads {
 /// other after loading everything; both must read as `source` does.
 /// Returns the two documents, editing as the same peer.
 fn check_reads(source: &Doc, snapshot: &[u8], seed: u64) -> (Doc, Doc) {
-    assert_eq!(snapshot[4], 5, "a snapshot with marks is version 5");
+    assert_eq!(snapshot[4], 6, "snapshots are version 6");
     let mut lazy = doc(99);
     lazy.import(snapshot).unwrap();
     let mut loaded = doc(99);
@@ -308,7 +308,7 @@ fn version_4_reads_marks_from_the_history_and_versions_must_match_styles() {
     let mut plain = doc(1);
     plain.text("t").insert(0, "no marks").unwrap();
     let mut relabelled = plain.export(ExportMode::Snapshot).unwrap();
-    assert_eq!(relabelled[4], 4, "without marks: version 4");
+    assert_eq!(relabelled[4], 6, "every snapshot: version 6");
     relabelled[4] = 5;
     assert!(matches!(
         Doc::new().import(&relabelled),

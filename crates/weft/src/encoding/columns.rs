@@ -40,7 +40,7 @@ use crate::id::{Seq, TextIdx, NO_SEQ};
 use crate::oplog::{OpKind, OpLog, OpRun};
 use crate::value::Value;
 
-use super::snapshot::{pack, unpack_deflate, Codec};
+use super::packed::{pack, unpack, Codec, Framing};
 use super::snapshot_history::{read_map_set, read_mark_end, read_mark_start, seq_at, unplaced};
 use super::value_bytes::{write_map_value, write_value};
 use crate::bytes::{unzigzag, write_bytes, write_varint, zigzag, Reader};
@@ -342,9 +342,10 @@ impl ColumnWriter {
 
 /// Reads the runs of one version 4 block starting at seq `seq`, as
 /// [`super::snapshot_history::decode_block`] reads older ones; `neighbours`
-/// gives the predicted origins.
+/// gives the predicted origins; `framing` is how its columns name their
+/// codec (deflate before version 6).
 pub(crate) fn decode_block(
-    bytes: &[u8],
+    (bytes, framing): (&[u8], Framing),
     mut seq: Seq,
     limit: Seq,
     (texts, maps): (u32, u32),
@@ -359,7 +360,7 @@ pub(crate) fn decode_block(
     let n = r.varint()?;
     let mut columns = Vec::with_capacity(4);
     for what in ["run heads", "run origins", "delete targets", "run extras"] {
-        columns.push(unpack_deflate(r.bytes()?, what)?);
+        columns.push(unpack(r.bytes()?, what, framing)?);
     }
     if !r.is_empty() {
         return Err(r.malformed("trailing block bytes"));

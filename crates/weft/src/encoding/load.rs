@@ -25,9 +25,10 @@ use super::columns::{self, Neighbours};
 use super::root::{decode_ranges, push_root};
 use crate::unit::bytes_of_chars;
 
+use super::packed::{unpack, Codec};
 use super::snapshot::{
-    key, unpack_deflate, SegmentReader, Snapshot, KEY_CHANGES, KEY_DELETED, KEY_DELETED_LATER,
-    KEY_HISTORY, KEY_ROOT_MAP_SETS, KEY_ROOT_MARKS, KEY_SEGMENTS,
+    key, SegmentReader, Snapshot, KEY_CHANGES, KEY_DELETED, KEY_DELETED_LATER, KEY_HISTORY,
+    KEY_ROOT_MAP_SETS, KEY_ROOT_MARKS, KEY_SEGMENTS,
 };
 use super::snapshot_history;
 
@@ -157,11 +158,13 @@ impl Snapshot {
         // to the log's content once everything checked out.
         let deleted = match self.store.get(KEY_DELETED) {
             Some(value) => {
-                let raw = if self.version >= 4 {
-                    unpack_deflate(value, "deleted text")?
+                // Deflate in every mode since version 4.
+                let implied = if self.version >= 4 {
+                    Codec::Deflate
                 } else {
-                    self.unpack(value, "deleted text")?
+                    self.codec()
                 };
+                let raw = unpack(value, "deleted text", self.framing(implied))?;
                 String::from_utf8(raw.into_owned()).map_err(|_| bad("deleted text UTF-8"))?
             }
             None => String::new(),
@@ -236,7 +239,16 @@ impl Snapshot {
             let counts = (n as u32, maps);
             let end = match neighbours.as_mut() {
                 Some(neighbours) => {
-                    columns::decode_block(&block, seq, ops, counts, neighbours, &mut side, push)?
+                    let framing = self.framing(Codec::Deflate);
+                    columns::decode_block(
+                        (&block, framing),
+                        seq,
+                        ops,
+                        counts,
+                        neighbours,
+                        &mut side,
+                        push,
+                    )?
                 }
                 None => snapshot_history::decode_block(&block, seq, ops, counts, &mut side, push)?,
             };

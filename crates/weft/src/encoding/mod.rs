@@ -5,7 +5,7 @@
 //! checksums and worked examples; these notes say why the layouts are as
 //! they are. A change of a layout changes both.
 //!
-//! # The updates format (mode 1, format versions 1 to 4)
+//! # The updates format (mode 1, format versions 1 to 5)
 //!
 //! An update carries every op the receiver lacks, grouped in changes, in an
 //! order where each change comes after the changes it depends on.
@@ -17,7 +17,9 @@
 //!                             infos section, 3 with the maps and objects
 //!                             sections too, 4 when the content is
 //!                             compressed (and all eight sections are
-//!                             there)
+//!                             there), 5 when it is a compressed value
+//!                             that names its codec (what this build
+//!                             writes instead of 4)
 //!   5   1  mode             1 = updates
 //!   6   2  reserved         0, 0
 //!   8   8  checksum         xxh3-64 of the body, little-endian
@@ -70,9 +72,10 @@
 //!             (v >> 1) - 1, then a varint counter.
 //!   content   the UTF-8 text of the inserts with content, in order;
 //!             in version 4 as a compressed value: varint length of the
-//!             text, then one LZ4 block (the writer uses version 4 only
-//!             when that is smaller than the text; B4's whole history:
-//!             182,315 bytes of text in 84,987)
+//!             text, then one LZ4 block; in version 5 the same after a
+//!             codec byte (`packed.rs`; the writer compresses only when
+//!             that is smaller than the text; B4's whole history:
+//!             182,315 bytes of text in 84,987, plus the codec byte)
 //!   commits   (version 2 and up) the messages and timestamps of the
 //!             commits the ops belong to (layout in `commits.rs`)
 //!   maps      (version 3 and up) varint n, then n x (varint length, UTF-8 name):
@@ -100,7 +103,7 @@
 //! text of every version, for `Doc::fork_at` and `Doc::diff`), but reads
 //! such updates from older writers and other encoders.
 //!
-//! # The snapshot format (mode 2, format versions 1 to 5)
+//! # The snapshot format (mode 2, format versions 1 to 6)
 //!
 //! The whole history plus the current state of every text, so a new peer
 //! can open the document without replaying ops.
@@ -149,12 +152,15 @@
 //!                    takes the smallest value)
 //!   "t" + u32 BE i   the visible text of text i in document order (UTF-8)
 //! every value but the meta: a 0 byte then the bytes as they are (history,
-//! changes, segments), or varint length + one LZ4 block (the texts, when
-//! that is smaller)
+//! changes, segments), or a codec byte (1 LZ4, 2 deflate), the varint
+//! length and the compressed bytes (the texts, when that is smaller);
+//! before version 6 no codec byte: the reader knew it from the key
 //! ```
 //!
-//! Version 5 (what this build writes when a text has marks; else 4)
-//! adds "a", so that reading a marked text after a lazy import needs
+//! Version 6 (what this build writes) makes every compressed value name
+//! its codec (`packed.rs`), so that a writer may pick one per value and
+//! a reader never infers it from the mode, the version and the key.
+//! Version 5 adds "a", so that reading a marked text after a lazy import needs
 //! neither its tree nor the history (B4 with marks: first read 44x the
 //! unmarked one's before, 1.3x after; snapshot +106 bytes).
 //!
@@ -182,7 +188,7 @@
 //! small multiple of its input (`tests/import_memory.rs` and the `import`
 //! fuzz target check 64 times plus 4 MiB).
 //!
-//! # The shallow snapshot format (mode 3, format versions 1 to 5)
+//! # The shallow snapshot format (mode 3, format versions 1 to 6)
 //!
 //! A snapshot (as above) without the history of a root version: the
 //! snapshot numbers the root's ops first (seqs below R), and
@@ -247,6 +253,7 @@ mod columns;
 mod commit_infos;
 mod load;
 mod lz4hc;
+mod packed;
 mod root;
 #[cfg(test)]
 mod sizes;
@@ -275,15 +282,16 @@ use crate::version::VersionVector;
 const MAGIC: [u8; 4] = *b"weft";
 /// The newest update format version this build writes and reads: 2 adds the
 /// commit infos (messages and timestamps), 3 map ops, 4 (updates only)
-/// compressed content. Exports without any are written as version 1,
-/// byte for byte as before, and without map ops as version 2 at most.
+/// compressed content, 5 compressed content that names its codec.
+/// Exports without any are written as version 1, byte for byte as
+/// before, and without map ops as version 2 at most.
 /// (Shallow snapshots are a mode, not a version: an older reader names
 /// it unsupported.)
-const FORMAT_VERSION: u8 = 4;
-/// The newest snapshot format version: 5 adds each marked text's styles
-/// ("a"). Snapshots without marks are written as version 4, byte for
-/// byte as before.
-const SNAPSHOT_VERSION: u8 = 5;
+const FORMAT_VERSION: u8 = 5;
+/// The newest snapshot format version, which this build writes: 5 adds
+/// each marked text's styles ("a"), 6 compressed values that name their
+/// codec (docs/FORMAT.md 3.1).
+const SNAPSHOT_VERSION: u8 = 6;
 const MODE_UPDATES: u8 = 1;
 const MODE_SNAPSHOT: u8 = 2;
 const MODE_SHALLOW: u8 = 3;
@@ -341,13 +349,7 @@ pub(crate) fn encode_shallow(
     pending: &[&[u8]],
     trimmed: Seq,
 ) -> Vec<u8> {
-    // Version 4: columnar history blocks, deflated deleted text; 5 when
-    // a text has marks (their styles, for reads before the history).
-    let version = if texts.iter().any(|t| t.has_anchors()) {
-        SNAPSHOT_VERSION
-    } else {
-        4
-    };
+    let version = SNAPSHOT_VERSION;
     let mode = if trimmed > 0 {
         MODE_SHALLOW
     } else {

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use weft_kv::MemKvStore;
 
+use super::packed::Framing;
 use super::HEADER_LEN;
 use crate::bytes::Reader;
 use crate::{Doc, ExportMode, VersionVector};
@@ -109,12 +110,12 @@ fn b4_codec_sizes() {
     let mut store = MemKvStore::new();
     store.import_all_unchecked(&snap[HEADER_LEN..]).unwrap();
     let get = |k: &[u8]| {
-        super::snapshot::decompress(store.get(k).unwrap(), "x")
+        super::packed::unpack(store.get(k).unwrap(), "x", Framing::Tagged)
             .unwrap()
             .into_owned()
     };
     let text = get(&super::snapshot::key(b't', 0));
-    let deleted = super::snapshot::unpack_deflate(store.get(b"d").unwrap(), "x")
+    let deleted = super::packed::unpack(store.get(b"d").unwrap(), "x", Framing::Tagged)
         .unwrap()
         .into_owned();
     let segs = get(&super::snapshot::key(b's', 0));

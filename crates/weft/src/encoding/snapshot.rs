@@ -22,6 +22,10 @@ use crate::unit::prefix_units;
 use crate::version::{Frontiers, VersionVector};
 
 use super::columns::{ColumnWriter, Neighbours};
+use super::packed::{
+    framed, pack, pack_at_most, stored, unpack, unpack_with, Codec, Framing, MAX_RATIO,
+    MAX_RATIO_SEGMENTS,
+};
 use super::root::{deleted_later, encode_ranges};
 use super::snapshot_history;
 use super::snapshot_styles;
@@ -46,21 +50,6 @@ const KEY_ROOT: &[u8] = b"r";
 pub(super) const KEY_SEGMENTS: u8 = b's';
 pub(super) const KEY_TEXT: u8 = b't';
 
-/// The most an LZ4 value may expand: a declared size above
-/// `compressed * MAX_RATIO + 64` is malformed, and nothing is allocated
-/// for it. Writers store a value raw rather than exceed it (real text
-/// compresses 2-4x: only a text of one repeated pattern would), so what
-/// a hostile snapshot can make a reader decompress before it fails is a
-/// small multiple of its size (the codec itself allows 255x).
-const MAX_RATIO: usize = 16;
-/// [`MAX_RATIO`] for deflate, whose values (a shallow snapshot's deleted
-/// text and segments) are parsed into larger structures (the codec
-/// itself allows 1,032x).
-const MAX_RATIO_DEFLATE: usize = 8;
-/// An LZ4 value that claims to expand more than this is walked (its
-/// tokens only) to check that it does before its output is allocated.
-const CHECKED_RATIO: usize = 8;
-
 /// A key: one tag byte and a big-endian u32 (so keys sort by the number).
 pub(super) fn key(tag: u8, n: u32) -> [u8; 5] {
     [
@@ -70,186 +59,6 @@ pub(super) fn key(tag: u8, n: u32) -> [u8; 5] {
         (n >> 8) as u8,
         n as u8,
     ]
-}
-
-/// `raw` as a value stored as it is: a 0 byte, then the bytes. For data
-/// LZ4 does not shrink (varint streams): storing it costs nothing to
-/// encode and is read in place.
-fn stored(raw: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(raw.len() + 1);
-    out.push(0);
-    out.extend_from_slice(raw);
-    out
-}
-
-/// How a snapshot compresses its values: LZ4 for full snapshots (fast to
-/// open), raw deflate for shallow ones (small), except their texts,
-/// which are LZ4 (see `encode_state`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Codec {
-    Lz4,
-    Deflate,
-}
-
-/// The most a segments value may expand, whatever its codec: each
-/// segment (two bytes or more) becomes a segment and an item of a text's
-/// tree, about 30 times its bytes, so more would let a failed load
-/// allocate far more than its input.
-const MAX_RATIO_SEGMENTS: usize = 2;
-
-impl Codec {
-    /// The most a value may expand (see [`MAX_RATIO`]).
-    fn max_ratio(self) -> usize {
-        match self {
-            Codec::Lz4 => MAX_RATIO,
-            Codec::Deflate => MAX_RATIO_DEFLATE,
-        }
-    }
-}
-
-/// Deflate level of shallow snapshots (miniz's default: level 9 saves
-/// under 1% on texts and takes twice as long).
-const DEFLATE_LEVEL: u8 = 6;
-
-/// `raw` as a value: its varint length, then `codec`'s compressed bytes
-/// (or stored when that is not smaller).
-pub(super) fn pack(raw: &[u8], codec: Codec) -> Vec<u8> {
-    pack_at_most(raw, codec, codec.max_ratio())
-}
-
-/// [`pack`], stored raw if it would expand more than `max_ratio`.
-fn pack_at_most(raw: &[u8], codec: Codec, max_ratio: usize) -> Vec<u8> {
-    if raw.is_empty() {
-        return stored(raw);
-    }
-    let packed = match codec {
-        Codec::Lz4 => lz4_flex::block::compress(raw),
-        Codec::Deflate => miniz_oxide::deflate::compress_to_vec(raw, DEFLATE_LEVEL),
-    };
-    framed(raw, packed, max_ratio)
-}
-
-/// `raw` as a value, given its compressed bytes `packed`: stored when
-/// that is not smaller, or expands more than `max_ratio` (what readers
-/// take, see [`MAX_RATIO`]).
-fn framed(raw: &[u8], packed: Vec<u8>, max_ratio: usize) -> Vec<u8> {
-    let too_dense = raw.len() > packed.len().saturating_mul(max_ratio) + 64;
-    if raw.is_empty() || packed.len() + 5 >= raw.len() || too_dense {
-        return stored(raw);
-    }
-    let mut out = Vec::with_capacity(packed.len() + 5);
-    write_varint(&mut out, raw.len() as u64);
-    out.extend_from_slice(&packed);
-    out
-}
-
-/// Reverses [`pack`] with [`Codec::Deflate`] (at most
-/// [`MAX_RATIO_DEFLATE`] times): version 4's history columns and deleted
-/// text, whatever the snapshot's mode.
-pub(super) fn unpack_deflate<'a>(value: &'a [u8], what: &'static str) -> Result<Cow<'a, [u8]>> {
-    decompress_with_room(value, what, 0, Codec::Deflate, MAX_RATIO_DEFLATE)
-}
-
-/// Whether `value` (from [`pack`]) holds compressed bytes rather than
-/// its raw bytes as they are.
-pub(super) fn is_compressed(value: &[u8]) -> bool {
-    value.first().is_some_and(|&b| b != 0)
-}
-
-/// Reverses [`stored`] and [`compress`]; `what` names the value in
-/// errors.
-pub(super) fn decompress<'a>(value: &'a [u8], what: &'static str) -> Result<Cow<'a, [u8]>> {
-    decompress_with_room(value, what, 0, Codec::Lz4, MAX_RATIO)
-}
-
-/// [`decompress`], where a decompressed value gets capacity for `room`
-/// more bytes and may expand at most `max_ratio` times (see
-/// [`MAX_RATIO`]).
-fn decompress_with_room<'a>(
-    value: &'a [u8],
-    what: &'static str,
-    room: usize,
-    codec: Codec,
-    max_ratio: usize,
-) -> Result<Cow<'a, [u8]>> {
-    let mut r = Reader::new(value, 0);
-    let malformed = Error::Malformed { offset: 0, what };
-    let len = usize::try_from(r.varint()?).map_err(|_| malformed.clone())?;
-    let packed = r.take(r.remaining())?;
-    if len == 0 {
-        return Ok(Cow::Borrowed(packed));
-    }
-    if len > packed.len().saturating_mul(max_ratio).saturating_add(64) {
-        return Err(malformed);
-    }
-    // Room to grow, for a text: never more than the text (its size in the
-    // meta, which the caller's room follows, is checked only after).
-    let room = room.min(len);
-    // Memory follows what the stream really holds, not what the value
-    // claims: an LZ4 value that claims more than `CHECKED_RATIO` times its
-    // size has its length checked before anything is allocated (text
-    // compresses far less: reading it pays no second pass), deflate's
-    // output grows as it decodes (up to `len`).
-    let out = match codec {
-        Codec::Lz4 => {
-            let claims_much = len > packed.len().saturating_mul(CHECKED_RATIO);
-            if claims_much && lz4_output_len(packed, len) != Some(len) {
-                return Err(malformed);
-            }
-            // Zeroed by the allocator, which is often free (fresh pages),
-            // unlike zeroing only `len` bytes of a bigger buffer.
-            let mut out = vec![0u8; len.saturating_add(room)];
-            match lz4_flex::block::decompress_into(packed, &mut out) {
-                Ok(n) if n == len => out.truncate(len),
-                _ => return Err(malformed),
-            }
-            out
-        }
-        Codec::Deflate => match miniz_oxide::inflate::decompress_to_vec_with_limit(packed, len) {
-            Ok(mut out) if out.len() == len => {
-                out.reserve_exact(room);
-                out
-            }
-            _ => return Err(malformed),
-        },
-    };
-    Ok(Cow::Owned(out))
-}
-
-/// The length of what LZ4 block `packed` decompresses to, if it is a
-/// well-formed block of at most `limit` bytes (every match within the
-/// output so far); reads only its tokens. O(tokens).
-fn lz4_output_len(packed: &[u8], limit: usize) -> Option<usize> {
-    let mut r = Reader::new(packed, 0);
-    // A length nibble of 15 continues in bytes until one is not 255.
-    let extended = |r: &mut Reader<'_>, mut n: usize| -> Option<usize> {
-        if n == 15 {
-            loop {
-                let b = r.u8().ok()?;
-                n = n.checked_add(usize::from(b))?;
-                if b != 255 {
-                    break;
-                }
-            }
-        }
-        Some(n)
-    };
-    let mut out = 0usize;
-    loop {
-        let token = r.u8().ok()?;
-        let literals = extended(&mut r, usize::from(token >> 4))?;
-        r.take(literals).ok()?;
-        out = out.checked_add(literals).filter(|&o| o <= limit)?;
-        if r.is_empty() {
-            return Some(out);
-        }
-        let offset = usize::from(r.u16_le().ok()?);
-        if offset == 0 || offset > out {
-            return None;
-        }
-        let matched = extended(&mut r, usize::from(token & 15))?.checked_add(4)?;
-        out = out.checked_add(matched).filter(|&o| o <= limit)?;
-    }
 }
 
 /// What a snapshot says about one text.
@@ -287,10 +96,12 @@ pub(crate) struct Snapshot {
     /// A shallow snapshot's number of trimmed ops (its root's ops are
     /// the seqs below it); 0 for a full one.
     pub trimmed: Seq,
-    /// How its compressed values (texts, deleted text) are compressed.
+    /// The codec its compressed values (texts, deleted text) had before
+    /// version 6, whose values name theirs (see [`Framing`]): LZ4 in a
+    /// full snapshot, deflate in a shallow one.
     codec: Codec,
     /// Its format version (4: columnar history blocks, deflated deleted
-    /// text).
+    /// text; 5: styles; 6: values name their codec).
     pub(super) version: u8,
 }
 
@@ -509,6 +320,7 @@ fn encode_state(
     // deflate takes a fifth off the segments (B4: 31.7 to 24.7 KB).
     let text = framed(
         text.as_bytes(),
+        Codec::Lz4,
         super::lz4hc::compress(text.as_bytes()),
         MAX_RATIO,
     );
@@ -634,19 +446,24 @@ impl Snapshot {
             }
             styled |= styles;
         }
-        if version >= 5 && !styled {
+        if version == 5 && !styled {
             return Err(Error::Malformed {
                 offset: 0,
                 what: "version 5 snapshot without styles",
             });
         }
         let pending = match store.get(KEY_PENDING) {
-            Some(value) => decode_pending(&decompress(value, "pending updates")?)?,
+            Some(value) => decode_pending(&unpack(
+                value,
+                "pending updates",
+                Framing::snapshot(version, Codec::Lz4),
+            )?)?,
             None => Vec::new(),
         };
         let commits = match store.get(KEY_COMMITS) {
             Some(value) if version >= 2 => {
-                let value = decompress(value, "commit infos")?;
+                let framing = Framing::snapshot(version, Codec::Lz4);
+                let value = unpack(value, "commit infos", framing)?;
                 super::commit_infos::read_infos(&mut Reader::new(&value, 0))?
             }
             Some(_) => {
@@ -765,12 +582,12 @@ fn decode_meta(bytes: &[u8]) -> Result<Meta> {
 
 #[cfg(test)]
 fn decode_segments(value: &[u8]) -> Result<Vec<Segment>> {
-    segments_of(&decompress_with_room(
+    segments_of(&unpack_with(
         value,
         "segments",
+        Framing::Tagged,
         0,
-        Codec::Lz4,
-        MAX_RATIO_SEGMENTS,
+        Some(MAX_RATIO_SEGMENTS),
     )?)
 }
 
@@ -959,9 +776,20 @@ impl RecentEnds {
 
 impl Snapshot {
     /// Value `value` of this snapshot's table, decompressed as its mode
-    /// says (`what` names it in errors).
+    /// and version say (`what` names it in errors).
     pub(super) fn unpack<'a>(&self, value: &'a [u8], what: &'static str) -> Result<Cow<'a, [u8]>> {
-        decompress_with_room(value, what, 0, self.codec, self.codec.max_ratio())
+        unpack(value, what, self.framing(self.codec))
+    }
+
+    /// How this snapshot's values name their codec: by a tag (version 6
+    /// on), or not, when the reader knows it was `implied`.
+    pub(super) fn framing(&self, implied: Codec) -> Framing {
+        Framing::snapshot(self.version, implied)
+    }
+
+    /// The codec its values had before version 6 (see [`Framing`]).
+    pub(super) fn codec(&self) -> Codec {
+        self.codec
     }
 
     /// The segments of snapshot text `i`.
@@ -973,7 +801,8 @@ impl Snapshot {
     /// A segments value, decompressed: it may expand at most
     /// [`MAX_RATIO_SEGMENTS`] times.
     pub(super) fn unpack_segments<'a>(&self, value: &'a [u8]) -> Result<Cow<'a, [u8]>> {
-        decompress_with_room(value, "segments", 0, self.codec, MAX_RATIO_SEGMENTS)
+        let framing = self.framing(self.codec);
+        unpack_with(value, "segments", framing, 0, Some(MAX_RATIO_SEGMENTS))
     }
 
     /// The styles of snapshot text `i` (see `text::StoredStyles`), or
@@ -998,7 +827,8 @@ impl Snapshot {
     pub fn stored_text(&self, i: u32, room: usize) -> Result<String> {
         let value = self.store.get(&key(KEY_TEXT, i)).unwrap_or(&[]);
         // LZ4 in every mode (see `encode_state`).
-        let raw = match decompress_with_room(value, "snapshot text", room, Codec::Lz4, MAX_RATIO)? {
+        let framing = self.framing(Codec::Lz4);
+        let raw = match unpack_with(value, "snapshot text", framing, room, None)? {
             Cow::Owned(raw) => raw,
             Cow::Borrowed(raw) => {
                 let mut owned = Vec::with_capacity(raw.len().saturating_add(room.min(raw.len())));
@@ -1034,38 +864,6 @@ impl Snapshot {
 )]
 mod tests {
     use super::*;
-
-    /// The token walk agrees with the decompressor on real blocks, and
-    /// refuses blocks that claim more, or less, or point before the start.
-    #[test]
-    fn lz4_walk_finds_the_length_of_what_a_block_produces() {
-        let inputs: Vec<Vec<u8>> = vec![
-            b"a".to_vec(),
-            vec![b'a'; 100_000],
-            (0..50_000u32).map(|i| (i * 7 % 251) as u8).collect(),
-            "Hello wörld 😀 ".repeat(3_000).into_bytes(),
-        ];
-        for raw in inputs {
-            for packed in [
-                lz4_flex::block::compress(&raw),
-                super::super::lz4hc::compress(&raw),
-            ] {
-                assert_eq!(lz4_output_len(&packed, raw.len()), Some(raw.len()));
-                assert_eq!(lz4_output_len(&packed, raw.len() - 1), None);
-                for cut in [1, packed.len() / 2, packed.len() - 1] {
-                    let short = lz4_output_len(&packed[..cut], raw.len());
-                    assert_ne!(short, Some(raw.len()), "cut at {cut}");
-                }
-                let mut value = Vec::new();
-                write_varint(&mut value, raw.len() as u64 * 2);
-                value.extend_from_slice(&packed);
-                assert!(decompress_with_room(&value, "t", 0, Codec::Lz4, MAX_RATIO).is_err());
-            }
-        }
-        // A match whose offset reaches before the output's start.
-        assert_eq!(lz4_output_len(&[0x10, b'x', 2, 0, 0x00], 100), None);
-        assert_eq!(lz4_output_len(&[0x10, b'x', 1, 0, 0x00], 100), Some(5));
-    }
 
     /// Segments whose lengths and starts take one to five varint bytes.
     fn sample() -> Vec<Segment> {

@@ -29,6 +29,8 @@ use crate::value::Value;
 
 use weft_kv::MemKvStore;
 
+use super::packed::{unpack, Codec, Framing};
+
 use super::value_bytes::{
     read_map_value, read_object_ref, read_object_table, read_string, write_map_value, ObjectTable,
 };
@@ -62,7 +64,10 @@ pub(super) fn read_entries(store: &MemKvStore, version: u8) -> Result<Vec<Box<st
         return Err(bad("map names or embeds against the format version"));
     }
     match names {
-        Some(value) => read_names(&super::snapshot::decompress(value, "map names")?),
+        Some(value) => {
+            let framing = Framing::snapshot(version, Codec::Lz4);
+            read_names(&unpack(value, "map names", framing)?)
+        }
         None => Ok(Vec::new()),
     }
 }

@@ -1,6 +1,7 @@
 //! Writing and reading the updates format (see the module doc of
 //! [`super`] for the byte layout).
 
+use super::packed::{is_compressed, pack, unpack, Codec, Framing};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -172,13 +173,14 @@ pub(crate) fn encode_body(
     write_bytes(&mut body, &names);
     write_bytes(&mut body, &changes);
     write_bytes(&mut body, &ops);
-    // Version 4 when the content compresses (a long history: prose
-    // compresses 2-3x), else the smallest version that holds the update,
-    // byte for byte as older writers wrote it.
-    let packed = super::snapshot::pack(&content, super::snapshot::Codec::Lz4);
-    let version = if super::snapshot::is_compressed(&packed) {
+    // Version 5 when the content compresses (a long history: prose
+    // compresses 2-3x; the value names its codec), else the smallest
+    // version that holds the update, byte for byte as older writers
+    // wrote it.
+    let packed = pack(&content, Codec::Lz4);
+    let version = if is_compressed(&packed) {
         write_bytes(&mut body, &packed);
-        4
+        5
     } else {
         write_bytes(&mut body, &content);
         if !t.maps.is_empty() || embed_count > 0 {
@@ -495,9 +497,15 @@ pub(crate) fn decode_body(body: &[u8], version: u8) -> Result<Update> {
         offset: content_offset + e.valid_up_to(),
         what: "UTF-8 content",
     };
-    // Version 4: the content is a compressed value (LZ4, or stored).
+    // Version 4: the content is a compressed value (LZ4, or stored); 5:
+    // one that names its codec.
     let content: Cow<'_, str> = if version >= 4 {
-        match super::snapshot::decompress(content_bytes, "update content")? {
+        let framing = if version >= 5 {
+            Framing::Tagged
+        } else {
+            Framing::Implied(Codec::Lz4)
+        };
+        match unpack(content_bytes, "update content", framing)? {
             Cow::Borrowed(raw) => Cow::Borrowed(std::str::from_utf8(raw).map_err(utf8_error)?),
             Cow::Owned(raw) => {
                 Cow::Owned(String::from_utf8(raw).map_err(|e| utf8_error(e.utf8_error()))?)
