@@ -82,9 +82,21 @@ pub enum Error {
     /// The body is structurally invalid at byte `offset` (which field:
     /// `what`). Bytes written by Weft never produce this.
     Malformed {
-        /// Byte offset into the body where decoding failed.
+        /// Byte offset where decoding failed: into the body, or into the
+        /// snapshot value (decompressed) that holds the field
+        /// (`docs/FORMAT.md` section 9 lists each case).
         offset: usize,
         /// The field that was invalid.
+        what: &'static str,
+    },
+    /// Every field decodes, but the parts of the input contradict each
+    /// other or the rules of its format version, with no single byte at
+    /// fault: a snapshot entry missing or not allowed in its version, a
+    /// text whose length differs from its meta, segments that do not fit
+    /// the history, an op naming a text the update does not list. Bytes
+    /// written by Weft never produce this.
+    Inconsistent {
+        /// What disagrees.
         what: &'static str,
     },
     /// An op refers to an op id this document has never seen, although the
@@ -214,6 +226,7 @@ impl fmt::Display for Error {
             Error::Malformed { offset, what } => {
                 write!(f, "malformed input at body offset {offset}: invalid {what}")
             }
+            Error::Inconsistent { what } => write!(f, "inconsistent input: {what}"),
             Error::UnknownId(id) => write!(f, "an op refers to unknown op {id}"),
             Error::UnknownOp(id) => write!(f, "the document has no op {id}"),
             Error::InvalidVersion { what } => write!(f, "invalid version: {what}"),

@@ -303,7 +303,7 @@ fn version_4_reads_marks_from_the_history_and_versions_must_match_styles() {
     relabelled[4] = 4;
     assert!(matches!(
         Doc::new().import(&relabelled),
-        Err(Error::Malformed { .. })
+        Err(Error::Inconsistent { .. })
     ));
     let mut plain = doc(1);
     plain.text("t").insert(0, "no marks").unwrap();
@@ -312,7 +312,7 @@ fn version_4_reads_marks_from_the_history_and_versions_must_match_styles() {
     relabelled[4] = 5;
     assert!(matches!(
         Doc::new().import(&relabelled),
-        Err(Error::Malformed { .. })
+        Err(Error::Inconsistent { .. })
     ));
 }
 
@@ -368,9 +368,8 @@ fn forged_stored_styles_are_refused_when_the_text_loads() {
     );
     assert!(matches!(
         d.load(),
-        Err(Error::Malformed {
-            what: "snapshot styles",
-            ..
+        Err(Error::Inconsistent {
+            what: "snapshot styles"
         })
     ));
     assert!(d.text("t").insert(0, "x").is_err());

@@ -98,13 +98,11 @@ impl LazyDoc {
     pub fn text<'a>(&'a self, log: &'a OpLog, i: u32) -> Result<&'a str> {
         if let Some(head) = &self.head {
             let range = head.text_range(i as usize)?;
-            return log.content().get(range).ok_or(Error::Malformed {
-                offset: 0,
+            return log.content().get(range).ok_or(Error::Inconsistent {
                 what: "snapshot text",
             });
         }
-        let cell = self.texts.get(i as usize).ok_or(Error::Malformed {
-            offset: 0,
+        let cell = self.texts.get(i as usize).ok_or(Error::Inconsistent {
             what: "snapshot text index",
         })?;
         cell.get_or_init(|| self.snap.stored_text(i, 0))
@@ -161,8 +159,7 @@ impl LazyDoc {
     /// origins of one built before the history. On error `state` is
     /// unchanged.
     pub fn finish_text(&mut self, log: &OpLog, state: &mut TextState, t: TextIdx) -> Result<()> {
-        let bad = Error::Malformed {
-            offset: 0,
+        let bad = Error::Inconsistent {
             what: "snapshot text index",
         };
         let (Some(head), Some(loaded)) = (&self.head, &self.loaded) else {

@@ -399,8 +399,8 @@ impl Doc {
     ///
     /// # Errors
     ///
-    /// [`Error::Malformed`], [`Error::UnknownId`] or [`Error::HistoryFull`]
-    /// when the snapshot's body is inconsistent — which its document
+    /// [`Error::Inconsistent`], [`Error::Malformed`], [`Error::UnknownId`]
+    /// or [`Error::HistoryFull`] when the snapshot's body is inconsistent — which its document
     /// checksum rules out for anything Weft wrote, so only a body forged
     /// with a recomputed checksum does this. The document is unchanged
     /// then (still readable as imported).
@@ -594,7 +594,9 @@ impl Doc {
     ///
     /// [`Error::EmptyInput`], [`Error::BadMagic`] for bytes that are not a
     /// Weft export; [`Error::UnexpectedEof`], [`Error::ChecksumMismatch`],
-    /// [`Error::Malformed`] for damaged or truncated ones;
+    /// [`Error::Malformed`] (a field that does not decode),
+    /// [`Error::Inconsistent`] (parts that contradict each other) for
+    /// damaged or truncated ones;
     /// [`Error::UnsupportedVersion`], [`Error::UnsupportedMode`] for exports
     /// this build cannot read; [`Error::InvalidPeerId`] for a reserved peer id;
     /// [`Error::UnknownId`] when an op refers to an op outside its declared

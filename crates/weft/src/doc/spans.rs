@@ -36,7 +36,7 @@ impl Doc {
     /// As [`Doc::import`] for bytes that are not an export of a version
     /// this build reads: [`crate::Error::BadMagic`],
     /// [`crate::Error::ChecksumMismatch`], [`crate::Error::Malformed`],
-    /// and the like.
+    /// [`crate::Error::Inconsistent`], and the like.
     ///
     /// # Examples
     ///

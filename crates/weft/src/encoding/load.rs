@@ -62,7 +62,7 @@ impl Snapshot {
     /// `None` to decompress it straight into the log), but not the op
     /// runs of the history: those wait for [`Snapshot::load_history`].
     pub fn load_head<'t>(&self, text: impl Fn(u32) -> Option<&'t str>) -> Result<(OpLog, Head)> {
-        let bad = |what| Error::Malformed { offset: 0, what };
+        let bad = |what| Error::Inconsistent { what };
         let meta = &self.meta;
         let mut log = OpLog::default();
         let changes = self.store.get(KEY_CHANGES).ok_or(bad("change table"))?;
@@ -116,7 +116,7 @@ impl Snapshot {
         head: &Head,
         doc_index: &[TextIdx],
     ) -> Result<Loaded> {
-        let bad = |what| Error::Malformed { offset: 0, what };
+        let bad = |what| Error::Inconsistent { what };
         let n = self.meta.texts.len();
         let segments = (0..n as u32)
             .map(|i| self.segments(i))
@@ -165,7 +165,10 @@ impl Snapshot {
                     self.codec()
                 };
                 let raw = unpack(value, "deleted text", self.framing(implied))?;
-                String::from_utf8(raw.into_owned()).map_err(|_| bad("deleted text UTF-8"))?
+                String::from_utf8(raw.into_owned()).map_err(|e| Error::Malformed {
+                    offset: e.utf8_error().valid_up_to(),
+                    what: "deleted text UTF-8",
+                })?
             }
             None => String::new(),
         };
@@ -303,7 +306,7 @@ impl Snapshot {
         unloaded: Unloaded,
         t: TextIdx,
     ) -> Result<Vec<Item>> {
-        let bad = |what| Error::Malformed { offset: 0, what };
+        let bad = |what| Error::Inconsistent { what };
         let i = unloaded.index as usize;
         let range = head.text_range(i)?;
         let segs = loaded.segments.get(i).ok_or(bad("snapshot text index"))?;
@@ -338,7 +341,7 @@ impl Snapshot {
     /// history; the rest is checked when [`Snapshot::fill_origins`] fills
     /// in the origins.
     pub fn plain_items(&self, head: &Head, log: &OpLog, unloaded: Unloaded) -> Result<TreeBuilder> {
-        let bad = |what| Error::Malformed { offset: 0, what };
+        let bad = |what| Error::Inconsistent { what };
         let range = head.text_range(unloaded.index as usize)?;
         // Overlapping segments are caught when the origins are filled in:
         // until then no seq is looked up.
@@ -377,8 +380,7 @@ impl Snapshot {
         if loaded.inserted.get(t.as_usize()).copied().unwrap_or(0) != covered
             || overlapping(&snapshot_chars, self.meta.ops)
         {
-            return Err(Error::Malformed {
-                offset: 0,
+            return Err(Error::Inconsistent {
                 what: "snapshot segments",
             });
         }
@@ -396,7 +398,7 @@ impl Head {
         segments: &[Vec<Segment>],
         content: &str,
     ) -> Result<Vec<(Segment, u32, Range<usize>)>> {
-        let bad = |what| Error::Malformed { offset: 0, what };
+        let bad = |what| Error::Inconsistent { what };
         let mut all = Vec::with_capacity(segments.iter().map(Vec::len).sum());
         for (i, (segs, range)) in segments.iter().zip(&self.text_ranges).enumerate() {
             let text = content.get(range.clone()).ok_or(bad("snapshot text"))?;
@@ -419,8 +421,7 @@ impl Head {
 
     /// Where snapshot text `i` is in the log's content.
     pub fn text_range(&self, i: usize) -> Result<Range<usize>> {
-        self.text_ranges.get(i).cloned().ok_or(Error::Malformed {
-            offset: 0,
+        self.text_ranges.get(i).cloned().ok_or(Error::Inconsistent {
             what: "snapshot text index",
         })
     }
@@ -460,7 +461,7 @@ pub(super) fn run_at(log: &OpLog, seq: Seq) -> Option<&OpRun> {
 /// against the log built so far and appends it (inserts split where
 /// their chars' visibility changes).
 fn push_run(log: &mut OpLog, cursor: &mut SegmentCursor<'_>, run: OpRun) -> Result<()> {
-    let bad = |what| Error::Malformed { offset: 0, what };
+    let bad = |what| Error::Inconsistent { what };
     let OpRun {
         seq,
         len,
@@ -551,7 +552,7 @@ pub(super) fn push_insert(
     text: TextIdx,
     origins: (Seq, Seq),
 ) -> Result<()> {
-    let bad = |what| Error::Malformed { offset: 0, what };
+    let bad = |what| Error::Inconsistent { what };
     log.push_insert_pieces((seq, len, text), origins, |at, end| {
         // The segment holding `at`.
         while cursor
@@ -788,10 +789,9 @@ mod tests {
         // is op `start` (`read_mark_end` refuses an op that starts no mark).
         let end = |left, right, start| {
             move |log: &mut OpLog| {
-                let (mark, _) = log.mark_started_by(start).ok_or(Error::Malformed {
-                    offset: 0,
-                    what: "mark start",
-                })?;
+                let (mark, _) = log
+                    .mark_started_by(start)
+                    .ok_or(Error::Inconsistent { what: "mark start" })?;
                 Ok(OpKind::MarkEnd {
                     origin_left: left,
                     origin_right: right,

@@ -395,8 +395,8 @@ fn check_magic(bytes: &[u8]) -> Result<()> {
 ///
 /// [`Error::EmptyInput`], [`Error::UnexpectedEof`], [`Error::BadMagic`],
 /// [`Error::UnsupportedVersion`], [`Error::UnsupportedMode`],
-/// [`Error::ChecksumMismatch`], [`Error::Malformed`] or
-/// [`Error::Storage`].
+/// [`Error::ChecksumMismatch`], [`Error::Malformed`],
+/// [`Error::Inconsistent`] or [`Error::Storage`].
 pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded> {
     check_magic(bytes)?;
     let header = bytes.get(..HEADER_LEN).ok_or(Error::UnexpectedEof)?;
@@ -410,11 +410,9 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded> {
     if !(MODE_UPDATES..=MODE_SHALLOW).contains(&mode) {
         return Err(Error::UnsupportedMode(mode));
     }
+    // Reserved for a later format: bytes this build cannot read.
     if r.take(2)? != [0, 0] {
-        return Err(Error::Malformed {
-            offset: 0,
-            what: "reserved header bytes",
-        });
+        return Err(Error::UnsupportedVersion(version));
     }
     let expected = r.u64_le()?;
     let body = bytes.get(HEADER_LEN..).unwrap_or(&[]);

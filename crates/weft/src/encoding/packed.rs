@@ -172,28 +172,32 @@ pub(super) fn unpack_with<'a>(
     max_ratio: Option<usize>,
 ) -> Result<Cow<'a, [u8]>> {
     let mut r = Reader::new(value, 0);
-    let malformed = Error::Malformed { offset: 0, what };
+    // Offsets count from the value's first byte: the tag, the length, or
+    // the compressed bytes, whichever is at fault.
+    let at = |offset| Error::Malformed { offset, what };
     let codec = match framing {
         Framing::Implied(codec) => codec,
         Framing::Tagged => match r.u8()? {
             TAG_STORED => return Ok(Cow::Borrowed(r.take(r.remaining())?)),
             TAG_LZ4 => Codec::Lz4,
             TAG_DEFLATE => Codec::Deflate,
-            _ => return Err(malformed),
+            _ => return Err(at(0)),
         },
     };
-    let len = usize::try_from(r.varint()?).map_err(|_| malformed.clone())?;
+    let len_at = r.offset();
+    let len = usize::try_from(r.varint()?).map_err(|_| at(len_at))?;
+    let packed_at = r.offset();
     let packed = r.take(r.remaining())?;
     if len == 0 {
         return match framing {
             Framing::Implied(_) => Ok(Cow::Borrowed(packed)),
             // A tagged value of nothing is stored.
-            Framing::Tagged => Err(malformed),
+            Framing::Tagged => Err(at(len_at)),
         };
     }
     let max_ratio = max_ratio.unwrap_or(codec.max_ratio());
     if len > packed.len().saturating_mul(max_ratio).saturating_add(64) {
-        return Err(malformed);
+        return Err(at(len_at));
     }
     // Room to grow, for a text: never more than the text (its size in the
     // meta, which the caller's room follows, is checked only after).
@@ -207,14 +211,14 @@ pub(super) fn unpack_with<'a>(
         Codec::Lz4 => {
             let claims_much = len > packed.len().saturating_mul(CHECKED_RATIO);
             if claims_much && lz4_output_len(packed, len) != Some(len) {
-                return Err(malformed);
+                return Err(at(packed_at));
             }
             // Zeroed by the allocator, which is often free (fresh pages),
             // unlike zeroing only `len` bytes of a bigger buffer.
             let mut out = vec![0u8; len.saturating_add(room)];
             match lz4_flex::block::decompress_into(packed, &mut out) {
                 Ok(n) if n == len => out.truncate(len),
-                _ => return Err(malformed),
+                _ => return Err(at(packed_at)),
             }
             out
         }
@@ -223,7 +227,7 @@ pub(super) fn unpack_with<'a>(
                 out.reserve_exact(room);
                 out
             }
-            _ => return Err(malformed),
+            _ => return Err(at(packed_at)),
         },
     };
     Ok(Cow::Owned(out))
@@ -364,6 +368,21 @@ mod tests {
                 "{bad:?}"
             );
         }
+        // Each error names the byte at fault: the tag, the length, or the
+        // compressed bytes.
+        let offset = |value: &[u8]| match unpack(value, "t", Framing::Tagged) {
+            Err(Error::Malformed { offset, .. }) => Some(offset),
+            _ => None,
+        };
+        assert_eq!(offset(&[7, 3, b'a']), Some(0));
+        assert_eq!(offset(&[1, 0, b'a']), Some(1));
+        assert_eq!(
+            offset(&[2, 0xE8, 0x07, 1, 2]),
+            Some(1),
+            "1,000 from 2 bytes"
+        );
+        assert_eq!(offset(&[1, 0x05, 0xF0]), Some(2), "an LZ4 block cut short");
+        assert_eq!(offset(&[2, 0x05, 0xFF, 0xFF]), Some(2), "not deflate");
         assert!(matches!(
             unpack(&[1], "t", Framing::Tagged),
             Err(Error::UnexpectedEof)

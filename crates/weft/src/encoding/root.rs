@@ -77,7 +77,7 @@ pub(super) fn push_root(
     later: &[Range<Seq>],
     doc_index: &[TextIdx],
 ) -> Result<()> {
-    let bad = |what| Error::Malformed { offset: 0, what };
+    let bad = |what| Error::Inconsistent { what };
     let mut later = later.iter().peekable();
     let mut anchors: Vec<(Seq, usize, bool)> = Vec::with_capacity(marks.len() * 2);
     for (i, m) in marks.iter().enumerate() {

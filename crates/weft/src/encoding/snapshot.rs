@@ -398,12 +398,10 @@ impl Snapshot {
     pub fn decode(body: &[u8], version: u8, shallow: bool) -> Result<Snapshot> {
         let mut store = MemKvStore::new();
         store.import_all_unchecked(body).map_err(Error::Storage)?;
-        let meta = decode_meta(store.get(KEY_META).ok_or(Error::Malformed {
-            offset: 0,
+        let meta = decode_meta(store.get(KEY_META).ok_or(Error::Inconsistent {
             what: "snapshot meta entry",
         })?)?;
-        let bad_root = Error::Malformed {
-            offset: 0,
+        let bad_root = Error::Inconsistent {
             what: "shallow root",
         };
         let trimmed = match (store.get(KEY_ROOT), shallow) {
@@ -429,8 +427,7 @@ impl Snapshot {
         for (i, text) in (0..).zip(&meta.texts) {
             if store.get(&key(KEY_SEGMENTS, i)).is_none() || store.get(&key(KEY_TEXT, i)).is_none()
             {
-                return Err(Error::Malformed {
-                    offset: 0,
+                return Err(Error::Inconsistent {
                     what: "snapshot text entry",
                 });
             }
@@ -439,16 +436,14 @@ impl Snapshot {
             let styles = store.get(&key(snapshot_styles::KEY_STYLES, i)).is_some();
             let marked = text.counts.anchors > 0;
             if (styles && (version < 5 || !marked)) || (version >= 5 && marked && !styles) {
-                return Err(Error::Malformed {
-                    offset: 0,
+                return Err(Error::Inconsistent {
                     what: "snapshot styles entry",
                 });
             }
             styled |= styles;
         }
         if version == 5 && !styled {
-            return Err(Error::Malformed {
-                offset: 0,
+            return Err(Error::Inconsistent {
                 what: "version 5 snapshot without styles",
             });
         }
@@ -467,14 +462,12 @@ impl Snapshot {
                 super::commit_infos::read_infos(&mut Reader::new(&value, 0))?
             }
             Some(_) => {
-                return Err(Error::Malformed {
-                    offset: 0,
+                return Err(Error::Inconsistent {
                     what: "commit infos in a version 1 snapshot",
                 })
             }
             None if version == 2 => {
-                return Err(Error::Malformed {
-                    offset: 0,
+                return Err(Error::Inconsistent {
                     what: "version 2 snapshot without commit infos",
                 })
             }
@@ -501,6 +494,7 @@ fn decode_pending(value: &[u8]) -> Result<Vec<Parked>> {
     let n = r.count("pending update count")?;
     let mut out = Vec::with_capacity(bounded_capacity(n));
     for _ in 0..n {
+        let at = r.offset();
         let bytes = r.bytes()?;
         match super::decode(bytes)? {
             super::Decoded::Update(update) => out.push(Parked {
@@ -509,7 +503,7 @@ fn decode_pending(value: &[u8]) -> Result<Vec<Parked>> {
             }),
             super::Decoded::Snapshot(_) => {
                 return Err(Error::Malformed {
-                    offset: 0,
+                    offset: at,
                     what: "pending update",
                 })
             }
@@ -836,8 +830,8 @@ impl Snapshot {
                 owned
             }
         };
-        let text = String::from_utf8(raw).map_err(|_| Error::Malformed {
-            offset: 0,
+        let text = String::from_utf8(raw).map_err(|e| Error::Malformed {
+            offset: e.utf8_error().valid_up_to(),
             what: "snapshot text UTF-8",
         })?;
         if self
@@ -847,8 +841,7 @@ impl Snapshot {
             .map(|m| m.counts.utf8 as usize)
             != Some(text.len())
         {
-            return Err(Error::Malformed {
-                offset: 0,
+            return Err(Error::Inconsistent {
                 what: "snapshot text length",
             });
         }

@@ -56,7 +56,7 @@ pub(super) fn write_entries(log: &OpLog, mut add: impl FnMut(&[u8], Vec<u8>)) {
 /// (3 has one or both, earlier ones neither, 4 either) and reads the map
 /// names.
 pub(super) fn read_entries(store: &MemKvStore, version: u8) -> Result<Vec<Box<str>>> {
-    let bad = |what| Error::Malformed { offset: 0, what };
+    let bad = |what| Error::Inconsistent { what };
     let (names, embeds) = (store.get(KEY_MAP_NAMES), store.get(KEY_EMBEDS));
     // Version 4 (a layout change) may hold them or not.
     let has = names.is_some() || embeds.is_some();
@@ -166,10 +166,7 @@ pub(super) fn read_root_sets(value: &[u8], trimmed: Seq, maps: usize) -> Result<
         });
     }
     if !r.is_empty() {
-        return Err(Error::Malformed {
-            offset: 0,
-            what: "trailing root map ops",
-        });
+        return Err(r.malformed("trailing root map ops"));
     }
     Ok(out)
 }

@@ -266,7 +266,7 @@ impl Inbox<'_> {
 ///
 /// # Errors
 ///
-/// [`Error::Malformed`] when one of them does not wait for anything (a
+/// [`Error::Inconsistent`] when one of them does not wait for anything (a
 /// snapshot never holds such a one: it was forged); nothing is parked
 /// then.
 pub(crate) fn park_snapshot_pending(
@@ -279,8 +279,7 @@ pub(crate) fn park_snapshot_pending(
         match missing_parts(&p.update, |peer| version.get(peer)) {
             Err(blocker) => blockers.push(blocker),
             Ok(_) => {
-                return Err(Error::Malformed {
-                    offset: 0,
+                return Err(Error::Inconsistent {
                     what: "snapshot pending update that is ready",
                 })
             }

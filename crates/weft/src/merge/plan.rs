@@ -523,10 +523,7 @@ pub(crate) fn plan_parts(
                 text_map
                     .get(run.text as usize)
                     .copied()
-                    .ok_or(Error::Malformed {
-                        offset: 0,
-                        what: "text index",
-                    })?
+                    .ok_or(Error::Inconsistent { what: "text index" })?
             };
             let piece = Piece {
                 first: OpId::new(change.peer, op_counter + offset),
@@ -730,10 +727,7 @@ impl Resolver<'_> {
             }
             UpdateKind::MapSet { set } => {
                 if update.map_sets.get(*set as usize).is_none() || p.len != 1 {
-                    return Err(Error::Malformed {
-                        offset: 0,
-                        what: "map op",
-                    });
+                    return Err(Error::Inconsistent { what: "map op" });
                 }
                 out.sources.map_sets.push(*set);
                 let new = MapSetIdx::new(out.map_sets_end);

@@ -726,7 +726,7 @@ impl OpLog {
     ///
     /// # Errors
     ///
-    /// What `piece` returns, or [`Error::Malformed`] if a piece is empty
+    /// What `piece` returns, or [`Error::Inconsistent`] if a piece is empty
     /// or ends past the run.
     pub fn push_insert_pieces(
         &mut self,
@@ -750,8 +750,7 @@ impl OpLog {
         while at < end {
             let (upto, byte_start, bytes) = piece(at, end)?;
             if upto <= at || upto > end {
-                return Err(Error::Malformed {
-                    offset: 0,
+                return Err(Error::Inconsistent {
                     what: "insert piece",
                 });
             }

@@ -25,7 +25,7 @@ pub(crate) struct Segment {
 
 /// A snapshot whose segments do not fit its text or history.
 fn bad(what: &'static str) -> Error {
-    Error::Malformed { offset: 0, what }
+    Error::Inconsistent { what }
 }
 
 impl TextState {
