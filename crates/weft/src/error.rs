@@ -153,6 +153,14 @@ pub enum Error {
     /// causal past lacks part of the root (edits concurrent to it). Such
     /// ops need a replica with the full history.
     TrimmedHistory,
+    /// Op `0` cannot be cancelled: it is not an op of this peer, or not a
+    /// delete, a mark's start op or a cancel.
+    NotCancellable(OpId),
+    /// This build cannot do this yet (`what` says what).
+    Unsupported {
+        /// What is not supported.
+        what: &'static str,
+    },
     /// The key-value table inside a snapshot is damaged.
     Storage(weft_kv::Error),
     /// One op exports to more bytes than [`crate::Doc::export_updates_within`]
@@ -227,6 +235,8 @@ impl fmt::Display for Error {
                 write!(f, "malformed input at body offset {offset}: invalid {what}")
             }
             Error::Inconsistent { what } => write!(f, "inconsistent input: {what}"),
+            Error::NotCancellable(id) => write!(f, "op {id} cannot be cancelled"),
+            Error::Unsupported { what } => write!(f, "not supported yet: {what}"),
             Error::UnknownId(id) => write!(f, "an op refers to unknown op {id}"),
             Error::UnknownOp(id) => write!(f, "the document has no op {id}"),
             Error::InvalidVersion { what } => write!(f, "invalid version: {what}"),

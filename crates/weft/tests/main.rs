@@ -5,6 +5,7 @@
 //! global allocator.
 
 mod blocks;
+mod cancel;
 mod checkout;
 mod containers;
 mod cursors;

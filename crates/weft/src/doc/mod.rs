@@ -2,6 +2,7 @@
 //! its texts; `lazy.rs` holds what a lazily imported snapshot still has
 //! to load.
 
+mod cancel;
 mod checkout;
 mod containers;
 mod debug;

@@ -47,6 +47,11 @@ impl Doc {
     /// document at `frontiers`.
     pub(super) fn shallow_snapshot(&self, frontiers: &Frontiers) -> Result<Vec<u8>> {
         let root = self.log.frontiers_to_vv(frontiers)?;
+        if self.log.has_cancel_ops() {
+            return Err(Error::Unsupported {
+                what: "shallow snapshots of a history with cancels (undo)",
+            });
+        }
         self.log.check_trimmed(&root)?;
         let pending: Vec<&[u8]> = self.pending.iter().map(|p| &*p.bytes).collect();
         if root == self.log.version() {

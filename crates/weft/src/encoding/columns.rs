@@ -60,6 +60,8 @@ const DELETE_BACKWARDS: u8 = 2;
 const MARK_START: u8 = 3;
 const MARK_END: u8 = 4;
 const MAP_SET: u8 = 5;
+/// A cancel run (version 6): in extras, varint seq - its first target.
+const CANCEL: u8 = 6;
 const FLAG_TEXT: u8 = 1 << 3;
 
 /// The chars next to a seq in the document order of a snapshot's
@@ -237,6 +239,7 @@ impl ColumnWriter {
             OpKind::MarkStart { .. } => MARK_START,
             OpKind::MarkEnd { .. } => MARK_END,
             OpKind::MapSet { .. } => MAP_SET,
+            OpKind::Cancel { .. } => CANCEL,
         };
         let flag = if run.text != self.text {
             self.text = run.text;
@@ -315,6 +318,9 @@ impl ColumnWriter {
                 let start = log.mark(mark).map_or(run.seq, |m| m.start);
                 write_varint(&mut self.extras, u64::from(run.seq - start));
             }
+            OpKind::Cancel { target } => {
+                write_varint(&mut self.extras, u64::from(run.seq - target));
+            }
             OpKind::MapSet { .. } => {}
         }
         self.runs += 1;
@@ -342,10 +348,10 @@ impl ColumnWriter {
 
 /// Reads the runs of one version 4 block starting at seq `seq`, as
 /// [`super::snapshot_history::decode_block`] reads older ones; `neighbours`
-/// gives the predicted origins; `framing` is how its columns name their
-/// codec (deflate before version 6).
+/// gives the predicted origins; `version` is the snapshot's format
+/// version (6: columns name their codec, cancel runs).
 pub(crate) fn decode_block(
-    (bytes, framing): (&[u8], Framing),
+    (bytes, version): (&[u8], u8),
     mut seq: Seq,
     limit: Seq,
     (texts, maps): (u32, u32),
@@ -358,6 +364,7 @@ pub(crate) fn decode_block(
     // runs than bytes. Each run takes at least one byte of the heads
     // column, which bounds the count once it is unpacked.
     let n = r.varint()?;
+    let framing = Framing::snapshot(version, Codec::Deflate);
     let mut columns = Vec::with_capacity(4);
     for what in ["run heads", "run origins", "delete targets", "run extras"] {
         columns.push(unpack(r.bytes()?, what, framing)?);
@@ -458,6 +465,15 @@ pub(crate) fn decode_block(
                 } else {
                     read_mark_end(&mut extras, log, seq, origins)?
                 }
+            }
+            CANCEL if version >= 6 => {
+                // Every target is an earlier op.
+                let back = extras.u32("cancel target")?;
+                let target = seq
+                    .checked_sub(back)
+                    .filter(|&t| back > 0 && t.checked_add(len).is_some_and(|e| e <= seq))
+                    .ok_or_else(|| extras.malformed("cancel target"))?;
+                OpKind::Cancel { target }
             }
             _ => return Err(heads.malformed("op kind")),
         };

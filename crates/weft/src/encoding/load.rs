@@ -232,7 +232,13 @@ impl Snapshot {
                 .ok_or(bad("history block"))?;
             let block = self.unpack(value, "history block")?;
             // The block's text indexes are the snapshot's.
+            let shallow = self.trimmed > 0;
             let push = |side: &mut OpLog, mut run: OpRun| {
+                // Shallow snapshots of histories with cancels are not
+                // written (see `Doc::shallow_snapshot`).
+                if shallow && matches!(run.kind, OpKind::Cancel { .. }) {
+                    return Err(bad("cancel in a shallow snapshot"));
+                }
                 run.text = doc_index
                     .get(run.text.as_usize())
                     .copied()
@@ -241,18 +247,15 @@ impl Snapshot {
             };
             let counts = (n as u32, maps);
             let end = match neighbours.as_mut() {
-                Some(neighbours) => {
-                    let framing = self.framing(Codec::Deflate);
-                    columns::decode_block(
-                        (&block, framing),
-                        seq,
-                        ops,
-                        counts,
-                        neighbours,
-                        &mut side,
-                        push,
-                    )?
-                }
+                Some(neighbours) => columns::decode_block(
+                    (&block, self.version),
+                    seq,
+                    ops,
+                    counts,
+                    neighbours,
+                    &mut side,
+                    push,
+                )?,
                 None => snapshot_history::decode_block(&block, seq, ops, counts, &mut side, push)?,
             };
             if end == seq {
@@ -536,6 +539,19 @@ fn push_run(log: &mut OpLog, cursor: &mut SegmentCursor<'_>, run: OpRun) -> Resu
         }
         // The block's reader records map ops.
         OpKind::MapSet { .. } => return Err(bad("map op")),
+        OpKind::Cancel { target } => {
+            for i in 0..len {
+                let (op, t) = (seq + i, target.checked_add(i).ok_or(bad("cancel target"))?);
+                let peers = (log.seq_to_id(t).peer, log.seq_to_id(op).peer);
+                if !check::cancel_targets(log, t..t + 1, (text, op), peers) {
+                    return Err(bad("cancel target"));
+                }
+            }
+            log.push_op_unmerged(run);
+            // The segments hold the texts as the cancels left them.
+            log.record_cancels(&run)?;
+            return Ok(());
+        }
     }
     log.push_op_unmerged(run);
     Ok(())

@@ -39,6 +39,10 @@ const FLAG_TEXT: u8 = 1 << 3;
 /// length of 0 (no run is empty) starts an op of a kind added later:
 /// a u8 sub-kind follows (format version 3).
 const SUBKIND_MAP_SET: u8 = 0;
+/// The sub-kind of a cancel run (format version 5): varint length, varint
+/// text index, then the first target as an id relative to the run's own
+/// first id.
+const SUBKIND_CANCEL: u8 = 1;
 
 /// Assigns small indexes to peers and texts in order of first use.
 #[derive(Default)]
@@ -126,6 +130,7 @@ pub(crate) fn encode_body(
         prev_insert: None,
         cur_text: 0,
         last_ref: None,
+        cancels: false,
     };
     let mut changes = Vec::new();
     write_varint(&mut changes, pieces.len() as u64);
@@ -178,7 +183,7 @@ pub(crate) fn encode_body(
     // version that holds the update, byte for byte as older writers
     // wrote it.
     let packed = pack(&content, Codec::Lz4);
-    let version = if is_compressed(&packed) {
+    let version = if is_compressed(&packed) || w.cancels {
         write_bytes(&mut body, &packed);
         5
     } else {
@@ -273,6 +278,8 @@ struct RunWriter<'a> {
     cur_text: u64,
     /// The id the next reference is written relative to.
     last_ref: Option<OpId>,
+    /// Whether a cancel run was written (version 5 then).
+    cancels: bool,
 }
 
 impl RunWriter<'_> {
@@ -281,6 +288,10 @@ impl RunWriter<'_> {
     fn write_run(&mut self, piece: &OpRun) {
         if let OpKind::MapSet { set } = piece.kind {
             self.write_map_set(set);
+            return;
+        }
+        if let OpKind::Cancel { target } = piece.kind {
+            self.write_cancel(piece, target);
             return;
         }
         let text_idx = self.t.text(piece.text);
@@ -304,7 +315,7 @@ impl RunWriter<'_> {
                 bytes,
             ),
             OpKind::MarkStart { .. } | OpKind::MarkEnd { .. } => self.write_mark(piece, text_flag),
-            OpKind::MapSet { .. } => {}
+            OpKind::MapSet { .. } | OpKind::Cancel { .. } => {}
             OpKind::Delete { target, reversed } => {
                 self.write_kind(
                     if reversed {
@@ -394,6 +405,22 @@ impl RunWriter<'_> {
         self.t.id(&mut self.ops, left, self.last_ref.unwrap_or(own));
         self.t
             .id(&mut self.ops, id(origin_right), left.unwrap_or(own));
+    }
+
+    /// A cancel run: the escape, its length, text and first target
+    /// (relative to its own first id). Leaves the cursor where it was.
+    fn write_cancel(&mut self, piece: &OpRun, target: Seq) {
+        self.cancels = true;
+        self.ops.push(KIND_MARK_START);
+        write_varint(&mut self.ops, 0);
+        self.ops.push(SUBKIND_CANCEL);
+        write_varint(&mut self.ops, u64::from(piece.len));
+        let text = self.t.text(piece.text);
+        write_varint(&mut self.ops, text);
+        let own = self.log.seq_to_id(piece.seq);
+        let target = self.log.seq_to_id(target);
+        self.t.id(&mut self.ops, Some(target), own);
+        self.prev_insert = None;
     }
 
     /// A map op: the escape, its map's index, key and value (u8 0 for a
@@ -555,6 +582,7 @@ pub(crate) fn decode_body(body: &[u8], version: u8) -> Result<Update> {
         marks: Vec::new(),
         map_sets: Vec::new(),
         map_names: &map_names,
+        version,
         os,
         peers: &peers,
         texts: texts.len(),
@@ -667,6 +695,8 @@ struct RunReader<'a> {
     map_sets: Vec<MapWrite>,
     /// The map names of a version 3 update (else empty).
     map_names: &'a [Box<str>],
+    /// The update's format version.
+    version: u8,
     peers: &'a [PeerId],
     /// Number of texts the update names.
     texts: usize,
@@ -698,7 +728,7 @@ impl RunReader<'_> {
             self.os.u32("op length")?
         };
         if kind == KIND_MARK_START && packed_len == 0 && run_len == 0 {
-            return self.read_extended();
+            return self.read_extended(own, left);
         }
         if kind & FLAG_TEXT != 0 {
             self.text = self.os.u32("text index")?;
@@ -733,11 +763,31 @@ impl RunReader<'_> {
     }
 
     /// An op of a kind after the first four (see [`SUBKIND_MAP_SET`]):
-    /// a map op. Leaves the cursor where it was.
+    /// a map op, or a cancel run (first op `own`, at most `left` ops).
+    /// Leaves the cursor where it was.
     #[cold]
-    fn read_extended(&mut self) -> Result<UpdateRun> {
+    fn read_extended(&mut self, own: OpId, left: u32) -> Result<UpdateRun> {
         let os = &mut self.os;
-        if os.u8()? != SUBKIND_MAP_SET {
+        let sub = os.u8()?;
+        if sub == SUBKIND_CANCEL && self.version >= 5 {
+            let len = os.u32("op length")?;
+            if len == 0 || len > left {
+                return Err(os.malformed("op length"));
+            }
+            let text = os.u32("text index")?;
+            if text as usize >= self.texts {
+                return Err(os.malformed("text index"));
+            }
+            let target =
+                read_id(os, self.peers, own)?.ok_or_else(|| os.malformed("cancel target"))?;
+            self.prev_insert = None;
+            return Ok(UpdateRun {
+                len,
+                text,
+                kind: UpdateKind::Cancel { target },
+            });
+        }
+        if sub != SUBKIND_MAP_SET {
             return Err(os.malformed("op kind"));
         }
         let map = usize::try_from(os.varint()?)

@@ -72,8 +72,12 @@ pub(crate) fn apply(
     for op in &plan.ops {
         match op.kind {
             OpKind::Insert { .. } => inserts += 1,
-            // Map ops too: the fast path takes inserts and deletes only.
-            OpKind::MarkStart { .. } | OpKind::MarkEnd { .. } | OpKind::MapSet { .. } => marks += 1,
+            // Map ops and cancels too: the fast path takes inserts and
+            // deletes only.
+            OpKind::MarkStart { .. }
+            | OpKind::MarkEnd { .. }
+            | OpKind::MapSet { .. }
+            | OpKind::Cancel { .. } => marks += 1,
             OpKind::Delete { .. } => {}
         }
     }
@@ -177,6 +181,10 @@ pub(crate) fn apply(
                     anchor(log, texts, run, expand)?;
                 }
                 OpKind::Delete { .. } => delete(log, texts, &mut linear, run)?,
+                OpKind::Cancel { .. } => {
+                    log.push_op(*run);
+                    super::cancel(log, texts, run)?;
+                }
                 OpKind::MapSet { set } => {
                     let from = map_sets_from.next().ok_or_else(|| broken("map write"))?;
                     let write = update

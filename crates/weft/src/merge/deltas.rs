@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use crate::event::{apply_change, attribute_changes, compose, normalize, Draft};
+use crate::event::{apply_change, attribute_changes, compose, diff_texts, normalize, Draft};
 use crate::id::{Seq, TextIdx};
 use crate::oplog::{OpKind, OpLog};
 use crate::style::Delta;
@@ -25,8 +25,11 @@ struct Watched {
     /// Its length in every unit kept (empty before: the event is the
     /// whole text after).
     old_len: [usize; 3],
-    /// Its delta, for a text the plan marks.
+    /// Its delta, for a text the plan marks or cancels ops in.
     old: Option<Vec<Delta>>,
+    /// Whether the plan cancels ops in it: chars may show again, which
+    /// the tree does not record, so the event is the whole text diffed.
+    cancels: bool,
 }
 
 /// The touched texts before a plan is applied.
@@ -47,6 +50,14 @@ pub(super) fn watch(log: &OpLog, texts: &mut TextTable, plan: &Plan) -> Watch {
         .collect();
     marked.sort_unstable();
     marked.dedup();
+    let mut cancelled: Vec<TextIdx> = plan
+        .ops
+        .iter()
+        .filter(|op| matches!(op.kind, OpKind::Cancel { .. }))
+        .map(|op| op.text)
+        .collect();
+    cancelled.sort_unstable();
+    cancelled.dedup();
     let mut watched = Vec::with_capacity(plan.touched.len());
     for &text in &plan.touched {
         let Some(state) = texts.get_mut(text) else {
@@ -54,16 +65,23 @@ pub(super) fn watch(log: &OpLog, texts: &mut TextTable, plan: &Plan) -> Watch {
                 text,
                 old_len: [0; 3],
                 old: None,
+                cancels: false,
             });
             continue;
         };
         let old_len = Unit::ALL.map(|u| state.visible_len(u) as usize);
-        let old = (old_len[0] > 0 && marked.binary_search(&text).is_ok())
+        let cancels = cancelled.binary_search(&text).is_ok();
+        let old = (cancels || (old_len[0] > 0 && marked.binary_search(&text).is_ok()))
             .then(|| TextRef::new(log, state, None).to_delta());
         if old_len[0] > 0 {
             state.record_deletions();
         }
-        watched.push(Watched { text, old_len, old });
+        watched.push(Watched {
+            text,
+            old_len,
+            old,
+            cancels,
+        });
     }
     Watch {
         first_new: log.next_seq(),
@@ -85,6 +103,11 @@ pub(super) fn record(watch: Watch, log: &OpLog, texts: &mut TextTable, draft: &m
             continue;
         };
         let mut deleted = state.take_deletions();
+        if let (true, Some(old)) = (w.cancels, &w.old) {
+            let now = TextRef::new(log, state, None).to_delta();
+            draft.add(w.text, |unit| diff_texts(old, &now, unit));
+            continue;
+        }
         if w.old_len[0] == 0 {
             let now = TextRef::new(log, state, None).to_delta();
             draft.add(w.text, |_| now.clone());

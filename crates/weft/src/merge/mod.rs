@@ -13,6 +13,7 @@
 
 mod apply;
 mod bits;
+mod cancel;
 mod deltas;
 mod fast_forward;
 mod inbox;
@@ -20,6 +21,7 @@ mod pending;
 mod plan;
 mod update;
 
+pub(crate) use cancel::cancel;
 pub(crate) use inbox::{park_snapshot_pending, Imported, Inbox};
 pub(crate) use pending::{Parked, Pending};
 pub(crate) use update::{MapWrite, MarkSet, Update, UpdateChange, UpdateKind, UpdateRun};

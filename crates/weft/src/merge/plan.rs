@@ -286,6 +286,69 @@ impl Resolver<'_> {
         Ok(())
     }
 
+    /// Resolves ops `id.counter..id.counter + n` of `id.peer`, which
+    /// cancel op `before` of `text` made by `peer` cancels, to ascending
+    /// seq ranges in `out.pieces` (cleared first); they must meet
+    /// [`check::cancel_targets`] (ops planned earlier in this update are
+    /// looked up in `out.ops`).
+    fn cancelled(
+        &self,
+        id: OpId,
+        n: u32,
+        (text, before, peer): (TextIdx, Seq, PeerId),
+        out: &mut Planned,
+    ) -> Result<()> {
+        out.pieces.clear();
+        let mut counter = id.counter;
+        let end = id.counter.checked_add(n).ok_or(Error::UnknownId(id))?;
+        while counter < end {
+            let here = OpId::new(id.peer, counter);
+            let (seqs, ok) = if let Some((start, stop, seq0)) = self.planned(here) {
+                let k = (end - counter).min(stop - counter);
+                let seq = seq0 + (counter - start);
+                let seqs = seq..seq + k;
+                let planned = check::Runs(&out.ops);
+                let ok = check::cancel_targets(
+                    &planned,
+                    seqs.clone(),
+                    (text, before),
+                    (here.peer, peer),
+                );
+                (seqs, ok)
+            } else if let Some(seq) = self.log.id_to_seq(here) {
+                // A shallow document's root ops are stand-ins.
+                if seq < self.log.trimmed_end() {
+                    return Err(Error::TrimmedHistory);
+                }
+                let change = self
+                    .log
+                    .changes()
+                    .get(self.log.change_index(seq))
+                    .ok_or(Error::UnknownId(here))?;
+                let k = (end - counter).min(change.counter_end() - counter);
+                let seqs = seq..seq + k;
+                let ok = check::cancel_targets(
+                    self.log,
+                    seqs.clone(),
+                    (text, before),
+                    (here.peer, peer),
+                );
+                (seqs, ok)
+            } else {
+                return Err(Error::UnknownId(here));
+            };
+            if !ok {
+                return Err(Error::UnknownId(here));
+            }
+            counter += seqs.end - seqs.start;
+            match out.pieces.last_mut() {
+                Some(last) if last.end == seqs.start => last.end = seqs.end,
+                _ => out.pieces.push(seqs),
+            }
+        }
+        Ok(())
+    }
+
     /// Resolves one origin (`None`: start or end of the text). A one-op
     /// [`Resolver::chars`] that looks in the update first: origins are two
     /// per insert run, and going through `chars` cost about twice as many
@@ -326,6 +389,11 @@ impl Earlier for PlannedSoFar<'_, '_> {
     #[inline(always)]
     fn inserts_into(&self, seqs: Range<Seq>, text: TextIdx) -> bool {
         self.0.planned_inserts(seqs, text)
+    }
+
+    /// Not known here: the planned runs are (see [`check::Runs`]).
+    fn cancellable(&self, _: Range<Seq>, _: TextIdx) -> bool {
+        false
     }
 }
 
@@ -722,6 +790,31 @@ impl Resolver<'_> {
                     out.pieces.iter().rev().for_each(&mut push);
                 } else {
                     out.pieces.iter().for_each(&mut push);
+                }
+                return Ok(());
+            }
+            UpdateKind::Cancel { target } => {
+                let first = OpId::new(target.peer, target.counter.wrapping_add(p.offset));
+                if target.counter.checked_add(p.offset).is_none() {
+                    return Err(Error::UnknownId(*target));
+                }
+                self.cancelled(first, p.len, (text, seq, p.first.peer), out)?;
+                // One log run per piece of consecutive targets.
+                let mut at = seq;
+                for i in 0..out.pieces.len() {
+                    let Some(piece) = out.pieces.get(i).cloned() else {
+                        break;
+                    };
+                    let len = piece.end - piece.start;
+                    out.ops.push(OpRun {
+                        seq: at,
+                        len,
+                        text,
+                        kind: OpKind::Cancel {
+                            target: piece.start,
+                        },
+                    });
+                    at += len;
                 }
                 return Ok(());
             }

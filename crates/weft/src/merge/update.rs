@@ -124,6 +124,11 @@ pub(crate) enum UpdateKind {
     MapSet {
         set: u32,
     },
+    /// Op `i` of the run cancels op `target.counter + i` of `target.peer`
+    /// (the run's own peer; see [`crate::oplog::OpKind::Cancel`]).
+    Cancel {
+        target: OpId,
+    },
 }
 
 impl UpdateRun {
@@ -304,6 +309,9 @@ fn run_kind(
         OpKind::Delete { target, reversed } => UpdateKind::Delete {
             target: log.seq_to_id(target),
             reversed,
+        },
+        OpKind::Cancel { target } => UpdateKind::Cancel {
+            target: log.seq_to_id(target),
         },
         OpKind::MarkStart {
             origin_left,

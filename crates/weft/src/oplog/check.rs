@@ -14,7 +14,10 @@
 //! - a mark's anchor is **glued** to the char on the side its expand rule
 //!   sticks to, and names nothing on the other side ([`glue`]);
 //! - a **mark end** names the start anchor of a mark of the same text,
-//!   made before it, that has no end yet ([`mark_end`]).
+//!   made before it, that has no end yet ([`mark_end`]);
+//! - a **cancel** names ops of its own peer made before it, each a delete,
+//!   a mark's start or a cancel, of the text the cancel is in
+//!   ([`cancel_targets`]).
 //!
 //! A char here is an insert op: marks' anchors and map ops are not chars.
 
@@ -23,7 +26,7 @@ use std::ops::Range;
 use crate::id::{Seq, TextIdx, NO_SEQ};
 use crate::style::ExpandType;
 
-use super::{OpKind, OpLog};
+use super::{OpKind, OpLog, OpRun};
 
 /// What the rules need to know of the ops made before the one checked.
 /// The log answers for the ops it holds; the update importer also for
@@ -37,6 +40,67 @@ pub(crate) trait Earlier {
     #[inline(always)]
     fn insert_into(&self, seq: Seq, text: TextIdx) -> bool {
         self.inserts_into(seq..seq + 1, text)
+    }
+
+    /// Whether the ops `seqs` (a non-empty range) are all ops of `text`
+    /// a cancel may name: deletes, mark starts and cancels.
+    fn cancellable(&self, seqs: Range<Seq>, text: TextIdx) -> bool;
+}
+
+/// Whether an op of kind `kind` may be cancelled.
+#[inline]
+pub(crate) fn cancellable(kind: &OpKind) -> bool {
+    matches!(
+        kind,
+        OpKind::Delete { .. } | OpKind::MarkStart { .. } | OpKind::Cancel { .. }
+    )
+}
+
+/// Whether the ops `seqs`, made by `target_peer`, may be cancelled by
+/// cancel op `op` of `text`, made by `peer`: ops of the same peer and
+/// text, made before it, each a delete, a mark start or a cancel.
+#[inline]
+pub(crate) fn cancel_targets<P: PartialEq>(
+    earlier: &impl Earlier,
+    seqs: Range<Seq>,
+    (text, op): (TextIdx, Seq),
+    (target_peer, peer): (P, P),
+) -> bool {
+    target_peer == peer
+        && seqs.start < seqs.end
+        && seqs.end <= op
+        && earlier.cancellable(seqs, text)
+}
+
+/// Ops as [`Earlier`] sees them: a slice of runs in seq order (the ops an
+/// update planned so far).
+pub(crate) struct Runs<'a>(pub &'a [OpRun]);
+
+impl Runs<'_> {
+    /// Whether the runs cover `seqs` with runs of `text` that `ok` takes.
+    fn all(&self, seqs: Range<Seq>, text: TextIdx, ok: impl Fn(&OpKind) -> bool) -> bool {
+        let mut i = self.0.partition_point(|r| r.end() <= seqs.start);
+        let mut at = seqs.start;
+        while at < seqs.end {
+            match self.0.get(i) {
+                Some(run) if run.seq <= at && run.text == text && ok(&run.kind) => {
+                    at = run.end();
+                    i += 1;
+                }
+                _ => return false,
+            }
+        }
+        true
+    }
+}
+
+impl Earlier for Runs<'_> {
+    fn inserts_into(&self, seqs: Range<Seq>, text: TextIdx) -> bool {
+        self.all(seqs, text, |k| matches!(k, OpKind::Insert { .. }))
+    }
+
+    fn cancellable(&self, seqs: Range<Seq>, text: TextIdx) -> bool {
+        self.all(seqs, text, cancellable)
     }
 }
 
@@ -125,12 +189,16 @@ impl Earlier for OpLog {
             .get(self.op_index_recent(seq))
             .is_some_and(|r| r.text == text && matches!(r.kind, OpKind::Insert { .. }))
     }
+
+    fn cancellable(&self, seqs: Range<Seq>, text: TextIdx) -> bool {
+        let from = self.op_index(seqs.start);
+        Runs(self.ops().get(from..).unwrap_or(&[])).cancellable(seqs, text)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::oplog::OpRun;
 
     /// A log of runs: inserts 0..5 into text 0, a delete 5..7, inserts
     /// 7..9 into text 1 (pushed as they are, as the loader does).

@@ -21,6 +21,18 @@ pub(crate) struct Mark {
     /// Seq of the end anchor op; `NO_SEQ` while it has not arrived (only
     /// a hand-made update can send a start without its end).
     pub end: Seq,
+    /// Whether its start op is cancelled (see [`super::OpKind::Cancel`]):
+    /// then it styles nothing, as if it had never been made.
+    pub cancelled: bool,
+}
+
+impl Mark {
+    /// Whether the mark styles the chars between its anchors: both are
+    /// in, and it is not cancelled.
+    #[inline]
+    pub fn is_live(&self) -> bool {
+        self.end != crate::id::NO_SEQ && !self.cancelled
+    }
 }
 
 impl Mark {

@@ -83,9 +83,9 @@ impl OpLog {
     }
 }
 
-/// Pushes the part `range` of `run` to `out`, with delete pieces split so
-/// that they never cross a change (their targets are then one peer's
-/// consecutive counters).
+/// Pushes the part `range` of `run` to `out`, with delete and cancel
+/// pieces split so that their targets never cross a change (they are
+/// then one peer's consecutive counters).
 fn clip_run(log: &OpLog, run: &OpRun, range: Range<Seq>, out: &mut SmallVec<[OpRun; 4]>) {
     match run.kind {
         OpKind::MarkStart { .. } | OpKind::MarkEnd { .. } | OpKind::MapSet { .. } => out.push(*run),
@@ -145,6 +145,24 @@ fn clip_run(log: &OpLog, run: &OpRun, range: Range<Seq>, out: &mut SmallVec<[OpR
                         target: first,
                         reversed,
                     },
+                });
+                at += n;
+            }
+        }
+        OpKind::Cancel { .. } => {
+            let mut at = range.start;
+            while at < range.end {
+                let first = run.cancel_targets(at - run.seq, 1).map_or(0, |t| t.start);
+                let room = log
+                    .changes()
+                    .get(log.change_index(first))
+                    .map_or(1, |change| change.seq_end() - first);
+                let n = room.min(range.end - at);
+                out.push(OpRun {
+                    seq: at,
+                    len: n,
+                    text: run.text,
+                    kind: OpKind::Cancel { target: first },
                 });
                 at += n;
             }

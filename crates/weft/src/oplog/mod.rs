@@ -12,6 +12,7 @@
 //! peer's changes have increasing, contiguous counters; a change's deps are
 //! seqs lower than its own.
 
+mod cancel;
 mod change;
 pub(crate) mod check;
 mod commits;
@@ -25,6 +26,7 @@ mod trimmed;
 pub(crate) use trimmed::minus;
 mod versions;
 
+pub(crate) use cancel::Flipped;
 pub(crate) use change::Change;
 pub(crate) use commits::{AddedChange, CommitInfo};
 use heads::Heads;
@@ -129,6 +131,9 @@ pub(crate) struct OpLog {
     commit_infos: commits::CommitInfos,
     /// Set in a shallow document: the history it trimmed.
     trimmed: Option<Box<trimmed::Trimmed>>,
+    /// Per cancelled op, how many cancels of it are not cancelled
+    /// themselves (at least one; see [`cancel`]).
+    cancels: cancel::Cancels,
 }
 
 impl OpLog {
@@ -251,6 +256,7 @@ impl OpLog {
             read_only: self.read_only,
             commit_infos: commits::CommitInfos::new(),
             trimmed: None,
+            cancels: cancel::Cancels::default(),
         }
     }
 
@@ -271,6 +277,7 @@ impl OpLog {
         }
         self.ops.extend(local);
         self.marks = side.marks;
+        self.cancels = side.cancels;
         self.keys = side.keys;
         self.map_sets = side.map_sets;
         self.map_names = side.map_names;
@@ -305,6 +312,7 @@ impl OpLog {
             peer: self.seq_to_id(start).peer,
             start,
             end: NO_SEQ,
+            cancelled: false,
         });
         mark
     }

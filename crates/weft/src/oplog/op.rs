@@ -43,6 +43,15 @@ pub(crate) enum OpKind {
     /// Sets (or deletes) a key of a map: [`super::OpLog::map_sets`]
     /// `[set]` says which. Always one op; the run's `text` is unused.
     MapSet { set: MapSetIdx },
+    /// Cancels `len` earlier ops of the same peer: op `i` of the run
+    /// cancels op `target + i` (all of them before the run's first op), a delete (its char shows again unless
+    /// another delete that is not cancelled covers it), a mark's start op
+    /// (the mark styles nothing) or a cancel (which then cancels nothing,
+    /// so what it cancelled takes effect again, unless another cancel of
+    /// it holds). An op is *cancelled* while some cancel of it is not
+    /// cancelled itself (see [`super::cancel`]). The run's `text` is its
+    /// targets' text. What undo and redo are made of.
+    Cancel { target: Seq },
 }
 
 /// The fields of a mark op (see [`OpKind::anchor`]).
@@ -174,7 +183,33 @@ impl OpRun {
                 self.len += next.len;
                 true
             }
+            (
+                OpKind::Cancel { target },
+                OpKind::Cancel {
+                    target: next_target,
+                },
+            ) => {
+                // Every target of a run comes before the run (a redo's
+                // targets, the undo's ops, may follow it right away: they
+                // stay runs of their own).
+                let before_run = next_target
+                    .checked_add(next.len)
+                    .is_some_and(|end| end <= self.seq);
+                if target.checked_add(self.len) != Some(next_target) || !before_run {
+                    return false;
+                }
+                self.len += next.len;
+                true
+            }
             _ => false,
+        }
+    }
+
+    /// For a cancel run, the ops that ops `offset..offset + len` cancel.
+    pub fn cancel_targets(&self, offset: u32, len: u32) -> Option<std::ops::Range<Seq>> {
+        match self.kind {
+            OpKind::Cancel { target } => Some(target + offset..target + offset + len),
+            _ => None,
         }
     }
 
@@ -218,7 +253,7 @@ pub(crate) fn origins_at(run: &OpRun, offset: u32) -> (Seq, Seq) {
             };
             (left, origin_right)
         }
-        OpKind::Delete { .. } | OpKind::MapSet { .. } => (NO_SEQ, NO_SEQ),
+        OpKind::Delete { .. } | OpKind::MapSet { .. } | OpKind::Cancel { .. } => (NO_SEQ, NO_SEQ),
     }
 }
 

@@ -264,7 +264,7 @@ impl OpLog {
                 })
             })
             .collect();
-        Some(OpLog {
+        let mut log = OpLog {
             peers: self.peers.clone(),
             changes,
             dep_pool: self.dep_pool.clone(),
@@ -298,7 +298,11 @@ impl OpLog {
                 later: Vec::new(),
                 loaded_end: end,
             })),
-        })
+            cancels: Default::default(),
+        };
+        // The cancels in force at the root.
+        log.recount_cancels().ok()?;
+        Some(log)
     }
 
     /// [`Error::TrimmedHistory`] if one of `pieces` (change index, seqs)

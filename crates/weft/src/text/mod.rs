@@ -704,6 +704,52 @@ impl TextState {
         }
     }
 
+    /// Shows the deleted chars of `chars` (seqs, in any order) again:
+    /// what cancelling their deletes does. Chars visible already, and
+    /// chars whose text this document never received, are left as they
+    /// are. O(chars x log n).
+    pub fn revive(&mut self, chars: &[Seq], content: &str) {
+        self.build_index();
+        for &seq in chars {
+            let (leaf, i, _) = self.position_of(seq);
+            let item = self.chunk(leaf).items[i];
+            if !item.contains(seq)
+                || item.is_visible_text()
+                || item.is_anchor()
+                || item.byte_start == crate::oplog::NO_CONTENT
+            {
+                continue;
+            }
+            self.set_focus(leaf, None);
+            self.revive_in_item(leaf, i, seq - item.seq, content);
+        }
+    }
+
+    /// Makes char `o` of deleted item `i` of `leaf` visible, splitting
+    /// the item around it and merging it with visible neighbours of its
+    /// run.
+    fn revive_in_item(&mut self, leaf: LeafIndex, i: usize, o: u32, content: &str) {
+        let item = self.chunk(leaf).items[i];
+        let needed = usize::from(o > 0) + usize::from(o + 1 < item.len);
+        let (leaf, mut i) = self.make_room(leaf, i, needed);
+        let chunk = self.chunk_mut(leaf);
+        if o > 0 {
+            let right = chunk.items[i].split(o, content.as_bytes());
+            chunk.items.insert(i + 1, right);
+            i += 1;
+        }
+        if chunk.items[i].len > 1 {
+            let right = chunk.items[i].split(1, content.as_bytes());
+            chunk.items.insert(i + 1, right);
+        }
+        let target = &mut chunk.items[i];
+        target.deleted = false;
+        let counts = target.counts();
+        chunk.counts.add(counts);
+        chunk.merge_left(i + 1);
+        chunk.merge_left(i);
+    }
+
     /// Appends the visible text to `out`.
     pub fn write_to(&self, content: &str, out: &mut String) {
         for chunk in self.tree.iter() {

@@ -195,7 +195,9 @@ pub(crate) fn items_from_history(
                     }
                     items.push(Item::anchor(s, a, m.expand));
                 }
-                OpKind::Delete { .. } | OpKind::MapSet { .. } => return Err(bad("segment op")),
+                OpKind::Delete { .. } | OpKind::MapSet { .. } | OpKind::Cancel { .. } => {
+                    return Err(bad("segment op"))
+                }
             }
             covered += u64::from(upto - s);
             s = upto;

@@ -224,7 +224,7 @@ pub(crate) fn style_spans<'a>(
             _ => {}
         }
     }
-    found.retain(|(m, _)| !keys.is_block(m.key));
+    found.retain(|(m, _)| !keys.is_block(m.key) && !m.cancelled);
     found.sort_unstable_by_key(|(m, _)| (m.lamport, m.peer));
     found
         .into_iter()

@@ -20,7 +20,7 @@ use crate::oplog::object::{block_attributes, Object, Objects, EMBED_CHAR};
 /// Whether mark `mark` has its end anchor (a mark whose end has not
 /// arrived styles nothing).
 fn is_live(marks: &[Mark], mark: MarkIdx) -> bool {
-    marks.get(mark.as_usize()).is_some_and(|m| m.end != NO_SEQ)
+    marks.get(mark.as_usize()).is_some_and(Mark::is_live)
 }
 
 /// The marks active at some point of a text, built by walking anchors in

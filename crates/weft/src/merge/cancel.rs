@@ -1,0 +1,52 @@
+//! Carrying out a cancel run, local or remote: the log puts its cancels
+//! in force ([`OpLog::record_cancels`]) and the texts show what flipped.
+//! A delete no longer in force shows its char again unless another delete
+//! in force still removes it; a delete in force again removes it again;
+//! a mark's flip needs nothing here (a cancelled mark styles nothing
+//! where styles are read).
+
+use std::collections::BTreeMap;
+
+use crate::error::{Error, Result};
+use crate::id::{Seq, TextIdx};
+use crate::oplog::{Flipped, OpLog, OpRun};
+use crate::text::TextTable;
+
+/// Puts cancel run `run` (in the log already) in force and updates the
+/// texts. O(ops whose effect flipped x log n + runs of the log) when a
+/// delete flips back off, else O(flipped x log n).
+///
+/// # Errors
+///
+/// [`Error::Internal`] if the run breaks a rule the importer or the
+/// local API checked (a bug).
+pub(crate) fn cancel(log: &mut OpLog, texts: &mut TextTable, run: &OpRun) -> Result<()> {
+    let flips = log.record_cancels(run)?;
+    // Per text: chars whose delete went off, chars whose delete is back.
+    let mut off: BTreeMap<TextIdx, Vec<Seq>> = BTreeMap::new();
+    let mut on: BTreeMap<TextIdx, Vec<Seq>> = BTreeMap::new();
+    for f in flips {
+        if let Flipped::Delete(char) = f.what {
+            let list = if f.active { &mut on } else { &mut off };
+            list.entry(f.text).or_default().push(char);
+        }
+    }
+    for (text, mut chars) in off {
+        chars.sort_unstable();
+        chars.dedup();
+        let shown = log.not_deleted(text, &chars);
+        let state = texts.get_mut(text).ok_or(Error::Internal {
+            what: "cancel text",
+        })?;
+        state.revive(&shown, log.content());
+    }
+    for (text, chars) in on {
+        let state = texts.get_mut(text).ok_or(Error::Internal {
+            what: "cancel text",
+        })?;
+        for c in chars {
+            state.remote_delete(c..c + 1, log.content());
+        }
+    }
+    Ok(())
+}

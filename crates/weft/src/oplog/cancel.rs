@@ -1,0 +1,213 @@
+//! Which ops are cancelled: the history half of [`OpKind::Cancel`].
+//!
+//! A cancel op names one earlier op of its peer: a delete, a mark's start
+//! op or another cancel. An op is *cancelled* while at least one cancel
+//! of it is not cancelled itself, so:
+//! - undo cancels a delete (its char shows again, unless another delete
+//!   that is not cancelled covers it) or a mark (it styles nothing);
+//! - redo cancels that cancel, and the op takes effect again;
+//! - two peers cancelling the same op concurrently both hold it
+//!   cancelled: one of them redoing leaves the other's cancel in force.
+//!
+//! The log keeps, per cancelled op, the number of cancels of it that are
+//! in force; a cancel op that arrives (or is cancelled in turn) changes
+//! that count, which may flip what its target does, which for a cancel
+//! flips its own target, and so on down the chain. [`OpLog::record_cancels`]
+//! does that and reports the deletes and marks whose effect flipped; the
+//! texts then show it (`merge::cancel`). The state depends only on which
+//! ops are in the history, not on the order they arrived.
+
+use std::collections::HashMap;
+
+use rustc_hash::FxBuildHasher;
+
+use crate::error::{Error, Result};
+use crate::id::{MarkIdx, Seq, TextIdx};
+
+use super::{OpKind, OpLog, OpRun};
+
+/// Per cancelled op (by seq), the number of cancels of it in force
+/// (never 0: an op back in force leaves the map).
+pub(crate) type Cancels = HashMap<Seq, u32, FxBuildHasher>;
+
+/// A delete or a mark whose effect a cancel switched off, or back on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Flip {
+    /// The text it is in.
+    pub text: TextIdx,
+    /// Whether it takes effect now (else it is cancelled now).
+    pub active: bool,
+    pub what: Flipped,
+}
+
+/// What a [`Flip`] switched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flipped {
+    /// The delete of char `seq`.
+    Delete(Seq),
+    /// A mark (its start op was cancelled or is in force again).
+    Mark(MarkIdx),
+}
+
+/// A broken invariant of the log: only a bug of ours gets here (the
+/// rules of `check.rs` admit only cancels of deletes, mark starts and
+/// cancels, each made before it).
+fn broken(what: &'static str) -> Error {
+    debug_assert!(false, "cancel: {what}");
+    Error::Internal { what }
+}
+
+impl OpLog {
+    /// Whether op `seq` is cancelled.
+    #[inline]
+    pub fn is_cancelled(&self, seq: Seq) -> bool {
+        !self.cancels.is_empty() && self.cancels.contains_key(&seq)
+    }
+
+    /// Whether the history holds a cancel op (in force or not).
+    pub fn has_cancel_ops(&self) -> bool {
+        self.ops()
+            .iter()
+            .any(|r| matches!(r.kind, OpKind::Cancel { .. }))
+    }
+
+    /// Puts the cancels of `run` (a cancel run already in the log) in
+    /// force, and returns the deletes and marks whose effect flipped, for
+    /// the texts to show. Marks' [`super::Mark::cancelled`] are updated
+    /// here.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Internal`] if a target is not a delete, a mark start or a
+    /// cancel in the log (the rules make sure it is).
+    pub fn record_cancels(&mut self, run: &OpRun) -> Result<Vec<Flip>> {
+        let targets = run
+            .cancel_targets(0, run.len)
+            .ok_or_else(|| broken("not a cancel run"))?;
+        // (op, whether it gains a cancel in force, else loses one)
+        let mut work: Vec<(Seq, bool)> = targets.rev().map(|t| (t, true)).collect();
+        let mut flips = Vec::new();
+        while let Some((seq, gains)) = work.pop() {
+            let count = self.cancels.get(&seq).copied().unwrap_or(0);
+            let now = if gains {
+                count + 1
+            } else {
+                count.checked_sub(1).ok_or_else(|| broken("uncancel"))?
+            };
+            if now == 0 {
+                self.cancels.remove(&seq);
+            } else {
+                self.cancels.insert(seq, now);
+            }
+            if (count == 0) == (now == 0) {
+                continue;
+            }
+            // Op `seq` flipped: cancelled now (`now > 0`) or in force again.
+            let active = now == 0;
+            let i = self.op_index(seq);
+            let target = *self
+                .ops()
+                .get(i)
+                .filter(|r| r.seq <= seq && seq < r.end())
+                .ok_or_else(|| broken("cancel target"))?;
+            let offset = seq - target.seq;
+            match target.kind {
+                OpKind::Cancel { .. } => {
+                    let next = target
+                        .cancel_targets(offset, 1)
+                        .ok_or_else(|| broken("cancel target"))?;
+                    // A cancel in force again cancels its target again.
+                    work.push((next.start, active));
+                }
+                OpKind::Delete { .. } => {
+                    let char = target
+                        .delete_targets(offset, 1)
+                        .ok_or_else(|| broken("delete target"))?;
+                    flips.push(Flip {
+                        text: target.text,
+                        active,
+                        what: Flipped::Delete(char.start),
+                    });
+                }
+                OpKind::MarkStart { mark, .. } => {
+                    let m = self
+                        .marks
+                        .get_mut(mark.as_usize())
+                        .ok_or_else(|| broken("mark"))?;
+                    m.cancelled = !active;
+                    flips.push(Flip {
+                        text: target.text,
+                        active,
+                        what: Flipped::Mark(mark),
+                    });
+                }
+                _ => return Err(broken("cancel target kind")),
+            }
+        }
+        Ok(flips)
+    }
+
+    /// Recounts which ops are cancelled from the cancel runs of the log
+    /// (for a log cut from another one: the cancels of the ops cut off
+    /// no longer count).
+    ///
+    /// # Errors
+    ///
+    /// As [`OpLog::record_cancels`].
+    pub fn recount_cancels(&mut self) -> Result<()> {
+        self.cancels.clear();
+        for m in &mut self.marks {
+            m.cancelled = false;
+        }
+        let runs: Vec<OpRun> = self
+            .ops()
+            .iter()
+            .filter(|r| matches!(r.kind, OpKind::Cancel { .. }))
+            .copied()
+            .collect();
+        for run in &runs {
+            self.record_cancels(run)?;
+        }
+        Ok(())
+    }
+
+    /// Of the chars `chars` of `text` (sorted, distinct), those no delete
+    /// in force (not cancelled) removes. O(runs of the log + chars).
+    pub fn not_deleted(&self, text: TextIdx, chars: &[Seq]) -> Vec<Seq> {
+        let (Some(&low), Some(&high)) = (chars.first(), chars.last()) else {
+            return Vec::new();
+        };
+        let mut covered = vec![false; chars.len()];
+        for r in self.ops() {
+            let OpKind::Delete { reversed, .. } = r.kind else {
+                continue;
+            };
+            let Some(targets) = r.delete_targets(0, r.len) else {
+                continue;
+            };
+            if r.text != text || targets.end <= low || targets.start > high {
+                continue;
+            }
+            // The candidates this run's targets cover.
+            let from = chars.partition_point(|&c| c < targets.start);
+            let to = chars.partition_point(|&c| c < targets.end);
+            for (k, &c) in chars.iter().enumerate().take(to).skip(from) {
+                let offset = if reversed {
+                    targets.end - 1 - c
+                } else {
+                    c - targets.start
+                };
+                if !self.is_cancelled(r.seq + offset) {
+                    if let Some(slot) = covered.get_mut(k) {
+                        *slot = true;
+                    }
+                }
+            }
+        }
+        chars
+            .iter()
+            .zip(covered)
+            .filter_map(|(&c, covered)| (!covered).then_some(c))
+            .collect()
+    }
+}

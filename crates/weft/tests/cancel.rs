@@ -1,0 +1,311 @@
+//! Cancel ops (`Doc::cancel`, what exact undo is made of): a cancelled
+//! delete shows its chars again in place, a cancelled mark styles
+//! nothing, a cancelled cancel puts its target back in force; all of it
+//! syncs in any order, snapshots, checks out and shows in events. The
+//! scenarios are the ones issue 29 lists, in both peer orders and both
+//! delivery orders.
+
+use std::sync::{Arc, Mutex};
+
+use weft::{Delta, Doc, ExportMode, OpId, Unit};
+use weft_testkit::{doc, full, sync};
+
+/// The id of the next op `d` makes (its peer's next counter).
+fn next_id(d: &Doc) -> OpId {
+    OpId::new(d.peer_id(), d.version().get(d.peer_id()))
+}
+
+/// `a` and `b` exchange everything, in the order `a_first` says.
+fn exchange(a: &mut Doc, b: &mut Doc, a_first: bool) {
+    if a_first {
+        sync(b, a);
+        sync(a, b);
+    } else {
+        sync(a, b);
+        sync(b, a);
+    }
+}
+
+/// Checks that `a` and `b` hold the same history and texts, and that a
+/// fresh document importing each one's whole history, or its snapshot,
+/// reads the same.
+fn converged(a: &mut Doc, b: &mut Doc) -> Vec<Delta> {
+    let delta = a.text("t").to_delta();
+    assert_eq!(b.text("t").to_delta(), delta);
+    assert_eq!(a.version(), b.version());
+    assert_eq!(a.history_runs().unwrap(), b.history_runs().unwrap());
+    for d in [&*a, &*b] {
+        d.assert_invariants();
+        let mut fresh = Doc::new();
+        fresh.import(&full(d)).unwrap();
+        assert_eq!(fresh.text("t").to_delta(), delta, "whole history");
+        let mut opened = Doc::new();
+        opened
+            .import(&d.export(ExportMode::Snapshot).unwrap())
+            .unwrap();
+        assert_eq!(opened.get_text("t").unwrap().to_delta(), delta, "lazy");
+        assert_eq!(opened.text("t").to_delta(), delta, "snapshot");
+        opened.assert_invariants();
+    }
+    delta
+}
+
+fn plain(d: &mut Doc) -> String {
+    d.text("t").to_string()
+}
+
+/// A deletes "hello"; B appends " world" right after it; A cancels its
+/// delete: "hello world", in both delivery orders.
+#[test]
+fn a_cancelled_delete_comes_back_before_text_typed_after_it() {
+    for a_first in [true, false] {
+        let (mut a, mut b) = (doc(1), doc(2));
+        a.text("t").insert(0, "hello").unwrap();
+        sync(&mut b, &a);
+        let del = next_id(&a);
+        a.text("t").delete(0, 5).unwrap();
+        // Concurrently: B has not seen the delete.
+        b.text("t").insert(5, " world").unwrap();
+        a.cancel(del, 5).unwrap();
+        assert_eq!(plain(&mut a), "hello");
+        exchange(&mut a, &mut b, a_first);
+        assert_eq!(plain(&mut a), "hello world");
+        converged(&mut a, &mut b);
+    }
+}
+
+/// A deletes the space in "a b"; B types "X" right after it; A cancels:
+/// the space comes back where it was, with B's X where B put it.
+#[test]
+fn a_cancelled_delete_comes_back_in_place_between_concurrent_text() {
+    for a_first in [true, false] {
+        let (mut a, mut b) = (doc(1), doc(2));
+        a.text("t").insert(0, "a b").unwrap();
+        sync(&mut b, &a);
+        let del = next_id(&a);
+        a.text("t").delete(1, 1).unwrap();
+        // Concurrently: B types right after the space it still sees.
+        b.text("t").insert(2, "X").unwrap();
+        a.cancel(del, 1).unwrap();
+        exchange(&mut a, &mut b, a_first);
+        let text = plain(&mut a);
+        converged(&mut a, &mut b);
+        assert_eq!(text, "a Xb", "the original order");
+    }
+}
+
+/// A bolds "Hello"; concurrently B types "!!" at its end (bold expands,
+/// so "!!" is bold only because of A's mark); A cancels the mark: no
+/// bold is left, "!!" included.
+#[test]
+fn a_cancelled_mark_unstyles_text_that_grew_into_it() {
+    for a_first in [true, false] {
+        let (mut a, mut b) = (doc(1), doc(2));
+        a.text("t").insert(0, "Hello").unwrap();
+        sync(&mut b, &a);
+        let mark = next_id(&a);
+        a.text("t").mark(0..5, "bold", true).unwrap();
+        sync(&mut b, &a);
+        b.text("t").insert(5, "!!").unwrap();
+        assert_eq!(
+            b.text("t").to_delta(),
+            vec![Delta::insert_with("Hello!!", [("bold", true)])]
+        );
+        a.cancel(mark, 1).unwrap();
+        exchange(&mut a, &mut b, a_first);
+        assert_eq!(a.text("t").to_delta(), vec![Delta::insert("Hello!!")]);
+        converged(&mut a, &mut b);
+    }
+}
+
+/// A bolds a range; later B sets bold to another value on part of it; A
+/// cancels its mark: B's later format stays, the rest shows as if A's
+/// mark had never been made.
+#[test]
+fn a_cancelled_mark_leaves_later_marks_of_its_key() {
+    for a_first in [true, false] {
+        let (mut a, mut b) = (doc(1), doc(2));
+        a.text("t").insert(0, "abcdef").unwrap();
+        let mark = next_id(&a);
+        a.text("t").mark(0..6, "bold", true).unwrap();
+        sync(&mut b, &a);
+        b.text("t").mark(2..4, "bold", "heavy").unwrap();
+        sync(&mut a, &b);
+        a.cancel(mark, 1).unwrap();
+        exchange(&mut a, &mut b, a_first);
+        assert_eq!(
+            a.text("t").to_delta(),
+            vec![
+                Delta::insert("ab"),
+                Delta::insert_with("cd", [("bold", "heavy")]),
+                Delta::insert("ef"),
+            ]
+        );
+        converged(&mut a, &mut b);
+    }
+}
+
+/// A char both peers deleted stays deleted when one of them cancels its
+/// delete, and shows again when the other cancels too.
+#[test]
+fn a_char_deleted_twice_stays_deleted_until_both_deletes_are_cancelled() {
+    let (mut a, mut b) = (doc(1), doc(2));
+    a.text("t").insert(0, "xyz").unwrap();
+    sync(&mut b, &a);
+    let da = next_id(&a);
+    a.text("t").delete(1, 1).unwrap();
+    let db = next_id(&b);
+    b.text("t").delete(1, 1).unwrap();
+    exchange(&mut a, &mut b, true);
+    a.cancel(da, 1).unwrap();
+    exchange(&mut a, &mut b, true);
+    assert_eq!(plain(&mut a), "xz");
+    converged(&mut a, &mut b);
+    b.cancel(db, 1).unwrap();
+    exchange(&mut a, &mut b, false);
+    assert_eq!(plain(&mut a), "xyz");
+    converged(&mut a, &mut b);
+}
+
+/// Redo is a cancel of the cancel: the delete is in force again. Two
+/// peers cancelling the same op (one of them through a copy of its
+/// history) keep it cancelled when one of the cancels is cancelled.
+#[test]
+fn cancelling_a_cancel_puts_its_target_back_in_force() {
+    let mut a = doc(1);
+    a.text("t").insert(0, "hello world").unwrap();
+    let del = next_id(&a);
+    a.text("t").delete(5, 6).unwrap();
+    let undo = next_id(&a);
+    a.cancel(del, 6).unwrap();
+    assert_eq!(plain(&mut a), "hello world");
+    let redo = next_id(&a);
+    a.cancel(undo, 6).unwrap();
+    assert_eq!(plain(&mut a), "hello");
+    a.cancel(redo, 6).unwrap();
+    assert_eq!(plain(&mut a), "hello world");
+    let mut b = doc(2);
+    sync(&mut b, &a);
+    assert_eq!(plain(&mut b), "hello world");
+    converged(&mut a, &mut b);
+}
+
+/// Two cancels of one op both hold it cancelled: cancelling one of
+/// them leaves the op cancelled by the other (what concurrent undos of
+/// one step by two replicas of a peer come to); cancelling both puts
+/// it back in force.
+#[test]
+fn two_cancels_of_one_op_both_hold_it() {
+    let mut a = doc(1);
+    a.text("t").insert(0, "abc").unwrap();
+    let del = next_id(&a);
+    a.text("t").delete(0, 3).unwrap();
+    let c1 = next_id(&a);
+    a.cancel(del, 3).unwrap();
+    let c2 = next_id(&a);
+    a.cancel(del, 3).unwrap();
+    assert_eq!(plain(&mut a), "abc");
+    a.cancel(c1, 3).unwrap();
+    assert_eq!(plain(&mut a), "abc");
+    let mut b = doc(2);
+    sync(&mut b, &a);
+    assert_eq!(plain(&mut b), "abc");
+    a.cancel(c2, 3).unwrap();
+    assert_eq!(plain(&mut a), "");
+    sync(&mut b, &a);
+    assert_eq!(plain(&mut b), "");
+    converged(&mut a, &mut b);
+}
+
+/// Only this peer's deletes, mark starts and cancels can be cancelled;
+/// nothing changes when the call is refused.
+#[test]
+fn cancel_refuses_other_ops() {
+    let (mut a, mut b) = (doc(1), doc(2));
+    let ins = next_id(&a);
+    a.text("t").insert(0, "abc").unwrap();
+    sync(&mut b, &a);
+    let del = next_id(&b);
+    b.text("t").delete(0, 1).unwrap();
+    sync(&mut a, &b);
+    let before = a.version();
+    assert_eq!(a.cancel(ins, 1), Err(weft::Error::NotCancellable(ins)));
+    assert_eq!(a.cancel(del, 1), Err(weft::Error::NotCancellable(del)));
+    let unknown = OpId::new(1, 99);
+    assert_eq!(a.cancel(unknown, 1), Err(weft::Error::UnknownOp(unknown)));
+    assert_eq!(a.version(), before);
+    assert_eq!(plain(&mut a), "bc");
+    a.assert_invariants();
+}
+
+/// Versions before and after a cancel show as they were: checkout,
+/// fork_at and diff replay the history, cancels included.
+#[test]
+fn versions_around_a_cancel_show_as_they_were() {
+    let mut a = doc(1);
+    a.text("t").insert(0, "hello").unwrap();
+    a.text("t").mark(0..5, "bold", true).unwrap();
+    a.commit();
+    let del = next_id(&a);
+    a.text("t").delete(1, 3).unwrap();
+    a.commit();
+    let deleted = a.frontiers();
+    a.cancel(del, 3).unwrap();
+    a.commit();
+    let revived = a.frontiers();
+    let bold = vec![Delta::insert_with("hello", [("bold", true)])];
+    assert_eq!(a.text("t").to_delta(), bold);
+    let at = |a: &Doc, f: &weft::Frontiers| a.fork_at(f).unwrap().text("t").to_delta();
+    assert_eq!(
+        at(&a, &deleted),
+        vec![Delta::insert_with("ho", [("bold", true)])]
+    );
+    assert_eq!(at(&a, &revived), bold);
+    a.checkout(&deleted).unwrap();
+    assert_eq!(a.text("t").to_string(), "ho");
+    a.checkout_to_latest().unwrap();
+    assert_eq!(a.text("t").to_delta(), bold);
+    let diff = a.diff(&deleted, &revived).unwrap();
+    assert_eq!(diff.len(), 1);
+}
+
+/// A mirror fed only the change events of a document (local cancels and
+/// imported ones) equals its text.
+#[test]
+fn events_follow_cancels() {
+    let (mut a, mut b) = (doc(1), doc(2));
+    let mirrors: Vec<Arc<Mutex<Vec<Delta>>>> = (0..2).map(|_| Arc::default()).collect();
+    let subs: Vec<_> = [&mut a, &mut b]
+        .into_iter()
+        .zip(&mirrors)
+        .map(|(d, m)| {
+            let m = Arc::clone(m);
+            d.subscribe(move |e| {
+                let mut m = m.lock().unwrap();
+                for t in e.texts.iter().filter(|t| t.name == "t") {
+                    t.apply_to(&mut m, e.unit).unwrap();
+                }
+            })
+        })
+        .collect();
+    a.text("t").insert(0, "Hello world").unwrap();
+    a.commit();
+    sync(&mut b, &a);
+    let mark = next_id(&a);
+    a.text("t").mark(0..5, "bold", true).unwrap();
+    let del = next_id(&a);
+    a.text("t").delete(5, 6).unwrap();
+    a.commit();
+    sync(&mut b, &a);
+    a.cancel(del, 6).unwrap();
+    a.commit();
+    a.cancel(mark, 1).unwrap();
+    a.commit();
+    sync(&mut b, &a);
+    for (d, m) in [&mut a, &mut b].into_iter().zip(&mirrors) {
+        assert_eq!(*m.lock().unwrap(), d.text("t").to_delta());
+    }
+    assert_eq!(a.text("t").to_string(), "Hello world");
+    drop(subs);
+    let _ = Unit::Char;
+}
