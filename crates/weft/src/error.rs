@@ -156,6 +156,9 @@ pub enum Error {
     /// Op `0` cannot be cancelled: it is not an op of this peer, or not a
     /// delete, a mark's start op or a cancel.
     NotCancellable(OpId),
+    /// An [`crate::UndoManager`] was given a document other than the one
+    /// it was made for (another peer id).
+    ForeignDocument,
     /// This build cannot do this yet (`what` says what).
     Unsupported {
         /// What is not supported.
@@ -236,6 +239,9 @@ impl fmt::Display for Error {
             }
             Error::Inconsistent { what } => write!(f, "inconsistent input: {what}"),
             Error::NotCancellable(id) => write!(f, "op {id} cannot be cancelled"),
+            Error::ForeignDocument => {
+                write!(f, "an undo manager was given another document than its own")
+            }
             Error::Unsupported { what } => write!(f, "not supported yet: {what}"),
             Error::UnknownId(id) => write!(f, "an op refers to unknown op {id}"),
             Error::UnknownOp(id) => write!(f, "the document has no op {id}"),

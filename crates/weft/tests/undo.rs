@@ -177,14 +177,21 @@ fn concurrent_undos_converge() {
 /// steps leaves A with B's text and styles; redoing them all brings A's
 /// document back.
 ///
-/// The limits this stays within, which a change-delta undo (rebased by
-/// position, as Loro's) cannot get exact: text another peer types at the
-/// very place of text A deleted comes back on one side of A's restored
-/// text, so the peers do not type here; a char deleted by A and by a peer
-/// comes back when A undoes its delete, so A deletes only its own text.
+/// A peer undoing every one of its steps leaves exactly the document the
+/// other peers' ops make alone, and redoing them all gives back the
+/// document before the undos, whatever A did: it types and deletes
+/// anywhere (in others' text too, and chars others deleted as well),
+/// marks and unmarks, while the others type at the very places A deleted.
+/// (B and C never hear from A here, so their documents are "their ops
+/// alone".)
 #[test]
 fn undoing_all_of_a_peers_steps_removes_exactly_its_edits() {
-    for seed in 0..60u64 {
+    let seeds: u64 = 1000
+        + std::env::var("WEFT_STRESS_SEEDS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+    for seed in 0..seeds {
         let mut rng = Rng::new(seed);
         let mut base = doc(9);
         base.text("t")
@@ -199,46 +206,36 @@ fn undoing_all_of_a_peers_steps_removes_exactly_its_edits() {
             })
             .collect();
         let mut undo = UndoManager::new(&mut peers[0]);
-        // A's last insert, while nothing moved it: A deletes only there.
-        let mut recent: Option<(usize, usize)> = None;
         for _ in 0..40 {
             let i = rng.below(3);
             let len = peers[i].text("t").len();
             match rng.below(10) {
-                0..=3 if i == 0 => {
+                0..=3 => {
                     let s = ["a", "xy", "é", "😀", " ", "hello"][rng.below(6)];
                     let pos = rng.below(len + 1);
-                    peers[0].text("t").insert(pos, s).unwrap();
-                    recent = Some((pos, s.chars().count()));
+                    peers[i].text("t").insert(pos, s).unwrap();
                 }
-                4..=6 => {
-                    let (pos, n) = match (i, recent) {
-                        (0, Some((p, l))) => {
-                            let pos = p + rng.below(l);
-                            (pos, 1 + rng.below(p + l - pos))
-                        }
-                        (0, None) => (0, 0),
-                        _ if len > 0 => {
-                            let pos = rng.below(len);
-                            (pos, 1 + rng.below((len - pos).min(3)))
-                        }
-                        _ => (0, 0),
-                    };
+                4..=6 if len > 0 => {
+                    let pos = rng.below(len);
+                    let n = 1 + rng.below((len - pos).min(4));
                     peers[i].text("t").delete(pos, n).unwrap();
-                    if i == 0 {
-                        recent = None;
-                    }
                 }
                 7..=8 if len > 1 => {
                     let pos = rng.below(len - 1);
                     let n = 1 + rng.below(len - pos - 1);
                     let mut t = peers[i].text("t");
-                    if i == 0 {
-                        t.mark(pos..pos + n, "link", "https://a.example").unwrap();
-                    } else if rng.chance(50) {
-                        t.mark(pos..pos + n, "bold", true).unwrap();
+                    let key = ["bold", "link"][rng.below(2)];
+                    if rng.chance(70) {
+                        let value = if key == "bold" {
+                            weft::Value::Bool(true)
+                        } else {
+                            weft::Value::from(
+                                ["https://a.example", "https://b.example"][rng.below(2)],
+                            )
+                        };
+                        t.mark(pos..pos + n, key, value).unwrap();
                     } else {
-                        t.unmark(pos..pos + n, "bold").unwrap();
+                        t.unmark(pos..pos + n, key).unwrap();
                     }
                 }
                 _ => {}
@@ -253,7 +250,6 @@ fn undoing_all_of_a_peers_steps_removes_exactly_its_edits() {
             if rng.chance(30) {
                 let from = peers[1 + rng.below(2)].clone();
                 sync(&mut peers[0], &from);
-                recent = None;
             }
         }
         let (b, c) = (peers[1].clone(), peers[2].clone());
@@ -287,10 +283,11 @@ fn undoing_all_of_a_peers_steps_removes_exactly_its_edits() {
     }
 }
 
+/// Two managers on one document that both record the same commits: one's
+/// undo is not the other's. Both undoing one step delete its text twice
+/// (by id), so it comes back only when both redo it.
 #[test]
 fn a_manager_takes_another_managers_undo_as_an_edit_to_rebase_past() {
-    // Two managers on one document (say, an editor's title and body):
-    // one's undo is not the other's, whose steps are rebased past it.
     let mut d = Doc::new();
     let mut title = UndoManager::new(&mut d);
     let mut body = UndoManager::new(&mut d);
@@ -310,5 +307,201 @@ fn a_manager_takes_another_managers_undo_as_an_edit_to_rebase_past() {
     assert_eq!(d.text("t").to_string(), "");
     assert_eq!(d.text("b").to_string(), "");
     assert!(title.redo(&mut d).unwrap().is_some());
+    // `body` undid the same step: its delete of "xy" still holds.
+    assert_eq!(d.text("b").to_string(), "");
+    assert!(body.redo(&mut d).unwrap().is_some());
+    assert_eq!(d.text("t").to_string(), "ab");
+    assert!(body.redo(&mut d).unwrap().is_some());
     assert_eq!(d.text("b").to_string(), "xy");
+}
+
+/// Runs `scenario` for both peer orders (A's id below or above B's) and
+/// both delivery orders; it returns A's text after the exchange.
+fn both_orders(scenario: impl Fn(&mut Doc, &mut Doc, bool) -> Vec<Delta>, want: &[Delta]) {
+    for (pa, pb) in [(1, 2), (2, 1)] {
+        for a_first in [true, false] {
+            let (mut a, mut b) = (doc(pa), doc(pb));
+            let got = scenario(&mut a, &mut b, a_first);
+            assert_eq!(got, want, "peers {pa}/{pb}, A first: {a_first}");
+            assert_eq!(b.text("t").to_delta(), want);
+            assert_eq!(a.history_runs().unwrap(), b.history_runs().unwrap());
+            a.assert_invariants();
+            b.assert_invariants();
+        }
+    }
+}
+
+/// Exchanges everything between `a` and `b`, `a`'s side first or not.
+fn exchange(a: &mut Doc, b: &mut Doc, a_first: bool) {
+    if a_first {
+        sync(b, a);
+        sync(a, b);
+    } else {
+        sync(a, b);
+        sync(b, a);
+    }
+}
+
+/// Peer A deletes "hello"; B concurrently appends " world" right after
+/// it; A undoes: "hello world" (a change-delta undo gave " worldhello").
+#[test]
+fn undo_of_a_delete_restores_it_before_text_typed_after_it() {
+    both_orders(
+        |a, b, a_first| {
+            a.text("t").insert(0, "hello").unwrap();
+            a.commit();
+            sync(b, a);
+            let mut undo = UndoManager::new(a);
+            a.text("t").delete(0, 5).unwrap();
+            a.commit();
+            b.text("t").insert(5, " world").unwrap();
+            b.commit();
+            exchange(a, b, a_first);
+            undo.undo(a).unwrap().unwrap();
+            exchange(a, b, !a_first);
+            a.text("t").to_delta()
+        },
+        &[Delta::insert("hello world")],
+    );
+}
+
+/// A deletes the space of "a b"; B types "X" right after it; A undoes:
+/// "a Xb", the original order (a change-delta undo gave "aX b").
+#[test]
+fn undo_of_a_delete_restores_chars_in_place_around_concurrent_text() {
+    both_orders(
+        |a, b, a_first| {
+            a.text("t").insert(0, "a b").unwrap();
+            a.commit();
+            sync(b, a);
+            let mut undo = UndoManager::new(a);
+            a.text("t").delete(1, 1).unwrap();
+            a.commit();
+            b.text("t").insert(2, "X").unwrap();
+            b.commit();
+            exchange(a, b, a_first);
+            undo.undo(a).unwrap().unwrap();
+            exchange(a, b, !a_first);
+            a.text("t").to_delta()
+        },
+        &[Delta::insert("a Xb")],
+    );
+}
+
+/// A bolds "Hello"; concurrently B types "!!" at its end (bold only
+/// because of A's expanding mark); A undoes: nothing stays bold.
+#[test]
+fn undo_of_a_mark_unstyles_text_that_grew_into_it() {
+    both_orders(
+        |a, b, a_first| {
+            a.text("t").insert(0, "Hello").unwrap();
+            a.commit();
+            sync(b, a);
+            let mut undo = UndoManager::new(a);
+            a.text("t").mark(0..5, "bold", true).unwrap();
+            a.commit();
+            sync(b, a);
+            b.text("t").insert(5, "!!").unwrap();
+            b.commit();
+            exchange(a, b, a_first);
+            undo.undo(a).unwrap().unwrap();
+            exchange(a, b, !a_first);
+            a.text("t").to_delta()
+        },
+        &[Delta::insert("Hello!!")],
+    );
+}
+
+/// A bolds a range; later B sets bold to another value on part of it; A
+/// undoes: B's later format stays (a change-delta undo wiped it).
+#[test]
+fn undo_of_a_mark_keeps_a_later_mark_of_its_key() {
+    both_orders(
+        |a, b, a_first| {
+            a.text("t").insert(0, "abcdef").unwrap();
+            a.commit();
+            let mut undo = UndoManager::new(a);
+            a.text("t").mark(0..6, "bold", true).unwrap();
+            a.commit();
+            sync(b, a);
+            b.text("t").mark(2..4, "bold", "heavy").unwrap();
+            b.commit();
+            exchange(a, b, a_first);
+            undo.undo(a).unwrap().unwrap();
+            exchange(a, b, !a_first);
+            a.text("t").to_delta()
+        },
+        &[
+            Delta::insert("ab"),
+            Delta::insert_with("cd", [("bold", "heavy")]),
+            Delta::insert("ef"),
+        ],
+    );
+}
+
+/// A char both peers deleted stays deleted when A undoes its delete.
+#[test]
+fn undo_of_a_delete_keeps_a_char_another_peer_deleted_too() {
+    both_orders(
+        |a, b, a_first| {
+            a.text("t").insert(0, "xyz").unwrap();
+            a.commit();
+            sync(b, a);
+            let mut undo = UndoManager::new(a);
+            a.text("t").delete(0, 2).unwrap();
+            a.commit();
+            b.text("t").delete(1, 1).unwrap();
+            b.commit();
+            exchange(a, b, a_first);
+            undo.undo(a).unwrap().unwrap();
+            exchange(a, b, !a_first);
+            a.text("t").to_delta()
+        },
+        &[Delta::insert("xz")],
+    );
+}
+
+/// A manager refuses a document of another peer (it used to delete chars
+/// of that unrelated document).
+#[test]
+fn a_manager_refuses_another_document() {
+    let mut a = doc(1);
+    let mut undo = UndoManager::new(&mut a);
+    a.text("t").insert(0, "mine").unwrap();
+    a.commit();
+    let mut other = doc(2);
+    other.text("t").insert(0, "other").unwrap();
+    assert_eq!(undo.undo(&mut other), Err(weft::Error::ForeignDocument));
+    assert_eq!(other.text("t").to_string(), "other");
+    assert_eq!(undo.undo_count(), 1);
+    assert!(undo.undo(&mut a).unwrap().is_some());
+    assert_eq!(a.text("t").to_string(), "");
+}
+
+/// An undo that changes nothing visible (the text was deleted by a peer
+/// meanwhile) still pushes its redo step, so the next redo redoes that
+/// step and not a later one.
+#[test]
+fn an_undo_that_changes_nothing_visible_still_has_its_redo() {
+    let (mut a, mut b) = (doc(1), doc(2));
+    let mut undo = UndoManager::new(&mut a);
+    a.text("t").insert(0, "one").unwrap();
+    a.commit();
+    a.text("t").insert(3, " two").unwrap();
+    a.commit();
+    sync(&mut b, &a);
+    b.text("t").delete(3, 4).unwrap();
+    sync(&mut a, &b);
+    assert_eq!(a.text("t").to_string(), "one");
+    undo.undo(&mut a).unwrap().unwrap(); // " two": gone already
+    assert_eq!(a.text("t").to_string(), "one");
+    assert_eq!(undo.redo_count(), 1);
+    undo.undo(&mut a).unwrap().unwrap(); // "one"
+    assert_eq!(a.text("t").to_string(), "");
+    undo.redo(&mut a).unwrap().unwrap();
+    assert_eq!(a.text("t").to_string(), "one");
+    undo.redo(&mut a).unwrap().unwrap();
+    // " two" is back only in A's undo: B's delete still holds.
+    assert_eq!(a.text("t").to_string(), "one");
+    assert_eq!(undo.redo_count(), 0);
 }

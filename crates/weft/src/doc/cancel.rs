@@ -39,17 +39,7 @@ impl Doc {
             return Err(Error::NotCancellable(first));
         }
         let pieces = self.cancel_pieces(first, len)?;
-        // What subscribers are shown: each touched text's change.
-        let watched: Option<Vec<(TextIdx, Vec<crate::Delta>)>> =
-            (!self.observers.event_units().is_empty()).then(|| {
-                let mut texts: Vec<TextIdx> = pieces.iter().map(|p| p.1).collect();
-                texts.sort_unstable();
-                texts.dedup();
-                texts
-                    .into_iter()
-                    .map(|t| (t, self.text_delta_at(t)))
-                    .collect()
-            });
+        let watched = self.watch_texts(pieces.iter().map(|p| p.1));
         let mut seq = self.log.reserve_local(self.peer, len)?;
         for (targets, text) in pieces {
             let run = OpRun {
@@ -64,19 +54,230 @@ impl Doc {
             crate::merge::cancel(&mut self.log, &mut self.texts, &run)?;
             seq = run.end();
         }
-        if let Some(watched) = watched {
-            let after: Vec<_> = watched
+        self.record_watched(watched);
+        Ok(())
+    }
+
+    /// Undoes this peer's ops `ops` (counters) exactly: the chars its
+    /// inserts made are deleted (by id: wherever they are now, also those
+    /// another peer deleted meanwhile), its deletes, mark starts and
+    /// cancels are cancelled; mark ends go with their starts. A container
+    /// delete (a write of a register map) is undone: the register key
+    /// gets the value it would have without the writes of `ops`, unless a
+    /// write outside them took it since. Other map writes are left to the
+    /// caller (the undo manager writes values back). The new ops are in
+    /// the open change. What [`crate::UndoManager`] does for undo and for
+    /// redo alike.
+    ///
+    /// # Errors
+    ///
+    /// As [`Doc::cancel`]; [`Error::UnknownOp`] for a counter this peer
+    /// has not made. Nothing changes then.
+    #[doc(hidden)]
+    pub fn revert_ops(&mut self, ops: &[std::ops::Range<crate::id::Counter>]) -> Result<()> {
+        self.load()?;
+        self.log.check_writable()?;
+        // (seqs, text, cancel: else delete the chars)
+        let mut pieces: Vec<(Range<Seq>, TextIdx, bool)> = Vec::new();
+        let mut writes: Vec<Seq> = Vec::new();
+        for ops in ops {
+            self.revert_pieces(ops.clone(), &mut pieces, &mut writes)?;
+        }
+        writes.sort_unstable();
+        let keys = self.keys_back(&writes);
+        let total: u32 = pieces.iter().map(|p| p.0.end - p.0.start).sum();
+        if total == 0 {
+            return self.write_back(keys);
+        }
+        let watched = self.watch_texts(pieces.iter().map(|p| p.1));
+        let mut seq = self.log.reserve_local(self.peer, total)?;
+        for (targets, text, cancel) in pieces {
+            let len = targets.end - targets.start;
+            let kind = if cancel {
+                OpKind::Cancel {
+                    target: targets.start,
+                }
+            } else {
+                OpKind::Delete {
+                    target: targets.start,
+                    reversed: false,
+                }
+            };
+            let run = OpRun {
+                seq,
+                len,
+                text,
+                kind,
+            };
+            self.log.push_op(run);
+            if cancel {
+                crate::merge::cancel(&mut self.log, &mut self.texts, &run)?;
+            } else {
+                let state = self.texts.get_mut(text).ok_or(Error::Internal {
+                    what: "revert text",
+                })?;
+                state.remote_delete(targets, self.log.content());
+                // Local positions need a focus whose start is known.
+                state.drop_focus();
+            }
+            seq = run.end();
+        }
+        self.record_watched(watched);
+        self.write_back(keys)
+    }
+
+    /// For the map writes `writes` (seqs, sorted), each key they set whose
+    /// value is still one of theirs, with the value it would have without
+    /// them (`None`: none).
+    fn keys_back(
+        &self,
+        writes: &[Seq],
+    ) -> Vec<(crate::id::MapIdx, Box<str>, Option<crate::value::Value>)> {
+        let mine = |seq: Seq| writes.binary_search(&seq).is_ok();
+        let mut keys: Vec<(crate::id::MapIdx, &str)> = self
+            .log
+            .map_sets()
+            .iter()
+            .filter(|m| mine(m.seq))
+            .map(|m| (m.map, &*m.key))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let mut out = Vec::new();
+        for (map, key) in keys {
+            let writes_of_key: Vec<&crate::oplog::MapSet> = self
+                .log
+                .map_sets()
                 .iter()
-                .map(|(t, _)| self.text_delta_at(*t))
+                .filter(|m| m.map == map && &*m.key == key)
                 .collect();
-            if let Some(draft) = events::open_draft(&mut self.draft, &self.observers) {
-                for ((t, before), after) in watched.iter().zip(&after) {
-                    if before != after {
-                        draft.add(*t, |unit: Unit| diff_texts(before, after, unit));
-                        draft.add_inverse(*t, &diff_texts(after, before, Unit::Char));
-                    }
+            let winner = writes_of_key.iter().max_by_key(|m| m.stamp());
+            if !winner.is_some_and(|w| mine(w.seq)) {
+                // A later write outside them took the key.
+                continue;
+            }
+            let before = writes_of_key
+                .iter()
+                .filter(|m| !mine(m.seq))
+                .max_by_key(|m| m.stamp())
+                .and_then(|m| m.value.clone());
+            out.push((map, key.into(), before));
+        }
+        out
+    }
+
+    /// Writes each key of `keys` (from [`Doc::keys_back`]) back.
+    fn write_back(
+        &mut self,
+        keys: Vec<(crate::id::MapIdx, Box<str>, Option<crate::value::Value>)>,
+    ) -> Result<()> {
+        for (map, key, value) in keys {
+            let draft = events::open_draft(&mut self.draft, &self.observers);
+            let mut handle = crate::map::Map::new(
+                &mut self.log,
+                self.maps.get_mut(map),
+                map,
+                self.peer,
+                draft,
+                None,
+            );
+            match value {
+                Some(v) => handle.set(&key, v)?,
+                None => handle.delete(&key)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Each text of `texts` with its delta now, if someone subscribes to
+    /// events (for [`Doc::record_watched`]).
+    fn watch_texts(
+        &self,
+        texts: impl Iterator<Item = TextIdx>,
+    ) -> Option<Vec<(TextIdx, Vec<crate::Delta>)>> {
+        if self.observers.event_units().is_empty() {
+            return None;
+        }
+        let mut texts: Vec<TextIdx> = texts.collect();
+        texts.sort_unstable();
+        texts.dedup();
+        Some(
+            texts
+                .into_iter()
+                .map(|t| (t, self.text_delta_at(t)))
+                .collect(),
+        )
+    }
+
+    /// Records in the event draft the change of each watched text since
+    /// [`Doc::watch_texts`] (and its inverse).
+    fn record_watched(&mut self, watched: Option<Vec<(TextIdx, Vec<crate::Delta>)>>) {
+        let Some(watched) = watched else {
+            return;
+        };
+        let after: Vec<_> = watched
+            .iter()
+            .map(|(t, _)| self.text_delta_at(*t))
+            .collect();
+        if let Some(draft) = events::open_draft(&mut self.draft, &self.observers) {
+            for ((t, before), after) in watched.iter().zip(&after) {
+                if before != after {
+                    draft.add(*t, |unit: Unit| diff_texts(before, after, unit));
+                    draft.add_inverse(*t, &diff_texts(after, before, Unit::Char));
                 }
             }
+        }
+    }
+
+    /// The pieces [`Doc::revert_ops`] makes for this peer's ops `ops`,
+    /// appended to `pieces`: (seqs, text, cancel them: else delete the
+    /// chars they inserted).
+    fn revert_pieces(
+        &self,
+        ops: std::ops::Range<crate::id::Counter>,
+        pieces: &mut Vec<(Range<Seq>, TextIdx, bool)>,
+        writes: &mut Vec<Seq>,
+    ) -> Result<()> {
+        let mut counter = ops.start;
+        while counter < ops.end {
+            let here = OpId::new(self.peer, counter);
+            let seq = self.log.id_to_seq(here).ok_or(Error::UnknownOp(here))?;
+            if seq < self.log.trimmed_end() {
+                return Err(Error::TrimmedHistory);
+            }
+            let change = self
+                .log
+                .changes()
+                .get(self.log.change_index(seq))
+                .ok_or(Error::UnknownOp(here))?;
+            let k = (ops.end - counter).min(change.counter_end() - counter);
+            for (run, part) in self.log.runs_in(seq..seq + k) {
+                let cancel = match run.kind {
+                    OpKind::Insert { .. } => false,
+                    OpKind::Delete { .. } | OpKind::MarkStart { .. } | OpKind::Cancel { .. } => {
+                        true
+                    }
+                    OpKind::MapSet { set } => {
+                        let register = self.log.map_set(set).is_some_and(|m| {
+                            crate::oplog::REGISTERS.contains(&self.log.map_names().name(m.map))
+                        });
+                        if register {
+                            writes.extend(part);
+                        }
+                        continue;
+                    }
+                    OpKind::MarkEnd { .. } => continue,
+                };
+                match pieces.last_mut() {
+                    Some((last, t, c))
+                        if last.end == part.start && *t == run.text && *c == cancel =>
+                    {
+                        last.end = part.end;
+                    }
+                    _ => pieces.push((part, run.text, cancel)),
+                }
+            }
+            counter += k;
         }
         Ok(())
     }

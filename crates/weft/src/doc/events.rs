@@ -249,10 +249,12 @@ impl Doc {
         // Only a document with parked updates looks at what it committed.
         let start = (was_open && !self.pending.is_empty())
             .then(|| self.log.committed_version().get(self.peer));
+        let first = self.log.committed_version().get(self.peer);
         self.log.commit();
+        let ops = first..self.log.committed_version().get(self.peer);
         if let Some(mut draft) = self.draft.take() {
             if was_open {
-                self.emit(trigger, origin, &mut draft);
+                self.emit(trigger, origin, &mut draft, ops);
             }
             // Kept for the next change (if the subscribers still want the
             // same), so a commit per keystroke allocates no new draft.
@@ -326,14 +328,21 @@ impl Doc {
     ) {
         if let Some(mut draft) = draft {
             if !status.applied.is_empty() {
-                self.emit(EventTrigger::Import, origin, &mut draft);
+                self.emit(EventTrigger::Import, origin, &mut draft, 0..0);
             }
         }
     }
 
     /// Calls each subscriber with the event of `draft` in its unit (undo
     /// managers last: they see the event in chars with its inverse).
-    pub(super) fn emit(&self, trigger: EventTrigger, origin: Option<&str>, draft: &mut Draft) {
+    /// (`ops`: the counters of this peer's ops a local commit committed.)
+    pub(super) fn emit(
+        &self,
+        trigger: EventTrigger,
+        origin: Option<&str>,
+        draft: &mut Draft,
+        ops: std::ops::Range<crate::id::Counter>,
+    ) {
         if self.log.map_names().has_reserved() || self.texts.has_reserved() {
             self.fold_incarnations(draft);
         }
@@ -374,7 +383,8 @@ impl Doc {
                 |t| self.text_name(t),
                 self.log.map_names(),
             );
-            let inverse = draft.inverse(|t| self.text_name(t), self.log.map_names());
+            let mut inverse = draft.inverse(|t| self.text_name(t), self.log.map_names());
+            inverse.ops = ops;
             for manager in managers {
                 manager(&event, &inverse);
             }

@@ -63,13 +63,6 @@ enum Ins<'a> {
 }
 
 impl Ins<'_> {
-    fn units(self, unit: Unit) -> usize {
-        match self {
-            Ins::Text(s) => units(s, unit),
-            Ins::Embed(_) | Ins::Block => embed_units(unit),
-        }
-    }
-
     fn to_delta(self, attributes: Attributes) -> Delta {
         match self {
             Ins::Text(s) => Delta::Insert {
@@ -519,116 +512,6 @@ pub(crate) fn diff_texts(from: &[Delta], to: &[Delta], unit: Unit) -> Vec<Delta>
     chop(out)
 }
 
-/// `b` rebased to apply after `a`, two changes of the same text (Quill's
-/// `a.transform(b, priority)`); `a_first`: at equal positions `a`'s
-/// inserts come first. Counted in `unit`. O(|a| + |b|).
-pub(crate) fn transform(a: &[Delta], b: &[Delta], a_first: bool, unit: Unit) -> Vec<Delta> {
-    transform_with(a, b, a_first, false, unit)
-}
-
-/// [`transform`]; `spread_styles`: text `a` inserts strictly inside a
-/// retain of `b` that sets attributes gets them too (undoing a mark must
-/// also unstyle what was typed inside its range since).
-pub(crate) fn transform_with(
-    a: &[Delta],
-    b: &[Delta],
-    a_first: bool,
-    spread_styles: bool,
-    unit: Unit,
-) -> Vec<Delta> {
-    let mut out = Vec::with_capacity(b.len());
-    let (mut ra, mut rb) = (Reader::new(a, unit), Reader::new(b, unit));
-    while !ra.done() || !rb.done() {
-        if ra.peek_is_insert() && (a_first || !rb.peek_is_insert()) {
-            let inside = match rb.ops.get(rb.at) {
-                Some(Delta::Retain { attributes, .. }) if spread_styles && rb.taken > 0 => {
-                    Some(attributes.clone())
-                }
-                _ => None,
-            };
-            if let Piece::Insert(ins, _) = ra.take(usize::MAX) {
-                push(
-                    &mut out,
-                    Delta::Retain {
-                        retain: ins.units(unit),
-                        attributes: inside.unwrap_or_default(),
-                    },
-                );
-            }
-            continue;
-        }
-        if rb.peek_is_insert() {
-            let piece = rb.take(usize::MAX);
-            push(&mut out, owned(piece));
-            continue;
-        }
-        if rb.done() {
-            break;
-        }
-        let n = ra.peek_len().min(rb.peek_len());
-        match (ra.take(n), rb.take(n)) {
-            // Deleted by `a`: nothing left for `b` to do there.
-            (Piece::Delete(_), _) => {}
-            (_, Piece::Delete(n)) => push(&mut out, Delta::Delete { delete: n }),
-            (Piece::Retain(_, x), Piece::Retain(n, y)) => {
-                // Where both set a key, `a` (applied first) loses only if
-                // `b` goes first; `a_first` means `b` wins.
-                let attributes = if a_first {
-                    y.clone()
-                } else {
-                    y.iter()
-                        .filter(|(k, _)| !x.contains_key(*k))
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect()
-                };
-                push(
-                    &mut out,
-                    Delta::Retain {
-                        retain: n,
-                        attributes,
-                    },
-                );
-            }
-            (Piece::Insert(..), _) | (_, Piece::Insert(..)) => {}
-        }
-    }
-    chop(out)
-}
-
-/// Where position `pos` (counted in `unit`) moves to when `a` is applied;
-/// `a_first`: an insert exactly at `pos` goes before it (pushes it on).
-pub(crate) fn transform_position(a: &[Delta], pos: usize, a_first: bool, unit: Unit) -> usize {
-    let (mut old, mut new) = (0usize, 0usize);
-    for d in a {
-        match d {
-            Delta::Insert { .. } | Delta::Embed { .. } | Delta::Block { .. } => {
-                if old < pos || (old == pos && a_first) {
-                    new += op_len(d, unit);
-                } else {
-                    break;
-                }
-            }
-            Delta::Retain { retain, .. } => {
-                if old + retain > pos {
-                    return new + (pos - old);
-                }
-                old += retain;
-                new += retain;
-            }
-            Delta::Delete { delete } => {
-                if old + delete > pos {
-                    return new;
-                }
-                old += delete;
-            }
-        }
-        if old > pos {
-            break;
-        }
-    }
-    new + (pos - old.min(pos))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -685,31 +568,6 @@ mod tests {
             vec![Delta::insert("a😀X")]
         );
         assert!(apply_change(&doc, &[Delta::retain(5)], Unit::Utf16).is_err());
-    }
-
-    #[test]
-    fn transform_converges() {
-        let doc = d(&[Delta::insert("abcdef")]);
-        let a = d(&[Delta::retain(1), Delta::insert("X"), Delta::delete(2)]);
-        let b = d(&[Delta::retain(2), Delta::delete(2), Delta::insert("Y")]);
-        let b2 = transform(&a, &b, true, Unit::Char);
-        let a2 = transform(&b, &a, false, Unit::Char);
-        let ab = apply_change(
-            &apply_change(&doc, &a, Unit::Char).unwrap(),
-            &b2,
-            Unit::Char,
-        );
-        let ba = apply_change(
-            &apply_change(&doc, &b, Unit::Char).unwrap(),
-            &a2,
-            Unit::Char,
-        );
-        assert_eq!(ab, ba);
-        assert_eq!(ab.unwrap(), vec![Delta::insert("aXYef")]);
-        assert_eq!(transform_position(&a, 4, true, Unit::Char), 3);
-        assert_eq!(transform_position(&a, 1, true, Unit::Char), 2);
-        assert_eq!(transform_position(&a, 1, false, Unit::Char), 1);
-        assert_eq!(transform_position(&a, 2, true, Unit::Char), 2);
     }
 
     #[test]

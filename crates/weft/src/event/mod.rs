@@ -25,10 +25,7 @@ use crate::style::{Attributes, Delta};
 use crate::unit::Unit;
 use crate::value::Value;
 
-pub(crate) use compose::{
-    apply_change, attribute_changes, compose, diff_texts, normalize, transform, transform_position,
-    transform_with,
-};
+pub(crate) use compose::{apply_change, attribute_changes, compose, diff_texts, normalize};
 use subscribe::EventListCache;
 pub use subscribe::Subscription;
 pub(crate) use subscribe::{InverseCallback, Observers};
@@ -167,6 +164,9 @@ pub(crate) struct Inverse {
     pub texts: Vec<TextDiff>,
     /// Per map, the value each changed key had.
     pub maps: Vec<MapDiff>,
+    /// For a local commit, the counters of this peer's ops it committed
+    /// (else empty).
+    pub ops: std::ops::Range<crate::id::Counter>,
 }
 
 /// A set of units (bit [`Unit::index`]).
@@ -387,6 +387,7 @@ impl Draft {
         Inverse {
             texts,
             maps: self.map_diffs(maps, |c| c.old.clone()),
+            ops: 0..0,
         }
     }
 

@@ -39,6 +39,8 @@ pub(crate) fn cancel(log: &mut OpLog, texts: &mut TextTable, run: &OpRun) -> Res
             what: "cancel text",
         })?;
         state.revive(&shown, log.content());
+        // Local positions need a focus whose start is known.
+        state.drop_focus();
     }
     for (text, chars) in on {
         let state = texts.get_mut(text).ok_or(Error::Internal {
@@ -47,6 +49,7 @@ pub(crate) fn cancel(log: &mut OpLog, texts: &mut TextTable, run: &OpRun) -> Res
         for c in chars {
             state.remote_delete(c..c + 1, log.content());
         }
+        state.drop_focus();
     }
     Ok(())
 }

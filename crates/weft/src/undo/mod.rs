@@ -1,77 +1,74 @@
-//! [`UndoManager`]: undo and redo of one peer's local edits, leaving what
-//! other peers did in place.
+//! [`UndoManager`]: exact undo and redo of one peer's local edits, by op
+//! id, leaving what other peers did in place.
 //!
-//! Each local commit's event carries the inverse of its edits (a change
-//! delta per text, recorded by the edits themselves). A step is such an
-//! inverse. Whatever happens to the document afterwards that the step did
-//! not cause (imports, and local commits with an excluded origin) is a
-//! change the inverse must be rebased over: every stored step is
-//! transformed past it (operational transformation of Quill deltas), so
-//! that undoing applies exactly this peer's step to the document as it is
-//! now. Applying a step makes ordinary new ops, which sync like any edit;
-//! its own event, with its inverse, becomes the redo step.
+//! A step is the ops this peer made in it (ranges of its counters, as
+//! each local commit's event reports them). Undoing a step makes the ops
+//! that cancel it exactly ([`Doc::revert_ops`]): the chars its inserts
+//! made are deleted by id, wherever they are now; its deletes are
+//! cancelled, so the very same chars come back in place with the marks
+//! they had (unless another delete still removes them); its marks are
+//! cancelled, so they style nothing and other marks of their keys show as
+//! if they had never been made; a container it deleted shows again. Map
+//! writes are written back by value (each key to what it held before the
+//! step), unless a later write of another peer or an excluded commit took
+//! the key. Redo undoes the undo the same way: its deletes and cancels
+//! are cancelled in turn, its map values written back.
 //!
-//! The selection an app registers for a step is kept as positions in the
-//! document the step's inverse produces, transformed alongside it, and
-//! handed back as fresh [`Cursor`]s after the undo or redo.
+//! Nothing is transformed when others edit: a step holds ids, which stay
+//! valid, so importing costs nothing per stored step, and the selection of
+//! a step is kept as [`Cursor`]s.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::cursor::{Cursor, Side};
+use crate::cursor::Cursor;
 use crate::doc::Doc;
-use crate::error::Result;
-use crate::event::{
-    compose, transform, transform_position, transform_with, DocEvent, EventTrigger, Inverse,
-    Subscription,
-};
-use crate::style::Delta;
-use crate::unit::Unit;
+use crate::error::{Error, Result};
+use crate::event::{DocEvent, EventTrigger, Inverse, MapDiff, Subscription};
+use crate::id::{Counter, PeerId};
 use crate::value::Value;
 
-/// A position of the selection registered for a step.
-#[derive(Debug, Clone)]
-struct Spot {
-    text: String,
-    pos: usize,
-    side: Side,
-}
-
-/// One undo or redo step: per text, the change that reverts it, and the
-/// selection to restore.
+/// One undo or redo step: this peer's ops to revert, the map values to
+/// write back and the selection to restore.
 #[derive(Debug, Clone, Default)]
 struct Step {
-    texts: Vec<(String, Vec<Delta>)>,
+    /// Counter ranges of this peer's ops, in the order they were made.
+    ops: Vec<Range<Counter>>,
     /// Per map, the value (`None`: absent) each key the step changed
     /// goes back to.
     maps: BTreeMap<String, BTreeMap<String, Option<Value>>>,
-    selection: Vec<Spot>,
+    selection: Vec<Cursor>,
     /// When it was pushed (ms), for merging.
     at: u64,
 }
 
 impl Step {
     /// An empty step.
-    fn new(selection: Vec<Spot>, at: u64) -> Step {
+    fn new(selection: Vec<Cursor>, at: u64) -> Step {
         Step {
-            texts: Vec::new(),
+            ops: Vec::new(),
             maps: BTreeMap::new(),
             selection,
             at,
         }
     }
 
-    /// Adds `inverse` (of later edits) in front of the step's changes.
-    fn prepend(&mut self, inverse: &Inverse) {
-        for diff in &inverse.texts {
-            match self.texts.iter_mut().find(|(n, _)| *n == diff.name) {
-                Some((_, d)) => *d = compose(&diff.delta, d, Unit::Char),
-                None => self.texts.push((diff.name.clone(), diff.delta.clone())),
-            }
+    /// Adds a later local commit's ops to the step.
+    fn add(&mut self, ops: &Range<Counter>) {
+        if ops.is_empty() {
+            return;
         }
-        // A key's earlier value wins: it is what the whole step goes
-        // back to.
-        for diff in &inverse.maps {
+        match self.ops.last_mut() {
+            Some(last) if last.end == ops.start => last.end = ops.end,
+            _ => self.ops.push(ops.clone()),
+        }
+    }
+
+    /// Adds the values a later local commit's map writes replaced: a
+    /// key's earlier value wins, it is what the whole step goes back to.
+    fn add_maps(&mut self, maps: &[MapDiff]) {
+        for diff in maps {
             let keys = self.maps.entry(diff.name.clone()).or_default();
             for (k, v) in &diff.changes {
                 keys.entry(k.clone()).or_insert_with(|| v.clone());
@@ -87,23 +84,6 @@ impl Step {
             step_keys.retain(|k, _| !keys.contains_key(k));
         }
     }
-
-    /// Rebases the step over `change` of text `name`, made on the state
-    /// the step's inverse applies to. Returns the change as it applies
-    /// after the inverse: what the step below this one must be rebased
-    /// over (its inverse applies after this one's).
-    fn rebase(&mut self, name: &str, change: Vec<Delta>) -> Vec<Delta> {
-        let Some((_, inverse)) = self.texts.iter_mut().find(|(n, _)| n == name) else {
-            return change;
-        };
-        let moved = transform(inverse, &change, false, Unit::Char);
-        // The selection lives in what the inverse produces.
-        for m in self.selection.iter_mut().filter(|m| m.text == name) {
-            m.pos = transform_position(&moved, m.pos, m.side == Side::After, Unit::Char);
-        }
-        *inverse = transform_with(&change, inverse, true, true, Unit::Char);
-        moved
-    }
 }
 
 type Clock = Box<dyn Fn() -> u64 + Send + Sync>;
@@ -117,12 +97,9 @@ struct State {
     /// The next local step starts a new step even within the interval.
     checkpoint: bool,
     /// The selection to attach to the next step.
-    next_selection: Vec<Spot>,
-    /// The selection of the step being undone or redone, for the step its
-    /// event pushes on the other stack.
-    moving: Vec<Spot>,
-    /// This manager is undoing or redoing now: undo and redo events are
-    /// its own (another manager's are rebased past, as imports are).
+    next_selection: Vec<Cursor>,
+    /// This manager is undoing or redoing now: the commit's event is its
+    /// own (it records the step itself).
     applying: bool,
     clock: Clock,
 }
@@ -137,39 +114,14 @@ impl State {
             EventTrigger::Local if !self.excluded(event.origin.as_deref()) => {
                 self.push_local(inverse);
             }
-            EventTrigger::Undo if self.applying => {
-                let mut step = Step::new(std::mem::take(&mut self.moving), (self.clock)());
-                step.prepend(inverse);
-                self.redo.push(step);
-            }
-            EventTrigger::Redo if self.applying => {
-                let mut step = Step::new(std::mem::take(&mut self.moving), (self.clock)());
-                step.prepend(inverse);
-                self.undo.push(step);
-                self.trim();
-            }
-            // The steps were made on the latest version; a checked-out one
-            // cannot be edited, and what comes back on returning may hold
-            // imports: the steps no longer fit.
-            EventTrigger::Checkout => {
-                self.undo.clear();
-                self.redo.clear();
-            }
+            // Its own undo or redo: recorded by the manager. A checkout
+            // changes nothing the steps hold (ids stay valid).
+            EventTrigger::Undo | EventTrigger::Redo if self.applying => {}
+            EventTrigger::Checkout => {}
             // Imports, excluded local commits, another manager's undo or
-            // redo: not ours to undo, and every
-            // step must be rebased past them. The top step of each stack
-            // applies to the document as it is; each step below applies
-            // after the one above it, so the change travels down the stack,
-            // rebased past each inverse on the way.
+            // redo: text needs nothing (ids stay valid); a map key they
+            // wrote is theirs now, not written back.
             _ => {
-                for diff in &event.texts {
-                    for stack in [&mut self.undo, &mut self.redo] {
-                        let mut change = diff.delta.clone();
-                        for step in stack.iter_mut().rev() {
-                            change = step.rebase(&diff.name, change);
-                        }
-                    }
-                }
                 for diff in &event.maps {
                     for step in self.undo.iter_mut().chain(self.redo.iter_mut()) {
                         step.rebase_map(&diff.name, &diff.changes);
@@ -180,7 +132,8 @@ impl State {
     }
 
     fn push_local(&mut self, inverse: &Inverse) {
-        if inverse.texts.is_empty() && inverse.maps.is_empty() {
+        let ops = &inverse.ops;
+        if ops.is_empty() && inverse.maps.is_empty() {
             return;
         }
         let now = (self.clock)();
@@ -194,14 +147,16 @@ impl State {
         self.checkpoint = false;
         if merge {
             if let Some(top) = self.undo.last_mut() {
-                top.prepend(inverse);
+                top.add(ops);
+                top.add_maps(&inverse.maps);
                 top.at = now;
                 self.next_selection.clear();
                 return;
             }
         }
         let mut step = Step::new(std::mem::take(&mut self.next_selection), now);
-        step.prepend(inverse);
+        step.add(ops);
+        step.add_maps(&inverse.maps);
         self.undo.push(step);
         self.trim();
     }
@@ -214,17 +169,29 @@ impl State {
     }
 }
 
-/// Undo and redo of one document's local edits (Loro's and Yjs' model):
-/// undoing reverts only this peer's step, leaving edits other peers made
-/// concurrently or later in place, and is itself a set of ordinary new ops
-/// that sync to every peer. Marks and unmarks are undone too.
+/// Exact undo and redo of one document's local edits: undoing a step
+/// cancels exactly this peer's ops of that step, by id, leaving edits
+/// other peers made concurrently or later in place, and is itself a set of
+/// ordinary new ops that sync to every peer (see the module doc):
+/// - typed text is deleted, wherever it is now;
+/// - deleted text comes back in place, with the marks it had, unless
+///   another peer deleted it too (it stays deleted then);
+/// - a mark or unmark is cancelled: it styles nothing, also on text that
+///   grew into it, and other marks of its key show as if it had never
+///   been made;
+/// - map writes (and container deletes, which write a map) are written
+///   back, unless a later write took the key.
 ///
-/// Consecutive commits within a merge interval form one step (unless a
-/// [`UndoManager::checkpoint`] separates them); commits whose origin
-/// starts with an excluded prefix are not undone (they are treated like a
-/// peer's edits). The app may register the selection before a step
-/// ([`UndoManager::set_selection`]); undo and redo return it as fresh
-/// cursors at the right places.
+/// Redo cancels the undo's ops in turn. Consecutive commits within a
+/// merge interval form one step (unless a [`UndoManager::checkpoint`]
+/// separates them); commits whose origin starts with an excluded prefix
+/// are not undone (they are treated like a peer's edits). The app may
+/// register the selection before a step ([`UndoManager::set_selection`]);
+/// undo and redo return those cursors. Steps hold op ids: importing costs
+/// nothing per stored step, and [`Doc::checkout`] keeps the stacks.
+///
+/// A manager works on the document it was made for: [`UndoManager::undo`]
+/// with a document of another peer is [`Error::ForeignDocument`].
 ///
 /// # Examples
 ///
@@ -253,6 +220,8 @@ impl State {
 /// ```
 pub struct UndoManager {
     state: Arc<Mutex<State>>,
+    /// The peer whose ops the steps are.
+    peer: PeerId,
     _subscription: Subscription,
 }
 
@@ -285,7 +254,6 @@ impl UndoManager {
             exclude: Vec::new(),
             checkpoint: false,
             next_selection: Vec::new(),
-            moving: Vec::new(),
             applying: false,
             clock: Box::new(clock),
         }));
@@ -297,6 +265,7 @@ impl UndoManager {
         }));
         UndoManager {
             state,
+            peer: doc.peer_id(),
             _subscription: subscription,
         }
     }
@@ -329,22 +298,19 @@ impl UndoManager {
         self.lock().checkpoint = true;
     }
 
-    /// Registers the selection before the next step (resolved in `doc`
-    /// now): undoing that step returns it, and redoing it returns it too.
+    /// Registers the selection before the next step (the cursors must
+    /// resolve in `doc` now): undoing that step returns them, and redoing
+    /// it returns them too. Cursors name chars by id, so they point where
+    /// those chars are when the step comes back.
     ///
     /// # Errors
     ///
     /// As [`Doc::cursor_pos`] for a cursor that does not resolve.
     pub fn set_selection(&mut self, doc: &Doc, cursors: &[Cursor]) -> Result<()> {
-        let mut marks = Vec::with_capacity(cursors.len());
         for c in cursors {
-            marks.push(Spot {
-                text: c.text().to_owned(),
-                pos: doc.cursor_pos(c)?,
-                side: c.side(),
-            });
+            doc.cursor_pos(c)?;
         }
-        self.lock().next_selection = marks;
+        self.lock().next_selection = cursors.to_vec();
         Ok(())
     }
 
@@ -370,14 +336,15 @@ impl UndoManager {
 
     /// Reverts the last step of this peer's edits (committing the open
     /// change first, which may be that step). Returns `None` if there was
-    /// nothing to undo, else the selection registered for the step, as
-    /// cursors where it is now. O(size of the step), plus O(n) of each text
-    /// it restyles.
+    /// nothing to undo, else the selection registered for the step. Costs
+    /// what the step holds, whatever happened since (plus, with event
+    /// subscribers, O(n) of each text it touches).
     ///
     /// # Errors
     ///
-    /// As [`crate::Text::apply_delta`] ([`crate::Error::HistoryFull`]);
-    /// the step stays on the stack then.
+    /// [`Error::ForeignDocument`] if `doc` is not this manager's (another
+    /// peer id); [`Error::Detached`] while checked out; as
+    /// [`Doc::revert_ops`]. The step stays on the stack then.
     pub fn undo(&mut self, doc: &mut Doc) -> Result<Option<Vec<Cursor>>> {
         self.apply(doc, true)
     }
@@ -392,62 +359,73 @@ impl UndoManager {
     }
 
     fn apply(&mut self, doc: &mut Doc, undo: bool) -> Result<Option<Vec<Cursor>>> {
+        if doc.peer_id() != self.peer {
+            return Err(Error::ForeignDocument);
+        }
         doc.commit();
         let step = {
-            let mut s = self.lock();
-            let stack = if undo { &mut s.undo } else { &mut s.redo };
-            match stack.pop() {
-                Some(step) => {
-                    s.moving = step.selection.clone();
-                    s.applying = true;
-                    step
-                }
+            let s = self.lock();
+            let stack = if undo { &s.undo } else { &s.redo };
+            match stack.last() {
+                Some(step) => step.clone(),
                 None => return Ok(None),
             }
         };
-        let out = self.apply_step(doc, step, undo);
+        // Checked before anything changes: a failure leaves the step.
+        let first = doc.version().get(self.peer);
+        self.lock().applying = true;
+        let done = Self::revert(doc, &step, undo);
         self.lock().applying = false;
-        out
+        let back = done?;
+        let mut other = Step::new(step.selection.clone(), 0);
+        other.add(&(first..doc.version().get(self.peer)));
+        other.maps = back;
+        let mut guard = self.lock();
+        let s = &mut *guard;
+        other.at = (s.clock)();
+        let (from, to) = if undo {
+            (&mut s.undo, &mut s.redo)
+        } else {
+            (&mut s.redo, &mut s.undo)
+        };
+        from.pop();
+        to.push(other);
+        s.trim();
+        Ok(Some(step.selection))
     }
 
-    fn apply_step(&mut self, doc: &mut Doc, step: Step, undo: bool) -> Result<Option<Vec<Cursor>>> {
+    /// Makes and commits the ops that revert `step`; returns the values
+    /// its map writes replaced (what reverting this revert writes back).
+    fn revert(
+        doc: &mut Doc,
+        step: &Step,
+        undo: bool,
+    ) -> Result<BTreeMap<String, BTreeMap<String, Option<Value>>>> {
         let trigger = if undo {
             EventTrigger::Undo
         } else {
             EventTrigger::Redo
         };
-        for (i, (name, delta)) in step.texts.iter().enumerate() {
-            if let Err(e) = doc.text(name).apply_delta(delta) {
-                // `apply_delta` is atomic: the texts before this one were
-                // reverted, this one and the rest were not. The part done
-                // is reported (and can be redone); the rest stays.
-                doc.commit_as(trigger, None);
-                let mut rest = step.clone();
-                rest.texts.drain(..i);
-                let mut s = self.lock();
-                let stack = if undo { &mut s.undo } else { &mut s.redo };
-                stack.push(rest);
-                return Err(e);
-            }
-        }
+        doc.revert_ops(&step.ops)?;
+        let mut back: BTreeMap<String, BTreeMap<String, Option<Value>>> = BTreeMap::new();
         for (name, keys) in &step.maps {
             for (key, value) in keys {
                 let mut map = doc.map(name);
-                // Writes of a checked-out document fail before the first
-                // (nothing was done); no other error is possible here.
+                let now = map.get(key).cloned();
+                if now == *value {
+                    continue;
+                }
+                // Writes of a checked-out document failed above already.
                 match value {
                     Some(v) => map.set(key, v.clone())?,
                     None => map.delete(key)?,
                 }
+                back.entry(name.clone())
+                    .or_default()
+                    .insert(key.clone(), now);
             }
         }
         doc.commit_as(trigger, None);
-        let mut cursors = Vec::with_capacity(step.selection.len());
-        for m in &step.selection {
-            let mut text = doc.text(&m.text);
-            let pos = m.pos.min(text.len());
-            cursors.push(text.cursor(pos, m.side)?);
-        }
-        Ok(Some(cursors))
+        Ok(back)
     }
 }
