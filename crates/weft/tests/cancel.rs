@@ -45,6 +45,8 @@ fn converged(a: &mut Doc, b: &mut Doc) -> Vec<Delta> {
             .unwrap();
         assert_eq!(opened.get_text("t").unwrap().to_delta(), delta, "lazy");
         assert_eq!(opened.text("t").to_delta(), delta, "snapshot");
+        opened.load().unwrap();
+        assert_eq!(opened.history_runs().unwrap(), d.history_runs().unwrap());
         opened.assert_invariants();
     }
     delta

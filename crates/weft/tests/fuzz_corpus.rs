@@ -114,7 +114,22 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     committed.commit_with(CommitOptions::new().message("first").timestamp(-3));
     committed.text("t").insert(2, "c").expect("in bounds");
     committed.commit_with(CommitOptions::new().timestamp(1_764_000_000));
+    let mut undone = Doc::new();
+    undone.set_peer_id(5).expect("valid id");
+    let mut undo = weft::UndoManager::new(&mut undone);
+    undone.text("t").insert(0, "abc def").expect("in bounds");
+    undone.commit();
+    undone.text("t").mark(0..3, "bold", true).expect("in bounds");
+    undone.commit();
+    undone.text("t").delete(2, 3).expect("in bounds");
+    undone.commit();
+    for _ in 0..2 {
+        undo.undo(&mut undone).expect("undoes");
+    }
+    undo.redo(&mut undone).expect("redoes");
     vec![
+        ("seed-undo-history", full(&undone)),
+        ("seed-undo-snapshot", snapshot(&mut undone)),
         ("seed-commits-history", full(&committed)),
         ("seed-commits-snapshot", snapshot(&mut committed)),
         ("seed-target-history", full(&target)),

@@ -279,7 +279,10 @@ impl Snapshot {
         let slots = doc_index.iter().max().map_or(0, |&m| m.as_usize() + 1);
         let mut inserted = vec![0u64; slots];
         for r in side.ops() {
-            if !matches!(r.kind, OpKind::Delete { .. } | OpKind::MapSet { .. }) {
+            if matches!(
+                r.kind,
+                OpKind::Insert { .. } | OpKind::MarkStart { .. } | OpKind::MarkEnd { .. }
+            ) {
                 if let Some(n) = inserted.get_mut(r.text.as_usize()) {
                     *n += u64::from(r.len);
                 }
