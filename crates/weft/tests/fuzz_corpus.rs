@@ -119,7 +119,10 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     let mut undo = weft::UndoManager::new(&mut undone);
     undone.text("t").insert(0, "abc def").expect("in bounds");
     undone.commit();
-    undone.text("t").mark(0..3, "bold", true).expect("in bounds");
+    undone
+        .text("t")
+        .mark(0..3, "bold", true)
+        .expect("in bounds");
     undone.commit();
     undone.text("t").delete(2, 3).expect("in bounds");
     undone.commit();

@@ -206,6 +206,30 @@ fn undoing_all_of_a_peers_steps_removes_exactly_its_edits() {
             })
             .collect();
         let mut undo = UndoManager::new(&mut peers[0]);
+        // Mirrors of A's text fed only its events, in chars and UTF-16.
+        let start = peers[0].text("t").to_delta();
+        let mirrors: Vec<Arc<std::sync::Mutex<Vec<Delta>>>> = (0..2)
+            .map(|_| Arc::new(std::sync::Mutex::new(start.clone())))
+            .collect();
+        let _subs: Vec<_> = [weft::Unit::Char, weft::Unit::Utf16]
+            .into_iter()
+            .zip(&mirrors)
+            .map(|(unit, m)| {
+                let m = Arc::clone(m);
+                peers[0].subscribe_in(unit, move |e| {
+                    let mut m = m.lock().unwrap();
+                    for t in e.texts.iter().filter(|t| t.name == "t") {
+                        t.apply_to(&mut m, e.unit).unwrap();
+                    }
+                })
+            })
+            .collect();
+        let check_mirrors = |d: &mut Doc, what: &str| {
+            let now = d.text("t").to_delta();
+            for m in &mirrors {
+                assert_eq!(*m.lock().unwrap(), now, "seed {seed}: mirror {what}");
+            }
+        };
         for _ in 0..40 {
             let i = rng.below(3);
             let len = peers[i].text("t").len();
@@ -260,13 +284,16 @@ fn undoing_all_of_a_peers_steps_removes_exactly_its_edits() {
         let mut undone = 0;
         while undo.undo(&mut peers[0]).unwrap().is_some() {
             undone += 1;
+            check_mirrors(&mut peers[0], "undo");
         }
         assert_eq!(
             peers[0].text("t").to_delta(),
             peers[1].text("t").to_delta(),
             "seed {seed}: after undoing {undone} steps"
         );
-        while undo.redo(&mut peers[0]).unwrap().is_some() {}
+        while undo.redo(&mut peers[0]).unwrap().is_some() {
+            check_mirrors(&mut peers[0], "redo");
+        }
         assert_eq!(peers[0].text("t").to_delta(), a_done, "seed {seed}: redo");
         // Another replica importing A's history (undos included) agrees.
         let mut other = Doc::new();

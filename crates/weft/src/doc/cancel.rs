@@ -11,6 +11,17 @@ use crate::unit::Unit;
 
 use super::{events, Doc};
 
+/// A stretch of a text that a local undo, redo or cancel changes:
+/// visible chars `lo..hi` before it, the text's length then, and the
+/// stretch's delta then.
+struct Region {
+    text: TextIdx,
+    lo: u32,
+    hi: u32,
+    len: u32,
+    before: Vec<crate::Delta>,
+}
+
 impl Doc {
     /// Cancels this peer's ops `first.counter..first.counter + len`:
     /// each must be a delete (its char shows again unless another delete
@@ -39,23 +50,11 @@ impl Doc {
             return Err(Error::NotCancellable(first));
         }
         let pieces = self.cancel_pieces(first, len)?;
-        let watched = self.watch_texts(pieces.iter().map(|p| p.1));
-        let mut seq = self.log.reserve_local(self.peer, len)?;
-        for (targets, text) in pieces {
-            let run = OpRun {
-                seq,
-                len: targets.end - targets.start,
-                text,
-                kind: OpKind::Cancel {
-                    target: targets.start,
-                },
-            };
-            self.log.push_op(run);
-            crate::merge::cancel(&mut self.log, &mut self.texts, &run)?;
-            seq = run.end();
-        }
-        self.record_watched(watched);
-        Ok(())
+        let pieces = pieces
+            .into_iter()
+            .map(|(seqs, t)| (seqs, t, true))
+            .collect();
+        self.apply_local(pieces)
     }
 
     /// Undoes this peer's ops `ops` (counters) exactly: the chars its
@@ -85,44 +84,7 @@ impl Doc {
         }
         writes.sort_unstable();
         let keys = self.keys_back(&writes);
-        let total: u32 = pieces.iter().map(|p| p.0.end - p.0.start).sum();
-        if total == 0 {
-            return self.write_back(keys);
-        }
-        let watched = self.watch_texts(pieces.iter().map(|p| p.1));
-        let mut seq = self.log.reserve_local(self.peer, total)?;
-        for (targets, text, cancel) in pieces {
-            let len = targets.end - targets.start;
-            let kind = if cancel {
-                OpKind::Cancel {
-                    target: targets.start,
-                }
-            } else {
-                OpKind::Delete {
-                    target: targets.start,
-                    reversed: false,
-                }
-            };
-            let run = OpRun {
-                seq,
-                len,
-                text,
-                kind,
-            };
-            self.log.push_op(run);
-            if cancel {
-                crate::merge::cancel(&mut self.log, &mut self.texts, &run)?;
-            } else {
-                let state = self.texts.get_mut(text).ok_or(Error::Internal {
-                    what: "revert text",
-                })?;
-                state.remote_delete(targets, self.log.content());
-                // Local positions need a focus whose start is known.
-                state.drop_focus();
-            }
-            seq = run.end();
-        }
-        self.record_watched(watched);
+        self.apply_local(pieces)?;
         self.write_back(keys)
     }
 
@@ -189,42 +151,206 @@ impl Doc {
         Ok(())
     }
 
-    /// Each text of `texts` with its delta now, if someone subscribes to
-    /// events (for [`Doc::record_watched`]).
-    fn watch_texts(
-        &self,
-        texts: impl Iterator<Item = TextIdx>,
-    ) -> Option<Vec<(TextIdx, Vec<crate::Delta>)>> {
-        if self.observers.event_units().is_empty() {
-            return None;
+    /// Makes `pieces` (seqs, text, cancel them: else delete those chars)
+    /// as local ops of the open change and shows them in the texts. With
+    /// subscribers, each touched text's event covers only the stretch
+    /// between the first and the last place that changed (O(log n) per
+    /// changed char or mark, plus that stretch), not the whole text.
+    fn apply_local(&mut self, pieces: Vec<(Range<Seq>, TextIdx, bool)>) -> Result<()> {
+        let total: u32 = pieces.iter().map(|p| p.0.end - p.0.start).sum();
+        if total == 0 {
+            return Ok(());
         }
-        let mut texts: Vec<TextIdx> = texts.collect();
-        texts.sort_unstable();
-        texts.dedup();
-        Some(
-            texts
-                .into_iter()
-                .map(|t| (t, self.text_delta_at(t)))
-                .collect(),
-        )
+        let mut seq = self.log.reserve_local(self.peer, total)?;
+        let mut flips = Vec::new();
+        let mut deletes = Vec::new();
+        for (targets, text, cancel) in pieces {
+            let len = targets.end - targets.start;
+            let kind = if cancel {
+                OpKind::Cancel {
+                    target: targets.start,
+                }
+            } else {
+                OpKind::Delete {
+                    target: targets.start,
+                    reversed: false,
+                }
+            };
+            let run = OpRun {
+                seq,
+                len,
+                text,
+                kind,
+            };
+            self.log.push_op(run);
+            if cancel {
+                flips.extend(self.log.record_cancels(&run)?);
+            } else {
+                deletes.push((targets, text));
+            }
+            seq = run.end();
+        }
+        let touched: Vec<TextIdx> = {
+            let mut t: Vec<TextIdx> = flips
+                .iter()
+                .map(|f| f.text)
+                .chain(deletes.iter().map(|d| d.1))
+                .collect();
+            t.sort_unstable();
+            t.dedup();
+            t
+        };
+        for &t in &touched {
+            if let Some(state) = self.texts.get_mut(t) {
+                state.drop_focus();
+            }
+        }
+        let regions = if self.observers.event_units().is_empty() {
+            Vec::new()
+        } else {
+            self.regions_before(&touched, &deletes, &flips)
+        };
+        for (targets, text) in deletes {
+            let state = self.texts.get_mut(text).ok_or(Error::Internal {
+                what: "revert text",
+            })?;
+            state.remote_delete(targets, self.log.content());
+        }
+        crate::merge::show_flips(&self.log, &mut self.texts, &flips)?;
+        for &t in &touched {
+            if let Some(state) = self.texts.get_mut(t) {
+                // Local positions need a focus whose start is known.
+                state.drop_focus();
+            }
+        }
+        self.record_regions(regions);
+        Ok(())
     }
 
-    /// Records in the event draft the change of each watched text since
-    /// [`Doc::watch_texts`] (and its inverse).
-    fn record_watched(&mut self, watched: Option<Vec<(TextIdx, Vec<crate::Delta>)>>) {
-        let Some(watched) = watched else {
-            return;
-        };
-        let after: Vec<_> = watched
-            .iter()
-            .map(|(t, _)| self.text_delta_at(*t))
-            .collect();
-        if let Some(draft) = events::open_draft(&mut self.draft, &self.observers) {
-            for ((t, before), after) in watched.iter().zip(&after) {
-                if before != after {
-                    draft.add(*t, |unit: Unit| diff_texts(before, after, unit));
-                    draft.add_inverse(*t, &diff_texts(after, before, Unit::Char));
+    /// Per touched text, the stretch of visible chars `lo..hi` holding
+    /// every place `deletes` and `flips` change, its length and its delta
+    /// as it is before they show (the marks `flips` switched are read as
+    /// they were).
+    fn regions_before(
+        &mut self,
+        touched: &[TextIdx],
+        deletes: &[(Range<Seq>, TextIdx)],
+        flips: &[crate::oplog::Flip],
+    ) -> Vec<Region> {
+        let mut regions: Vec<Region> = Vec::new();
+        for &t in touched {
+            let Some(state) = self.texts.get(t) else {
+                continue;
+            };
+            let (mut lo, mut hi) = (u32::MAX, 0u32);
+            let mut see = |seq: Seq| {
+                if let Some((at, visible)) = state.chars_before(seq) {
+                    lo = lo.min(at);
+                    hi = hi.max(at + u32::from(visible));
                 }
+            };
+            for (seqs, _) in deletes.iter().filter(|d| d.1 == t) {
+                // An insert run's chars keep their order: its first and
+                // last char bound it.
+                see(seqs.start);
+                see(seqs.end - 1);
+            }
+            for f in flips.iter().filter(|f| f.text == t) {
+                match f.what {
+                    crate::oplog::Flipped::Delete(c) => see(c),
+                    crate::oplog::Flipped::Mark(m) => {
+                        if let Some(mark) = self.log.mark(m) {
+                            if mark.end != crate::id::NO_SEQ {
+                                let (start, end) = (mark.start, mark.end);
+                                see(start);
+                                see(end);
+                            }
+                        }
+                    }
+                }
+            }
+            if lo > hi {
+                continue;
+            }
+            regions.push(Region {
+                text: t,
+                lo,
+                hi,
+                len: state.len(Unit::Char),
+                before: Vec::new(),
+            });
+        }
+        // The marks as they were, for the slices before.
+        for f in flips.iter().rev() {
+            if let crate::oplog::Flipped::Mark(m) = f.what {
+                self.log.set_mark_cancelled(m, f.active);
+            }
+        }
+        for r in &mut regions {
+            if let Some(state) = self.texts.get(r.text) {
+                r.before = state.slice_delta(
+                    r.lo..r.hi,
+                    self.log.content(),
+                    (self.log.marks(), self.log.keys(), self.log.objects()),
+                );
+            }
+        }
+        for f in flips {
+            if let crate::oplog::Flipped::Mark(m) = f.what {
+                self.log.set_mark_cancelled(m, !f.active);
+            }
+        }
+        regions
+    }
+
+    /// Records each region's change (from [`Doc::regions_before`]) in the
+    /// event draft, with its inverse.
+    fn record_regions(&mut self, regions: Vec<Region>) {
+        if regions.is_empty() {
+            return;
+        }
+        let mut changes = Vec::with_capacity(regions.len());
+        for r in regions {
+            let Some(state) = self.texts.get(r.text) else {
+                continue;
+            };
+            let grown = state.len(Unit::Char) as i64 - i64::from(r.len);
+            let end = (i64::from(r.hi) + grown).max(i64::from(r.lo)) as u32;
+            let after = state.slice_delta(
+                r.lo..end,
+                self.log.content(),
+                (self.log.marks(), self.log.keys(), self.log.objects()),
+            );
+            let content = self.log.content();
+            let lo: [usize; 3] = Unit::ALL.map(|u| {
+                state
+                    .convert(r.lo as usize, Unit::Char, u, content)
+                    .unwrap_or(0)
+            });
+            changes.push((r.text, lo, r.before, after));
+        }
+        if let Some(draft) = events::open_draft(&mut self.draft, &self.observers) {
+            for (t, lo, before, after) in &changes {
+                if before == after {
+                    continue;
+                }
+                let shifted = |unit: Unit, d: Vec<crate::Delta>| {
+                    let mut out = Vec::with_capacity(d.len() + 1);
+                    let at = lo[unit.index()];
+                    if at > 0 {
+                        out.push(crate::Delta::retain(at));
+                    }
+                    out.extend(d);
+                    crate::event::normalize(&mut out);
+                    out
+                };
+                draft.add(*t, |unit: Unit| {
+                    shifted(unit, diff_texts(before, after, unit))
+                });
+                draft.add_inverse(
+                    *t,
+                    &shifted(Unit::Char, diff_texts(after, before, Unit::Char)),
+                );
             }
         }
     }
@@ -280,14 +406,6 @@ impl Doc {
             counter += k;
         }
         Ok(())
-    }
-
-    /// The delta of text `t` as loaded.
-    fn text_delta_at(&self, t: TextIdx) -> Vec<crate::Delta> {
-        self.texts
-            .get(t)
-            .map(|s| crate::text::TextRef::new(&self.log, s, None).to_delta())
-            .unwrap_or_default()
     }
 
     /// The ops `first.counter..+len` of this peer as seq ranges, each in

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 use crate::id::{Seq, TextIdx};
-use crate::oplog::{Flipped, OpLog, OpRun};
+use crate::oplog::{Flip, Flipped, OpLog, OpRun};
 use crate::text::TextTable;
 
 /// Puts cancel run `run` (in the log already) in force and updates the
@@ -22,6 +22,17 @@ use crate::text::TextTable;
 /// local API checked (a bug).
 pub(crate) fn cancel(log: &mut OpLog, texts: &mut TextTable, run: &OpRun) -> Result<()> {
     let flips = log.record_cancels(run)?;
+    show_flips(log, texts, &flips)
+}
+
+/// Shows in the texts what `flips` (from [`OpLog::record_cancels`])
+/// switched: chars whose deletes went off show again (unless another
+/// delete in force removes them), chars whose deletes are back go.
+///
+/// # Errors
+///
+/// [`Error::Internal`] for a flip in a text the table lacks (a bug).
+pub(crate) fn show_flips(log: &OpLog, texts: &mut TextTable, flips: &[Flip]) -> Result<()> {
     // Per text: chars whose delete went off, chars whose delete is back.
     let mut off: BTreeMap<TextIdx, Vec<Seq>> = BTreeMap::new();
     let mut on: BTreeMap<TextIdx, Vec<Seq>> = BTreeMap::new();

@@ -21,7 +21,7 @@ mod pending;
 mod plan;
 mod update;
 
-pub(crate) use cancel::cancel;
+pub(crate) use cancel::{cancel, show_flips};
 pub(crate) use inbox::{park_snapshot_pending, Imported, Inbox};
 pub(crate) use pending::{Parked, Pending};
 pub(crate) use update::{MapWrite, MarkSet, Update, UpdateChange, UpdateKind, UpdateRun};

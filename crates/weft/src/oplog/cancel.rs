@@ -64,6 +64,14 @@ impl OpLog {
         !self.cancels.is_empty() && self.cancels.contains_key(&seq)
     }
 
+    /// Sets mark `mark`'s cancelled flag (for reading styles as they were
+    /// before a flip; the counts of [`OpLog::record_cancels`] decide).
+    pub fn set_mark_cancelled(&mut self, mark: MarkIdx, cancelled: bool) {
+        if let Some(m) = self.marks.get_mut(mark.as_usize()) {
+            m.cancelled = cancelled;
+        }
+    }
+
     /// Whether the history holds a cancel op (in force or not).
     pub fn has_cancel_ops(&self) -> bool {
         self.ops()

@@ -23,6 +23,32 @@ pub(crate) struct CharPlace {
 }
 
 impl TextState {
+    /// The visible chars before item `seq` (a char or an anchor) and
+    /// whether it is a visible char; `None` if the text holds no such
+    /// item. O(log n). The focus must be dropped.
+    pub fn chars_before(&self, seq: Seq) -> Option<(u32, bool)> {
+        debug_assert!(self.focus.is_none());
+        let leaf = self.index().get(seq)?;
+        let chunk = self.tree.get_elem(leaf)?;
+        let i = chunk.find_seq(seq)?;
+        let item = chunk.items[i];
+        let mut before = 0u32;
+        self.tree
+            .visit_previous_caches(Cursor { leaf, offset: 0 }, |c| {
+                if let PreviousCache::NodeCache(c) = c {
+                    before += c.chars;
+                }
+            });
+        for it in &chunk.items[..i] {
+            before += it.counts().chars;
+        }
+        let visible = item.is_visible_text();
+        if visible {
+            before += seq - item.seq;
+        }
+        Some((before, visible))
+    }
+
     /// Where char `seq` is, or `None` if the text holds no such char.
     /// O(log n) (the first call on a text builds its id index).
     pub fn place_of(&self, seq: Seq, content: &str) -> Option<CharPlace> {
