@@ -304,7 +304,7 @@ impl Doc {
     }
 
     /// Records each region's change (from [`Doc::regions_before`]) in the
-    /// event draft, with its inverse.
+    /// event draft.
     fn record_regions(&mut self, regions: Vec<Region>) {
         if regions.is_empty() {
             return;
@@ -347,10 +347,6 @@ impl Doc {
                 draft.add(*t, |unit: Unit| {
                     shifted(unit, diff_texts(before, after, unit))
                 });
-                draft.add_inverse(
-                    *t,
-                    &shifted(Unit::Char, diff_texts(after, before, Unit::Char)),
-                );
             }
         }
     }

@@ -117,7 +117,7 @@ impl Doc {
             }
         }
         if let Some(mut draft) = draft {
-            self.emit(EventTrigger::Checkout, None, &mut draft, 0..0);
+            self.emit(EventTrigger::Checkout, None, &mut draft);
         }
         Ok(())
     }
@@ -141,7 +141,7 @@ impl Doc {
         self.swap_state(&mut latest);
         if let (Some(draft), Some(before)) = (draft.as_mut(), before) {
             self.draft_diff(draft, &before);
-            self.emit(EventTrigger::Checkout, None, draft, 0..0);
+            self.emit(EventTrigger::Checkout, None, draft);
         }
         Ok(())
     }

@@ -29,13 +29,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::{Error, Result};
 use crate::event::KeyChange;
-use crate::event::{apply_change, compose, diff_texts, Draft};
+use crate::event::{compose, Draft};
 use crate::id::{MapIdx, TextIdx};
 use crate::map::{Map, MapState, MapTable};
 use crate::oplog::{is_reserved, public_name, OpLog, PublicNames, REGISTERS};
 use crate::style::Delta;
 use crate::text::{Need, StoredStyles, Text, TextSource, TextState};
-use crate::unit::Unit;
 use crate::value::Value;
 
 use super::Doc;
@@ -381,7 +380,7 @@ impl Doc {
         let old_t = self.texts.find(old);
         let new_t = self.texts.find(new);
         let at = old_t.or(new_t)?;
-        let (old_change, old_inverse) = old_t.map(|t| draft.take_text(t)).unwrap_or_default();
+        let old_change = old_t.map(|t| draft.take_text(t)).unwrap_or_default();
         if let Some(t) = new_t {
             draft.take_text(t);
         }
@@ -402,15 +401,7 @@ impl Doc {
                 compose(before, &replace, unit)
             };
         }
-        let inverse = if draft.wants_inverse() {
-            // The old text before the local edits, from its content now.
-            let old_now = self.raw_delta(old);
-            let old_before = apply_change(&old_now, &old_inverse, Unit::Char).unwrap_or(old_now);
-            diff_texts(&new_now, &old_before, Unit::Char)
-        } else {
-            Vec::new()
-        };
-        draft.put_text(at, change, inverse);
+        draft.put_text(at, change);
         Some(at)
     }
 

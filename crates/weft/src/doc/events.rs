@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::event::{DocEvent, Draft, EventTrigger, InverseCallback, Observers, Subscription};
+use crate::event::{
+    CommitCallback, Committed, DocEvent, Draft, EventTrigger, Observers, Subscription,
+};
 use crate::id::TextIdx;
 use crate::oplog::CommitInfo;
 use crate::unit::Unit;
@@ -91,9 +93,7 @@ pub(super) fn open_draft<'a>(
     if units.is_empty() {
         return None;
     }
-    Some(
-        &mut **draft.get_or_insert_with(|| Box::new(Draft::new(units, observers.wants_inverses()))),
-    )
+    Some(&mut **draft.get_or_insert_with(|| Box::new(Draft::new(units))))
 }
 
 impl Doc {
@@ -189,12 +189,92 @@ impl Doc {
     }
 
     /// Registers an undo manager's callback (commits the open change
-    /// first): events in chars with the inverse of local edits.
-    pub(crate) fn subscribe_inverse(&mut self, callback: InverseCallback) -> Subscription {
+    /// first): each local commit's ops and map values before (see
+    /// [`Committed`]). No event is drafted for it.
+    pub(crate) fn subscribe_commits(&mut self, callback: CommitCallback) -> Subscription {
         self.commit();
-        let sub = self.observers.subscribe_inverse(callback);
-        self.forget_kept_draft();
-        sub
+        self.observers.subscribe_commits(callback)
+    }
+
+    /// Tells the commit listeners about the local commit of this peer's
+    /// ops `ops`.
+    fn tell_committed(
+        &self,
+        trigger: EventTrigger,
+        origin: Option<&str>,
+        ops: std::ops::Range<crate::id::Counter>,
+    ) {
+        let committed = Committed {
+            trigger,
+            origin,
+            maps: self.map_values_before(ops.clone()),
+            ops,
+        };
+        for callback in self.observers.commit_callbacks() {
+            callback(&committed);
+        }
+    }
+
+    /// Per map key that this peer's map writes `ops` set (register writes
+    /// aside), its public map name and the value it had before them: the
+    /// winning write among the others (they are all earlier: a commit
+    /// comes before any import after it).
+    fn map_values_before(
+        &self,
+        ops: std::ops::Range<crate::id::Counter>,
+    ) -> Vec<(String, String, Option<crate::value::Value>)> {
+        let sets = self.log.map_sets();
+        if ops.is_empty() || sets.is_empty() {
+            return Vec::new();
+        }
+        let (Some(first), Some(last)) = (
+            self.log.id_to_seq(crate::OpId::new(self.peer, ops.start)),
+            self.log.id_to_seq(crate::OpId::new(self.peer, ops.end - 1)),
+        ) else {
+            return Vec::new();
+        };
+        // A commit's ops are consecutive seqs.
+        let mine = |seq| (first..=last).contains(&seq);
+        let mut keys: Vec<(crate::id::MapIdx, &str)> = sets
+            .iter()
+            .rev()
+            .take_while(|m| m.seq >= first)
+            .filter(|m| mine(m.seq))
+            .map(|m| (m.map, &*m.key))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let mut out = Vec::new();
+        for (map, key) in keys {
+            let raw = self.log.map_names().name(map);
+            if crate::oplog::REGISTERS.contains(&raw) {
+                continue;
+            }
+            let before = sets
+                .iter()
+                .filter(|m| m.map == map && &*m.key == key && !mine(m.seq))
+                .max_by_key(|m| m.stamp())
+                .and_then(|m| m.value.clone());
+            out.push((
+                crate::oplog::public_name(raw).to_owned(),
+                key.to_owned(),
+                before,
+            ));
+        }
+        out
+    }
+
+    /// The op that set `key` of map `name` (as shown) last, if any.
+    pub(crate) fn map_key_writer(&self, name: &str, key: &str) -> Option<crate::OpId> {
+        let map = self.shown_map(name)?;
+        let seq = self
+            .log
+            .map_sets()
+            .iter()
+            .filter(|m| m.map == map && &*m.key == key)
+            .max_by_key(|m| m.stamp())?
+            .seq;
+        Some(self.log.seq_to_id(seq))
     }
 
     /// Drops the empty draft a commit kept for the next change: it records
@@ -254,16 +334,17 @@ impl Doc {
         let ops = first..self.log.committed_version().get(self.peer);
         if let Some(mut draft) = self.draft.take() {
             if was_open {
-                self.emit(trigger, origin, &mut draft, ops);
+                self.emit(trigger, origin, &mut draft);
             }
             // Kept for the next change (if the subscribers still want the
             // same), so a commit per keystroke allocates no new draft.
-            if draft.units() == self.observers.event_units()
-                && draft.wants_inverse() == self.observers.wants_inverses()
-            {
+            if draft.units() == self.observers.event_units() {
                 draft.clear();
                 self.draft = Some(draft);
             }
+        }
+        if was_open && self.observers.wants_commits() {
+            self.tell_committed(trigger, origin, ops);
         }
         if let Some(from) = from {
             self.send_local_update(&from);
@@ -316,7 +397,7 @@ impl Doc {
     /// A draft for an import's event, if someone subscribes.
     pub(super) fn new_draft(&self) -> Option<Draft> {
         let units = self.observers.event_units();
-        (!units.is_empty()).then(|| Draft::new(units, false))
+        (!units.is_empty()).then(|| Draft::new(units))
     }
 
     /// The event of an import that applied something.
@@ -328,21 +409,14 @@ impl Doc {
     ) {
         if let Some(mut draft) = draft {
             if !status.applied.is_empty() {
-                self.emit(EventTrigger::Import, origin, &mut draft, 0..0);
+                self.emit(EventTrigger::Import, origin, &mut draft);
             }
         }
     }
 
     /// Calls each subscriber with the event of `draft` in its unit (undo
     /// managers last: they see the event in chars with its inverse).
-    /// (`ops`: the counters of this peer's ops a local commit committed.)
-    pub(super) fn emit(
-        &self,
-        trigger: EventTrigger,
-        origin: Option<&str>,
-        draft: &mut Draft,
-        ops: std::ops::Range<crate::id::Counter>,
-    ) {
+    pub(super) fn emit(&self, trigger: EventTrigger, origin: Option<&str>, draft: &mut Draft) {
         if self.log.map_names().has_reserved() || self.texts.has_reserved() {
             self.fold_incarnations(draft);
         }
@@ -374,22 +448,6 @@ impl Doc {
         // The callbacks are not kept: an unsubscribed one must not live
         // on in the list of an earlier event.
         drop(list);
-        if self.observers.wants_inverses() {
-            let managers = self.observers.inverse_callbacks();
-            let event = draft.take_event(
-                trigger,
-                origin,
-                Unit::Char,
-                |t| self.text_name(t),
-                self.log.map_names(),
-            );
-            let mut inverse = draft.inverse(|t| self.text_name(t), self.log.map_names());
-            inverse.ops = ops;
-            for manager in managers {
-                manager(&event, &inverse);
-            }
-            draft.put_back(event);
-        }
     }
 
     /// The public name of text `t` (see `containers.rs`).

@@ -261,7 +261,7 @@ impl Doc {
         if a <= b {
             // The ops in between merge into the view, which records what
             // they change as an event would.
-            let mut draft = Draft::new(Units::default().with(unit), false);
+            let mut draft = Draft::new(Units::default().with(unit));
             let update = Update::from_log(&doc.log, &doc.texts, &a, Some(&b))?;
             match view.apply_to_view(update, Some(&mut draft)) {
                 Ok(()) => {

@@ -28,7 +28,7 @@ use crate::value::Value;
 pub(crate) use compose::{apply_change, attribute_changes, compose, diff_texts, normalize};
 use subscribe::EventListCache;
 pub use subscribe::Subscription;
-pub(crate) use subscribe::{InverseCallback, Observers};
+pub(crate) use subscribe::{CommitCallback, Observers};
 
 /// What a write did to a key that others can see: its value before and
 /// after (`None`: absent).
@@ -156,17 +156,17 @@ pub struct MapDiff {
     pub changes: BTreeMap<String, Option<Value>>,
 }
 
-/// What takes a document back to before a draft's local edits, for an
-/// undo manager.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Inverse {
-    /// Per text, the change (in chars).
-    pub texts: Vec<TextDiff>,
-    /// Per map, the value each changed key had.
-    pub maps: Vec<MapDiff>,
-    /// For a local commit, the counters of this peer's ops it committed
-    /// (else empty).
+/// A local commit, as an undo manager hears of it: what caused it, its
+/// origin, the counters of this peer's ops it committed, and per map key
+/// its map writes set, the value the key had before (container deletes,
+/// register writes, aside).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Committed<'a> {
+    pub trigger: EventTrigger,
+    pub origin: Option<&'a str>,
     pub ops: std::ops::Range<crate::id::Counter>,
+    /// (public map name, key, value before the commit).
+    pub maps: Vec<(String, String, Option<Value>)>,
 }
 
 /// A set of units (bit [`Unit::index`]).
@@ -207,11 +207,8 @@ impl Units {
 pub(crate) struct Draft {
     units: Units,
     texts: BTreeMap<TextIdx, [Vec<Delta>; 3]>,
-    /// For an undo manager: per text, the change (in chars) that takes the
-    /// text back to before the draft's local edits.
-    inverse: Option<BTreeMap<TextIdx, Vec<Delta>>>,
     /// Per map and key, its value before the draft and now (the same in
-    /// every unit; also the inverse).
+    /// every unit).
     maps: BTreeMap<MapIdx, BTreeMap<Box<str>, KeyChange>>,
     /// The last event handed out, given back by [`Draft::put_back`]: its
     /// texts' names and (empty) delta buffers are reused by the next.
@@ -348,46 +345,11 @@ impl DeltaBuf<'_> {
 }
 
 impl Draft {
-    /// An empty draft keeping deltas in `units`, and inverses if
-    /// `inverse`.
-    pub fn new(units: Units, inverse: bool) -> Draft {
+    /// An empty draft keeping deltas in `units`.
+    pub fn new(units: Units) -> Draft {
         Draft {
             units,
-            inverse: inverse.then(BTreeMap::new),
             ..Draft::default()
-        }
-    }
-
-    /// Whether it keeps inverses.
-    pub fn wants_inverse(&self) -> bool {
-        self.inverse.is_some()
-    }
-
-    /// Records the inverse of a local edit of `text` made after everything
-    /// recorded so far (it goes first in the draft's inverse).
-    pub fn add_inverse(&mut self, text: TextIdx, inverse: &[Delta]) {
-        if let Some(map) = &mut self.inverse {
-            let acc = map.entry(text).or_default();
-            *acc = compose(inverse, acc, Unit::Char);
-        }
-    }
-
-    /// The inverses, named.
-    pub fn inverse<'n>(&self, name: impl Fn(TextIdx) -> &'n str, maps: &MapNames) -> Inverse {
-        let texts = self
-            .inverse
-            .iter()
-            .flatten()
-            .filter(|(_, d)| !d.is_empty())
-            .map(|(&t, d)| TextDiff {
-                name: name(t).to_owned(),
-                delta: d.clone(),
-            })
-            .collect();
-        Inverse {
-            texts,
-            maps: self.map_diffs(maps, |c| c.old.clone()),
-            ops: 0..0,
         }
     }
 
@@ -442,39 +404,24 @@ impl Draft {
         self.maps.retain(|&m, _| keep(m));
     }
 
-    /// Drops what is recorded (changes and inverses) for the texts `keep`
-    /// refuses.
+    /// Drops what is recorded for the texts `keep` refuses.
     pub fn retain_texts(&mut self, mut keep: impl FnMut(TextIdx) -> bool) {
         self.expand_single();
         self.texts.retain(|&t, _| keep(t));
-        if let Some(inverse) = &mut self.inverse {
-            inverse.retain(|&t, _| keep(t));
-        }
     }
 
-    /// Takes out the change recorded for `text` (per unit) and its
-    /// inverse.
-    pub fn take_text(&mut self, text: TextIdx) -> ([Vec<Delta>; 3], Vec<Delta>) {
+    /// Takes out the change recorded for `text` (per unit).
+    pub fn take_text(&mut self, text: TextIdx) -> [Vec<Delta>; 3] {
         self.expand_single();
-        let change = self.texts.remove(&text).unwrap_or_default();
-        let inverse = self
-            .inverse
-            .as_mut()
-            .and_then(|m| m.remove(&text))
-            .unwrap_or_default();
-        (change, inverse)
+        self.texts.remove(&text).unwrap_or_default()
     }
 
-    /// Puts back (replacing) the change of `text` (per unit) and its
-    /// inverse (kept only if the draft keeps inverses).
-    pub fn put_text(&mut self, text: TextIdx, change: [Vec<Delta>; 3], inverse: Vec<Delta>) {
+    /// Puts back (replacing) the change of `text` (per unit).
+    pub fn put_text(&mut self, text: TextIdx, change: [Vec<Delta>; 3]) {
         self.expand_single();
         self.composed = true;
         self.dirty = true;
         self.texts.insert(text, change);
-        if let Some(m) = &mut self.inverse {
-            m.insert(text, inverse);
-        }
     }
 
     /// Where the subscribers' callback list is remembered from one event
@@ -615,9 +562,6 @@ impl Draft {
                     }
                 }
             }
-        }
-        if let Some(inverse) = &mut self.inverse {
-            inverse.values_mut().for_each(Vec::clear);
         }
         if !self.maps.is_empty() {
             self.maps.clear();

@@ -8,20 +8,20 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use crate::unit::Unit;
 
-use super::{DocEvent, Inverse, Units};
+use super::{Committed, DocEvent, Units};
 
 /// A callback of [`crate::Doc::subscribe`].
 pub(crate) type EventCallback = Arc<dyn Fn(&DocEvent) + Send + Sync>;
 /// A callback of [`crate::Doc::subscribe_local_update`].
 pub(crate) type UpdateCallback = Arc<dyn Fn(&[u8]) + Send + Sync>;
-/// An undo manager's callback: each event in chars, with the inverse of
-/// the local edits it reports (empty for imports).
-pub(crate) type InverseCallback = Arc<dyn Fn(&DocEvent, &Inverse) + Send + Sync>;
+/// An undo manager's callback: each local commit (no event is drafted
+/// for it).
+pub(crate) type CommitCallback = Arc<dyn Fn(&Committed<'_>) + Send + Sync>;
 
 enum Callback {
     Event(Unit, EventCallback),
     LocalUpdate(UpdateCallback),
-    Inverse(InverseCallback),
+    Commit(CommitCallback),
 }
 
 #[derive(Default)]
@@ -62,8 +62,8 @@ impl Clone for EventListCache {
 
 /// Bit of [`Registry::wanted`] for local-update subscribers.
 const LOCAL_UPDATES: u8 = 1 << 7;
-/// Bit of [`Registry::wanted`] for inverse (undo) subscribers.
-const INVERSES: u8 = 1 << 6;
+/// Bit of [`Registry::wanted`] for commit (undo manager) subscribers.
+const COMMITS: u8 = 1 << 6;
 
 impl Registry {
     fn lock(&self) -> MutexGuard<'_, Vec<(u64, Callback)>> {
@@ -88,10 +88,7 @@ impl Registry {
                     events.push((*unit, Arc::clone(f)));
                 }
                 Callback::LocalUpdate(_) => flags |= LOCAL_UPDATES,
-                Callback::Inverse(_) => {
-                    wanted = wanted.with(Unit::Char);
-                    flags |= INVERSES;
-                }
+                Callback::Commit(_) => flags |= COMMITS,
             }
         }
         // Replaced while `callbacks` is locked, so the copy follows every
@@ -146,13 +143,13 @@ impl Observers {
     /// The units event subscribers want (empty: record nothing).
     #[inline]
     pub fn event_units(&self) -> Units {
-        Units(self.0.wanted.load(Ordering::Acquire) & !(LOCAL_UPDATES | INVERSES))
+        Units(self.0.wanted.load(Ordering::Acquire) & !(LOCAL_UPDATES | COMMITS))
     }
 
-    /// Whether an undo manager wants the inverse of local edits.
+    /// Whether an undo manager listens to local commits.
     #[inline]
-    pub fn wants_inverses(&self) -> bool {
-        self.0.wanted.load(Ordering::Acquire) & INVERSES != 0
+    pub fn wants_commits(&self) -> bool {
+        self.0.wanted.load(Ordering::Acquire) & COMMITS != 0
     }
 
     /// Whether someone wants the bytes of each local commit.
@@ -182,9 +179,9 @@ impl Observers {
         self.add(Callback::Event(unit, callback))
     }
 
-    /// Adds an inverse (undo manager) callback.
-    pub fn subscribe_inverse(&self, callback: InverseCallback) -> Subscription {
-        self.add(Callback::Inverse(callback))
+    /// Adds a commit (undo manager) callback.
+    pub fn subscribe_commits(&self, callback: CommitCallback) -> Subscription {
+        self.add(Callback::Commit(callback))
     }
 
     /// Adds a local-update callback.
@@ -206,13 +203,13 @@ impl Observers {
         Some(list)
     }
 
-    /// The inverse callbacks, copied out of the lock.
-    pub fn inverse_callbacks(&self) -> Vec<InverseCallback> {
+    /// The commit callbacks, copied out of the lock.
+    pub fn commit_callbacks(&self) -> Vec<CommitCallback> {
         self.0
             .lock()
             .iter()
             .filter_map(|(_, c)| match c {
-                Callback::Inverse(f) => Some(Arc::clone(f)),
+                Callback::Commit(f) => Some(Arc::clone(f)),
                 _ => None,
             })
             .collect()
@@ -225,7 +222,7 @@ impl Observers {
             .iter()
             .filter_map(|(_, c)| match c {
                 Callback::LocalUpdate(f) => Some(Arc::clone(f)),
-                Callback::Event(..) | Callback::Inverse(_) => None,
+                Callback::Event(..) | Callback::Commit(_) => None,
             })
             .collect()
     }

@@ -505,7 +505,6 @@ impl<'a> Text<'a> {
                 return;
             }
             let at = self.range_in_units(pos..pos);
-            self.record_inverse(|_| vec![Delta::retain(pos), Delta::delete(char_len(s) as usize)]);
             if let Some(draft) = self.side.as_mut().and_then(|s| s.events.as_deref_mut()) {
                 draft.record_plain(self.text, at, Some(s));
             }
@@ -517,7 +516,6 @@ impl<'a> Text<'a> {
             self.view().attributes_at(pos).unwrap_or_default()
         };
         let at = self.range_in_units(pos..pos);
-        self.record_inverse(|_| vec![Delta::retain(pos), Delta::delete(char_len(s) as usize)]);
         self.record_with(|unit, buf| {
             buf.retain(at[unit.index()].start);
             match object {
@@ -542,25 +540,20 @@ impl<'a> Text<'a> {
             return;
         }
         let at = self.range_in_units(pos..pos + len);
-        self.record_inverse(|this| {
-            let mut inverse = vec![Delta::retain(pos)];
-            inverse.extend(this.view().slice_delta(pos..pos + len).unwrap_or_default());
-            inverse
-        });
         if let Some(draft) = self.side.as_mut().and_then(|s| s.events.as_deref_mut()) {
             draft.record_plain(self.text, at, None);
         }
     }
 
     /// Records a plain edit (see [`Draft::record_plain`]) of chars `at`
-    /// if the draft keeps chars only and no inverse (the subscriber of
+    /// if the draft keeps chars only (the subscriber of
     /// [`crate::Doc::subscribe`] alone, the common case): no units to
     /// convert to. Returns whether it did.
     #[inline]
     fn record_plain_chars(&mut self, at: Range<usize>, inserted: Option<&str>) -> bool {
         let text = self.text;
         match self.side.as_mut().and_then(|s| s.events.as_deref_mut()) {
-            Some(draft) if draft.units() == Units::CHAR && !draft.wants_inverse() => {
+            Some(draft) if draft.units() == Units::CHAR => {
                 draft.record_plain(text, [at, 0..0, 0..0], inserted);
                 true
             }
@@ -586,26 +579,6 @@ impl<'a> Text<'a> {
             .iter()
             .map(|(r, shows)| (self.range_in_units(r.clone()), *shows))
             .collect();
-        self.record_inverse(|this| {
-            // The old value of `key` along the range, run by run.
-            let mut inverse = vec![Delta::retain(range.start)];
-            for run in this.view().slice_delta(range.clone()).unwrap_or_default() {
-                let (n, attributes) = match &run {
-                    Delta::Insert { insert, attributes } => (char_len(insert) as usize, attributes),
-                    Delta::Block { .. } if !block => {
-                        inverse.push(Delta::retain(1));
-                        continue;
-                    }
-                    Delta::Embed { attributes, .. } | Delta::Block { attributes } => {
-                        (1, attributes)
-                    }
-                    _ => continue,
-                };
-                let old = attributes.get(key).cloned().unwrap_or(Value::Null);
-                inverse.push(Delta::retain_with(n, [(key, old)]));
-            }
-            inverse
-        });
         self.record(|unit| {
             let u = unit.index();
             let mut change = vec![Delta::retain(at.first().map_or(0, |p| p.0[u].start))];
@@ -634,22 +607,6 @@ impl<'a> Text<'a> {
             .and_then(|s| s.events.as_ref())
             .map(|d| d.units())
             .unwrap_or_default()
-    }
-
-    /// Records the inverse of an edit about to be (or just) made, if an
-    /// undo manager listens.
-    fn record_inverse(&mut self, inverse: impl FnOnce(&Self) -> Vec<Delta>) {
-        let wants = self
-            .side
-            .as_ref()
-            .and_then(|s| s.events.as_ref())
-            .is_some_and(|d| d.wants_inverse());
-        if wants {
-            let inverse = inverse(self);
-            if let Some(draft) = self.side.as_mut().and_then(|s| s.events.as_deref_mut()) {
-                draft.add_inverse(self.text, &inverse);
-            }
-        }
     }
 
     fn record(&mut self, change: impl FnMut(Unit) -> Vec<Delta>) {

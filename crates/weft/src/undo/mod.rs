@@ -18,14 +18,14 @@
 //! valid, so importing costs nothing per stored step, and the selection of
 //! a step is kept as [`Cursor`]s.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::cursor::Cursor;
 use crate::doc::Doc;
 use crate::error::{Error, Result};
-use crate::event::{DocEvent, EventTrigger, Inverse, MapDiff, Subscription};
+use crate::event::{Committed, EventTrigger, Subscription};
 use crate::id::{Counter, PeerId};
 use crate::value::Value;
 
@@ -67,21 +67,10 @@ impl Step {
 
     /// Adds the values a later local commit's map writes replaced: a
     /// key's earlier value wins, it is what the whole step goes back to.
-    fn add_maps(&mut self, maps: &[MapDiff]) {
-        for diff in maps {
-            let keys = self.maps.entry(diff.name.clone()).or_default();
-            for (k, v) in &diff.changes {
-                keys.entry(k.clone()).or_insert_with(|| v.clone());
-            }
-        }
-    }
-
-    /// A change of map `map` that is not this step's (a peer's write, an
-    /// excluded commit) takes the keys it wrote out of the step: undo
-    /// leaves other peers' work in place.
-    fn rebase_map(&mut self, map: &str, keys: &BTreeMap<String, Option<Value>>) {
-        if let Some(step_keys) = self.maps.get_mut(map) {
-            step_keys.retain(|k, _| !keys.contains_key(k));
+    fn add_maps(&mut self, maps: &[(String, String, Option<Value>)]) {
+        for (map, key, value) in maps {
+            let keys = self.maps.entry(map.clone()).or_default();
+            keys.entry(key.clone()).or_insert_with(|| value.clone());
         }
     }
 }
@@ -89,7 +78,8 @@ impl Step {
 type Clock = Box<dyn Fn() -> u64 + Send + Sync>;
 
 struct State {
-    undo: Vec<Step>,
+    /// Oldest first: the oldest go when there are too many.
+    undo: VecDeque<Step>,
     redo: Vec<Step>,
     merge_interval_ms: u64,
     max_steps: usize,
@@ -98,9 +88,12 @@ struct State {
     checkpoint: bool,
     /// The selection to attach to the next step.
     next_selection: Vec<Cursor>,
-    /// This manager is undoing or redoing now: the commit's event is its
-    /// own (it records the step itself).
+    /// This manager is undoing or redoing now: the commit is its own (it
+    /// records the step itself).
     applying: bool,
+    /// This peer's ops of excluded commits: a map key they wrote last is
+    /// not written back.
+    excluded_ops: Vec<Range<Counter>>,
     clock: Clock,
 }
 
@@ -109,31 +102,23 @@ impl State {
         origin.is_some_and(|o| self.exclude.iter().any(|p| o.starts_with(p.as_str())))
     }
 
-    fn on_event(&mut self, event: &DocEvent, inverse: &Inverse) {
-        match event.trigger {
-            EventTrigger::Local if !self.excluded(event.origin.as_deref()) => {
-                self.push_local(inverse);
-            }
-            // Its own undo or redo: recorded by the manager. A checkout
-            // changes nothing the steps hold (ids stay valid).
+    fn on_commit(&mut self, c: &Committed<'_>) {
+        match c.trigger {
+            EventTrigger::Local if !self.excluded(c.origin) => self.push_local(c),
+            // Its own undo or redo: recorded by the manager.
             EventTrigger::Undo | EventTrigger::Redo if self.applying => {}
-            EventTrigger::Checkout => {}
-            // Imports, excluded local commits, another manager's undo or
-            // redo: text needs nothing (ids stay valid); a map key they
-            // wrote is theirs now, not written back.
-            _ => {
-                for diff in &event.maps {
-                    for step in self.undo.iter_mut().chain(self.redo.iter_mut()) {
-                        step.rebase_map(&diff.name, &diff.changes);
-                    }
-                }
-            }
+            // Excluded commits, another manager's undo or redo: not ours
+            // to undo; a map key they write is theirs.
+            _ => match self.excluded_ops.last_mut() {
+                _ if c.ops.is_empty() => {}
+                Some(last) if last.end == c.ops.start => last.end = c.ops.end,
+                _ => self.excluded_ops.push(c.ops.clone()),
+            },
         }
     }
 
-    fn push_local(&mut self, inverse: &Inverse) {
-        let ops = &inverse.ops;
-        if ops.is_empty() && inverse.maps.is_empty() {
+    fn push_local(&mut self, c: &Committed<'_>) {
+        if c.ops.is_empty() {
             return;
         }
         let now = (self.clock)();
@@ -142,29 +127,28 @@ impl State {
             && self.merge_interval_ms > 0
             && self
                 .undo
-                .last()
+                .back()
                 .is_some_and(|s| now.saturating_sub(s.at) < self.merge_interval_ms);
         self.checkpoint = false;
         if merge {
-            if let Some(top) = self.undo.last_mut() {
-                top.add(ops);
-                top.add_maps(&inverse.maps);
+            if let Some(top) = self.undo.back_mut() {
+                top.add(&c.ops);
+                top.add_maps(&c.maps);
                 top.at = now;
                 self.next_selection.clear();
                 return;
             }
         }
         let mut step = Step::new(std::mem::take(&mut self.next_selection), now);
-        step.add(ops);
-        step.add_maps(&inverse.maps);
-        self.undo.push(step);
+        step.add(&c.ops);
+        step.add_maps(&c.maps);
+        self.undo.push_back(step);
         self.trim();
     }
 
     fn trim(&mut self) {
-        if self.undo.len() > self.max_steps {
-            let extra = self.undo.len() - self.max_steps;
-            self.undo.drain(..extra);
+        while self.undo.len() > self.max_steps {
+            self.undo.pop_front();
         }
     }
 }
@@ -247,7 +231,7 @@ impl UndoManager {
     /// tests and replays.
     pub fn with_clock(doc: &mut Doc, clock: impl Fn() -> u64 + Send + Sync + 'static) -> Self {
         let state = Arc::new(Mutex::new(State {
-            undo: Vec::new(),
+            undo: VecDeque::new(),
             redo: Vec::new(),
             merge_interval_ms: 0,
             max_steps: 100,
@@ -255,13 +239,14 @@ impl UndoManager {
             checkpoint: false,
             next_selection: Vec::new(),
             applying: false,
+            excluded_ops: Vec::new(),
             clock: Box::new(clock),
         }));
         let s = Arc::clone(&state);
-        let subscription = doc.subscribe_inverse(Arc::new(move |event, inverse| {
+        let subscription = doc.subscribe_commits(Arc::new(move |committed| {
             s.lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .on_event(event, inverse);
+                .on_commit(committed);
         }));
         UndoManager {
             state,
@@ -363,18 +348,18 @@ impl UndoManager {
             return Err(Error::ForeignDocument);
         }
         doc.commit();
-        let step = {
+        let (step, excluded) = {
             let s = self.lock();
-            let stack = if undo { &s.undo } else { &s.redo };
-            match stack.last() {
-                Some(step) => step.clone(),
+            let top = if undo { s.undo.back() } else { s.redo.last() };
+            match top {
+                Some(step) => (step.clone(), s.excluded_ops.clone()),
                 None => return Ok(None),
             }
         };
         // Checked before anything changes: a failure leaves the step.
         let first = doc.version().get(self.peer);
         self.lock().applying = true;
-        let done = Self::revert(doc, &step, undo);
+        let done = Self::revert(doc, &step, undo, &excluded);
         self.lock().applying = false;
         let back = done?;
         let mut other = Step::new(step.selection.clone(), 0);
@@ -383,23 +368,26 @@ impl UndoManager {
         let mut guard = self.lock();
         let s = &mut *guard;
         other.at = (s.clock)();
-        let (from, to) = if undo {
-            (&mut s.undo, &mut s.redo)
+        if undo {
+            s.undo.pop_back();
+            s.redo.push(other);
         } else {
-            (&mut s.redo, &mut s.undo)
-        };
-        from.pop();
-        to.push(other);
+            s.redo.pop();
+            s.undo.push_back(other);
+        }
         s.trim();
         Ok(Some(step.selection))
     }
 
     /// Makes and commits the ops that revert `step`; returns the values
     /// its map writes replaced (what reverting this revert writes back).
+    /// A key another peer or an excluded commit (ops `excluded`) wrote
+    /// last is left as it is.
     fn revert(
         doc: &mut Doc,
         step: &Step,
         undo: bool,
+        excluded: &[Range<Counter>],
     ) -> Result<BTreeMap<String, BTreeMap<String, Option<Value>>>> {
         let trigger = if undo {
             EventTrigger::Undo
@@ -410,6 +398,13 @@ impl UndoManager {
         let mut back: BTreeMap<String, BTreeMap<String, Option<Value>>> = BTreeMap::new();
         for (name, keys) in &step.maps {
             for (key, value) in keys {
+                let peer = doc.peer_id();
+                let taken = doc.map_key_writer(name, key).is_some_and(|w| {
+                    w.peer != peer || excluded.iter().any(|r| r.contains(&w.counter))
+                });
+                if taken {
+                    continue;
+                }
                 let mut map = doc.map(name);
                 let now = map.get(key).cloned();
                 if now == *value {
