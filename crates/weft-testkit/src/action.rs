@@ -4,7 +4,9 @@
 //! modulo what exists, so every input means something.
 
 use arbitrary::{Arbitrary, Unstructured};
-use weft::{Doc, Error, ExpandType, StyleConfig, Text, Unit, Value};
+use weft::{Attributes, Doc, Error, ExpandType, StyleConfig, Text, Unit, Value};
+
+use crate::RefDoc;
 
 /// Texts an insert picks from: ASCII, accents, CJK, emoji (astral, and a
 /// flag made of two astral chars), a newline.
@@ -264,9 +266,11 @@ pub(crate) fn new_doc(peer: u64) -> Doc {
 }
 
 /// Errors an action may legitimately cause: a position inside a char.
-pub(crate) fn allowed(r: Result<(), Error>) {
+/// Whether the action was done.
+pub(crate) fn allowed(r: Result<(), Error>) -> bool {
     match r {
-        Ok(()) | Err(Error::NotCharBoundary { .. }) => {}
+        Ok(()) => true,
+        Err(Error::NotCharBoundary { .. }) => false,
         Err(e) => panic!("unexpected error {e:?}"),
     }
 }
@@ -308,44 +312,76 @@ pub(crate) fn delete_in(
     }
 }
 
-/// Applies an edit action to `doc` (other actions are ignored).
-pub(crate) fn edit(doc: &mut Doc, action: &Action) {
+/// Applies an edit action to `doc` (other actions are ignored) and, when
+/// Weft accepts it, the same edit in chars to `model`, which must hold
+/// what `doc` holds.
+pub(crate) fn edit(doc: &mut Doc, model: &mut RefDoc, action: &Action) {
     if let Action::DeleteContainer { map, .. } = *action {
         if map {
             doc.map("m");
-            allowed(doc.delete_map("m"));
+            if allowed(doc.delete_map("m")) {
+                model.delete_map("m");
+            }
         } else {
             doc.text("t");
-            allowed(doc.delete_text("t"));
+            if allowed(doc.delete_text("t")) {
+                model.delete_text();
+            }
         }
         return;
     }
     if let Action::MapSet { key, value, .. } = *action {
         let mut map = doc.map("m");
         let key = MAP_KEYS[key as usize % MAP_KEYS.len()];
-        allowed(if value == 0 {
-            map.delete(key)
-        } else {
-            map.set(key, i64::from(value % 4))
-        });
+        let value = (value != 0).then(|| Value::from(i64::from(value % 4)));
+        let done = match &value {
+            Some(v) => map.set(key, v.clone()),
+            None => map.delete(key),
+        };
+        if allowed(done) {
+            model.map_set("m", key, value);
+        }
         return;
     }
     let mut text = doc.text("t");
     if let Action::Embed { pos, value, .. } = *action {
         let pos = pos as usize % (text.len() + 1);
-        allowed(text.insert_embed(pos, i64::from(value)));
+        if allowed(text.insert_embed(pos, i64::from(value))) {
+            model.insert_embed(pos, Value::from(i64::from(value)));
+        }
         return;
     }
     if let Action::Block { pos, op, .. } = *action {
         let pos = pos as usize % (text.len() + 1);
         let marker = pos < text.len() && matches!(text.block_at(pos), Ok(Some(_)));
-        allowed(match (marker, op % 2) {
-            (true, 0) => text.update_block(pos, block_attrs(op)),
-            (true, _) => text.join_block(pos),
-            (false, _) => text.split_block(pos, block_attrs(op)),
-        });
+        let attrs: Attributes = block_attrs(op)
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect();
+        match (marker, op % 2) {
+            (true, 0) => {
+                if allowed(text.update_block(pos, block_attrs(op))) {
+                    model.update_block(pos, attrs);
+                }
+            }
+            (true, _) => {
+                if allowed(text.join_block(pos)) {
+                    model.delete(pos, 1);
+                }
+            }
+            (false, _) => {
+                if allowed(text.split_block(pos, block_attrs(op))) {
+                    model.split_block(pos, attrs);
+                }
+            }
+        }
         return;
     }
+    // Where a position in `unit` falls in chars (before the edit), if it
+    // is a char boundary.
+    let chars = |text: &Text<'_>, unit: PosUnit, pos: usize| {
+        text.convert_pos(pos, unit.unit(), Unit::Char).ok()
+    };
     match *action {
         Action::Insert {
             pos, unit, text: t, ..
@@ -353,7 +389,10 @@ pub(crate) fn edit(doc: &mut Doc, action: &Action) {
             let s = TEXTS[t as usize % TEXTS.len()];
             let len = len_in(&text, unit.unit());
             let pos = pos as usize % (len + 1);
-            allowed(insert_in(&mut text, unit, pos, s));
+            let at = chars(&text, unit, pos);
+            if allowed(insert_in(&mut text, unit, pos, s)) {
+                model.insert(at.expect("an accepted insert is at a boundary"), s);
+            }
         }
         Action::Delete { pos, len, unit, .. } => {
             let total = len_in(&text, unit.unit());
@@ -362,7 +401,11 @@ pub(crate) fn edit(doc: &mut Doc, action: &Action) {
             }
             let pos = pos as usize % total;
             let n = (len as usize).min(total - pos);
-            allowed(delete_in(&mut text, unit, pos, n));
+            let range = chars(&text, unit, pos).zip(chars(&text, unit, pos + n));
+            if allowed(delete_in(&mut text, unit, pos, n)) {
+                let (a, b) = range.expect("an accepted delete is between boundaries");
+                model.delete(a, b - a);
+            }
         }
         Action::Mark {
             pos,
@@ -374,11 +417,16 @@ pub(crate) fn edit(doc: &mut Doc, action: &Action) {
         } => {
             if let Some(range) = range_in(&text, unit.unit(), pos, len) {
                 let key = KEYS[key as usize % KEYS.len()];
-                allowed(match unit {
+                let at = chars(&text, unit, range.start).zip(chars(&text, unit, range.end));
+                let done = match unit {
                     PosUnit::Char => text.mark(range, key, value(v)),
                     PosUnit::Utf8 => text.mark_utf8(range, key, value(v)),
                     PosUnit::Utf16 => text.mark_utf16(range, key, value(v)),
-                });
+                };
+                if allowed(done) {
+                    let (a, b) = at.expect("an accepted mark is between boundaries");
+                    model.mark(a..b, key, value(v));
+                }
             }
         }
         Action::Unmark {
@@ -390,11 +438,16 @@ pub(crate) fn edit(doc: &mut Doc, action: &Action) {
         } => {
             if let Some(range) = range_in(&text, unit.unit(), pos, len) {
                 let key = KEYS[key as usize % KEYS.len()];
-                allowed(match unit {
+                let at = chars(&text, unit, range.start).zip(chars(&text, unit, range.end));
+                let done = match unit {
                     PosUnit::Char => text.unmark(range, key),
                     PosUnit::Utf8 => text.unmark_utf8(range, key),
                     PosUnit::Utf16 => text.unmark_utf16(range, key),
-                });
+                };
+                if allowed(done) {
+                    let (a, b) = at.expect("an accepted unmark is between boundaries");
+                    model.mark(a..b, key, Value::Null);
+                }
             }
         }
         _ => {}

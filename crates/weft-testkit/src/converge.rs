@@ -1,15 +1,668 @@
-//! [`run_converge`]: the random multi-peer driver. Peers edit, mark,
-//! write maps, embeds and blocks, and sync through updates and snapshots,
-//! sent directly or through a network that reorders, delays, duplicates
-//! and re-sends; at the end they must all agree.
+//! The one random multi-peer driver ([`run_converge`] for the fuzz
+//! target, [`Random`] for seeded tests). Peers edit, mark, write maps,
+//! embeds and blocks, delete containers, and sync through updates and
+//! snapshots, sent directly or through a network that reorders, delays,
+//! duplicates and re-sends; every replica is compared with the reference
+//! model whenever what it holds changes, and at the end they must all
+//! agree.
+//!
+//! The model of a replica is kept as every network keeps it: one pool
+//! ([`RefDoc`]) logs every op any peer ever made, in the order they were
+//! made (a causal order); whenever a replica's version changes (a local
+//! edit, an import, the release of a pending update) its own model takes
+//! from the pool the ops that version holds ([`RefDoc::catch_up`]).
+//! Whatever way the ops arrived (pending, stale, duplicated, a snapshot
+//! into a live document, a fork), the replica must then show what the
+//! model shows.
 
 use std::sync::{Arc, Mutex};
 
-use weft::{Delta, Doc, ExportMode, Frontiers, Unit, VersionVector};
+use weft::{
+    CommitOptions, Cursor, Delta, Doc, ExportMode, Frontiers, IdSpan, OpId, Side, Unit, Value,
+    VersionVector,
+};
 
 use crate::action::{config, edit, map_entries, new_doc, Action, Payload};
-use crate::full;
 use crate::import::observe;
+use crate::{full, map_contents, RefDoc, Rng};
+
+/// What a run checks besides convergence and the event mirrors.
+#[derive(Debug, Clone, Copy)]
+pub struct Checks {
+    /// Every replica equals the reference model (text, styles, embeds,
+    /// blocks, maps, version) whenever what it holds changes.
+    pub model: bool,
+    /// Cursors made at random places resolve on every replica where the
+    /// model puts their char.
+    pub cursors: bool,
+    /// Replicas check out versions they held and stay detached for a
+    /// while, receiving imports, then come back.
+    pub checkouts: bool,
+    /// At the end, the versions replicas held are shown again through
+    /// `fork_at`, `checkout`, `SnapshotAt`, diffs, version math,
+    /// `revert_to` and the history re-sent change by change, each against
+    /// the model at that version.
+    pub versions: bool,
+}
+
+impl Checks {
+    /// Every check.
+    pub fn all() -> Checks {
+        Checks {
+            model: true,
+            cursors: true,
+            checkouts: true,
+            versions: true,
+        }
+    }
+}
+
+/// Seeded runs of the driver: `seeds` seeds from a first one (plus
+/// `WEFT_STRESS_SEEDS` more), each `steps` random actions of the kinds
+/// `keep` lets through, among `peers` peers.
+#[derive(Debug, Clone, Copy)]
+pub struct Random {
+    /// Number of peers (2 or more).
+    pub peers: usize,
+    /// Actions per seed.
+    pub steps: usize,
+    /// Seeds run (`WEFT_STRESS_SEEDS=n` adds n).
+    pub seeds: u64,
+    /// Which actions a run takes (the others are drawn and dropped).
+    pub keep: fn(&Action) -> bool,
+    /// What is checked.
+    pub checks: Checks,
+}
+
+impl Random {
+    /// Three peers, `steps` actions of every kind, ten seeds, every check.
+    pub fn new(steps: usize) -> Random {
+        Random {
+            peers: 3,
+            steps,
+            seeds: 10,
+            keep: |_| true,
+            checks: Checks::all(),
+        }
+    }
+
+    /// Runs seeds `first..first + seeds` (plus `WEFT_STRESS_SEEDS`).
+    ///
+    /// # Panics
+    ///
+    /// When a run fails, naming the seed (`TRACE=1` prints its actions).
+    pub fn run(&self, first: u64) {
+        let extra: u64 = std::env::var("WEFT_STRESS_SEEDS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        for seed in first..first + self.seeds + extra {
+            let actions = random_actions_where(seed, self.steps, self.keep);
+            if std::env::var("TRACE").is_ok() {
+                eprintln!("seed {seed}: {actions:#?}");
+            }
+            let run = std::panic::catch_unwind(|| drive(self.peers, &actions, self.checks, seed));
+            assert!(
+                run.is_ok(),
+                "seed {seed} failed (TRACE=1 prints its actions)"
+            );
+        }
+    }
+}
+
+/// `steps` random actions from `seed` that `keep` lets through (at most
+/// 64 times as many are drawn).
+pub fn random_actions_where(seed: u64, steps: usize, keep: fn(&Action) -> bool) -> Vec<Action> {
+    let mut out = Vec::with_capacity(steps);
+    let mut rng = Rng::new(seed);
+    let mut drawn = 0;
+    while out.len() < steps && drawn < steps * 64 {
+        let batch = crate::random_actions(rng.next_u64(), 4096);
+        drawn += batch.len().max(1);
+        out.extend(batch.into_iter().filter(keep));
+    }
+    out.truncate(steps);
+    out
+}
+
+/// The fuzz target's question: `peers` (2..=5 by `2 + peers % 4`)
+/// documents run `actions` with every [`Checks`] on (the random choices
+/// the checks make come from the input's size).
+///
+/// # Panics
+///
+/// When a replica differs from the model, from its events or from the
+/// others: that is the bug the fuzzer looks for.
+pub fn run_converge(peers: u8, actions: &[Action]) {
+    let seed = u64::from(peers) | (actions.len() as u64) << 8;
+    drive(2 + usize::from(peers % 4), actions, Checks::all(), seed);
+}
+
+/// `peers` documents run `actions` and sync through updates and
+/// snapshots, sent directly or through a network that reorders, delays,
+/// duplicates and re-sends (whole histories, stale and future versions,
+/// op ranges), and through damaged bytes that must be refused without a
+/// trace; `checks` say what else is checked, `seed` drives the random
+/// choices the checks make. At the end all must hold identical text,
+/// deltas, maps, versions, frontiers, commit messages and history (every
+/// op's id, Lamport timestamp and deps), with their internal invariants
+/// intact, and no update may be left pending unless the ops it waits for
+/// were lost with a replaced peer.
+///
+/// # Panics
+///
+/// When they do not.
+pub fn drive(peers: usize, actions: &[Action], checks: Checks, seed: u64) {
+    assert!(peers >= 2, "at least two peers");
+    let mut d = Driver::new(peers, checks, seed);
+    for (step, action) in actions.iter().enumerate() {
+        d.step = step;
+        d.act(action);
+    }
+    d.finish();
+}
+
+/// What a replica held when it committed: its version and what the model
+/// showed then (the replica was checked to show the same).
+#[derive(Clone)]
+pub(crate) struct Recorded {
+    pub(crate) version: VersionVector,
+    pub(crate) delta: Vec<Delta>,
+    pub(crate) maps: Vec<(String, Vec<(String, Value)>)>,
+    pub(crate) utf16_len: usize,
+}
+
+impl Recorded {
+    fn of(version: VersionVector, model: &RefDoc) -> Recorded {
+        Recorded {
+            version,
+            delta: model.to_delta(),
+            maps: model.map_contents(),
+            utf16_len: model.len_utf16(),
+        }
+    }
+}
+
+/// Most versions kept per peer (for checkouts) and in all (for the end).
+const PAST_CAP: usize = 8;
+const RECORDED_CAP: usize = 24;
+/// Most cursors followed at once.
+const CURSOR_CAP: usize = 6;
+
+struct Driver {
+    docs: Vec<Doc>,
+    models: Vec<RefDoc>,
+    /// Per replica, how far into the pool's log its model caught up.
+    caught: Vec<usize>,
+    mirrors: Vec<Mirror>,
+    /// Every op any peer made, in the order they were made.
+    pool: RefDoc,
+    net: Network,
+    checks: Checks,
+    rng: Rng,
+    /// Cursors and the id of the char each sticks to (per the model).
+    cursors: Vec<(Cursor, Option<(u64, u32)>)>,
+    /// Per replica, versions it held (with what it showed).
+    past: Vec<Vec<Recorded>>,
+    /// Versions any replica held, for the end.
+    recorded: Vec<Recorded>,
+    next_peer: u64,
+    step: usize,
+}
+
+impl Driver {
+    fn new(n: usize, checks: Checks, seed: u64) -> Driver {
+        let mut docs: Vec<Doc> = (1..=n as u64).map(new_doc).collect();
+        let mirrors = docs.iter_mut().map(Mirror::attach).collect();
+        Driver {
+            docs,
+            models: (1..=n as u64).map(RefDoc::new).collect(),
+            caught: vec![0; n],
+            mirrors,
+            pool: RefDoc::new(0),
+            net: Network::default(),
+            checks,
+            rng: Rng::new(seed ^ 0xd21e_5eed),
+            cursors: Vec::new(),
+            past: (0..n).map(|_| Vec::new()).collect(),
+            recorded: Vec::new(),
+            next_peer: 100,
+            step: 0,
+        }
+    }
+
+    fn n(&self) -> usize {
+        self.docs.len()
+    }
+
+    fn act(&mut self, action: &Action) {
+        let n = self.n();
+        if self.checks.cursors && self.rng.chance(10) {
+            self.new_cursor();
+        }
+        if self.checks.checkouts && self.rng.chance(4) {
+            self.toggle_checkout();
+        }
+        match *action {
+            Action::Send { from, to, payload } => {
+                let (from, to) = (from as usize % n, to as usize % n);
+                if from != to {
+                    if let Some(got) = self.net.send(&mut self.docs, from, to, payload) {
+                        self.settle(got, action);
+                    }
+                }
+            }
+            Action::Deliver { index, duplicate } => {
+                if !self.net.waiting.is_empty() {
+                    let i = index as usize % self.net.waiting.len();
+                    let (to, bytes) = if duplicate {
+                        self.net.waiting[i].clone()
+                    } else {
+                        self.net.waiting.swap_remove(i)
+                    };
+                    deliver(&mut self.docs, to, &bytes);
+                    self.settle(to, action);
+                }
+            }
+            Action::Corrupt {
+                from,
+                to,
+                cut,
+                snapshot,
+            } => corrupt(
+                &mut self.docs,
+                from as usize % n,
+                to as usize % n,
+                cut,
+                snapshot,
+            ),
+            Action::Insert { peer, .. }
+            | Action::Delete { peer, .. }
+            | Action::Mark { peer, .. }
+            | Action::Unmark { peer, .. }
+            | Action::MapSet { peer, .. }
+            | Action::Embed { peer, .. }
+            | Action::Block { peer, .. }
+            | Action::DeleteContainer { peer, .. } => {
+                let i = peer as usize % n;
+                self.attach(i);
+                let start = self.models[i].log_len();
+                edit(&mut self.docs[i], &mut self.models[i], action);
+                self.pool.merge_since(&self.models[i], start);
+                self.compare(i, action);
+            }
+            Action::Commit { peer } => {
+                let i = peer as usize % n;
+                self.commit(i);
+                self.settle(i, action);
+                self.record(i);
+            }
+            Action::Sync { from, to } => {
+                let (from, to) = (from as usize % n, to as usize % n);
+                if from != to {
+                    sync(&mut self.docs, from, to);
+                    self.settle(to, action);
+                }
+            }
+            Action::SyncAll => {
+                sync_all(&mut self.docs);
+                for i in 0..n {
+                    self.settle(i, action);
+                }
+            }
+            Action::Reimport { peer } => {
+                let i = peer as usize % n;
+                self.attach(i);
+                let bytes = full(&self.docs[i]);
+                let mut fresh = new_doc(self.docs[i].peer_id());
+                self.mirrors[i] = Mirror::attach(&mut fresh);
+                if let Err(e) = fresh.import(&bytes) {
+                    panic!(
+                        "a full history does not import: {e:?}\n{}",
+                        self.docs[i].debug_changes()
+                    );
+                }
+                assert_eq!(
+                    fresh.text("t").to_delta(),
+                    self.docs[i].text("t").to_delta()
+                );
+                assert_eq!(fresh.version(), self.docs[i].version());
+                self.docs[i] = fresh;
+                self.settle(i, action);
+            }
+            Action::Snapshot { peer } => {
+                let i = peer as usize % n;
+                self.attach(i);
+                self.docs[i] = snapshot_round_trip(&mut self.docs[i]);
+                self.mirrors[i] = Mirror::attach(&mut self.docs[i]);
+                self.settle(i, action);
+            }
+            Action::SyncSnapshot { from, to } => {
+                let (from, to) = (from as usize % n, to as usize % n);
+                if from != to {
+                    let bytes = self.docs[from]
+                        .export(ExportMode::Snapshot)
+                        .expect("exports do not fail");
+                    self.docs[to]
+                        .import(&bytes)
+                        .expect("a peer's snapshot imports");
+                    self.docs[to].assert_exports_reopen();
+                    self.settle(to, action);
+                }
+            }
+            Action::Fork { from, to } => {
+                let (from, to) = (from as usize % n, to as usize % n);
+                self.attach(from);
+                let mut f = self.docs[from].fork();
+                f.set_peer_id(self.next_peer).expect("valid id");
+                f.config_text_style(config());
+                let mut model = self.models[from].clone();
+                model.peer = self.next_peer;
+                self.next_peer += 1;
+                self.mirrors[to] = Mirror::attach(&mut f);
+                self.docs[to] = f;
+                self.models[to] = model;
+                self.caught[to] = self.caught[from];
+                self.past[to] = self.past[from].clone();
+                self.settle(to, action);
+            }
+        }
+    }
+
+    /// Commits peer `i` (now and then with a message and a timestamp).
+    fn commit(&mut self, i: usize) {
+        if self.rng.chance(15) {
+            let k = self.rng.below(1000) as i64;
+            let mut options = CommitOptions::new().message(format!("m{k}"));
+            if self.rng.chance(50) {
+                options = options.timestamp(k - 500);
+            }
+            self.docs[i].commit_with(options);
+        } else {
+            self.docs[i].commit();
+        }
+    }
+
+    /// Brings the model of replica `i` to the version it now holds, then
+    /// checks the replica (and its mirrors and cursors) against it.
+    fn settle(&mut self, i: usize, what: &dyn std::fmt::Debug) {
+        let latest = self.docs[i].latest_version();
+        self.models[i].catch_up(&self.pool, &latest, &mut self.caught[i]);
+        self.compare(i, what);
+        self.mirrors[i].check(&self.docs[i], what);
+        if self.checks.cursors {
+            self.check_cursors(i);
+        }
+    }
+
+    /// Replica `i` against its model (which holds what `i` holds).
+    fn compare(&self, i: usize, what: &dyn std::fmt::Debug) {
+        if !self.checks.model {
+            return;
+        }
+        let (doc, model) = (&self.docs[i], &self.models[i]);
+        let step = self.step;
+        if plain(&doc.latest_version()) != plain(&model.version_vector())
+            && std::env::var("TRACE").is_ok()
+        {
+            eprintln!(
+                "weft:\n{}\n{:?}",
+                doc.debug_changes(),
+                doc.get_text("t").map(|t| t.to_delta())
+            );
+            eprintln!("model delta: {:?}", model.to_delta());
+            eprintln!("model:\n{}", model.dump());
+        }
+        assert_eq!(
+            plain(&doc.latest_version()),
+            plain(&model.version_vector()),
+            "step {step}, {what:?}: version of replica {i}"
+        );
+        if doc.is_detached() {
+            return;
+        }
+        let delta = doc.get_text("t").map_or_else(Vec::new, |t| t.to_delta());
+        if delta != model.to_delta() && std::env::var("TRACE").is_ok() {
+            eprintln!("model:\n{}", model.dump());
+        }
+        assert_eq!(
+            delta,
+            model.to_delta(),
+            "step {step}, {what:?}: replica {i} vs the model"
+        );
+        assert_eq!(
+            map_contents(doc),
+            model.map_contents(),
+            "step {step}, {what:?}: maps of replica {i} vs the model"
+        );
+    }
+
+    /// Replica `i` back at its latest version, if it was detached.
+    fn attach(&mut self, i: usize) {
+        if self.docs[i].is_detached() {
+            self.docs[i]
+                .checkout_to_latest()
+                .expect("back to latest works");
+            self.settle(i, &"back to latest");
+        }
+    }
+
+    /// A random replica comes back to its latest version, or checks out
+    /// one it held earlier.
+    fn toggle_checkout(&mut self) {
+        let i = self.rng.below(self.n());
+        if self.docs[i].is_detached() {
+            self.attach(i);
+            return;
+        }
+        if self.past[i].is_empty() {
+            return;
+        }
+        self.docs[i].commit();
+        let k = self.rng.below(self.past[i].len());
+        let r = &self.past[i][k];
+        let doc = &mut self.docs[i];
+        let frontiers = doc.vv_to_frontiers(&r.version).expect("a version it held");
+        doc.checkout(&frontiers).expect("a version it held");
+        assert_eq!(doc.version(), r.version, "checked out");
+        assert_eq!(doc.frontiers(), frontiers, "checked out");
+        let delta = doc.get_text("t").map_or_else(Vec::new, |t| t.to_delta());
+        assert_eq!(
+            delta, r.delta,
+            "step {}: checkout of replica {i}",
+            self.step
+        );
+        assert_eq!(map_contents(doc), r.maps, "checkout: maps of replica {i}");
+        self.settle(i, &"checkout");
+    }
+
+    /// Records what replica `i` holds after a commit.
+    fn record(&mut self, i: usize) {
+        if !self.checks.model || self.docs[i].is_detached() {
+            return;
+        }
+        let version = self.docs[i].version();
+        let past = &mut self.past[i];
+        if past.len() == PAST_CAP {
+            past.remove(0);
+        }
+        past.push(Recorded::of(version.clone(), &self.models[i]));
+        let r = Recorded::of(version, &self.models[i]);
+        if self.recorded.len() < RECORDED_CAP {
+            self.recorded.push(r);
+        } else {
+            let k = self.rng.below(RECORDED_CAP);
+            self.recorded[k] = r;
+        }
+    }
+
+    /// A cursor at a random place of a random attached replica, checked
+    /// to name the char the model puts there and to round-trip its bytes.
+    fn new_cursor(&mut self) {
+        let i = self.rng.below(self.n());
+        if self.docs[i].is_detached() || !self.checks.model {
+            return;
+        }
+        let model = &self.models[i];
+        let len = model.len();
+        let pos = self.rng.below(len + 1);
+        let side = if self.rng.chance(50) {
+            Side::Before
+        } else {
+            Side::After
+        };
+        let doc = &mut self.docs[i];
+        let cursor = match doc.get_text("t") {
+            Some(view) if self.rng.chance(50) => view.cursor(pos, side),
+            _ => doc.text("t").cursor(pos, side),
+        }
+        .expect("a cursor in bounds");
+        let id = match side {
+            Side::Before => pos.checked_sub(1).map(|p| model.char_id(p)),
+            Side::After => (pos < len).then(|| model.char_id(pos)),
+        };
+        assert_eq!(cursor.id(), id.map(|(p, c)| OpId::new(p, c)), "cursor id");
+        assert_eq!(
+            Cursor::decode(&cursor.encode()).expect("a cursor's bytes decode"),
+            cursor
+        );
+        if self.cursors.len() == CURSOR_CAP {
+            let k = self.rng.below(CURSOR_CAP);
+            self.cursors[k] = (cursor, id);
+        } else {
+            self.cursors.push((cursor, id));
+        }
+    }
+
+    /// Every cursor resolves on attached replica `i` where its model puts
+    /// the char (an error where the char is not there).
+    fn check_cursors(&self, i: usize) {
+        let (doc, model) = (&self.docs[i], &self.models[i]);
+        if doc.is_detached() {
+            return;
+        }
+        for (cursor, id) in &self.cursors {
+            let got = doc.cursor_pos(cursor);
+            if doc.get_text("t").is_none() {
+                let unknown = Err(weft::Error::UnknownText("t".into()));
+                assert_eq!(got, unknown, "{cursor:?}");
+                continue;
+            }
+            let expected = match (id, cursor.side()) {
+                (None, Side::Before) => Some(0),
+                (None, Side::After) => Some(model.len()),
+                (Some(id), side) => model.cursor_pos(*id, side == Side::Before),
+            };
+            match expected {
+                Some(pos) => assert_eq!(got, Ok(pos), "step {}: {cursor:?}", self.step),
+                None => assert!(got.is_err(), "step {}: {cursor:?} at {got:?}", self.step),
+            }
+        }
+    }
+
+    /// What is still in flight arrives, then everyone syncs; all must
+    /// agree, with the model too.
+    fn finish(mut self) {
+        for (to, bytes) in std::mem::take(&mut self.net.waiting) {
+            deliver(&mut self.docs, to, &bytes);
+        }
+        for i in 0..self.n() {
+            self.attach(i);
+        }
+        sync_all(&mut self.docs);
+        for i in 0..self.n() {
+            self.docs[i].commit();
+            self.settle(i, &"at the end");
+        }
+        let (first, rest) = self.docs.split_first_mut().expect("at least two peers");
+        first.assert_invariants();
+        let delta = first.text("t").to_delta();
+        let text = first.text("t").to_string();
+        let version = first.version();
+        let frontiers: Frontiers = first.frontiers();
+        let maps = map_entries(first);
+        let names: Vec<String> = first.text_names().map(str::to_owned).collect();
+        let history = first.history_runs().expect("a peer's history loads");
+        let infos = crate::history::commit_infos(first);
+        // Ops lost with a replaced peer are in the pool but nowhere else;
+        // without such ops, nothing may be left pending.
+        let lost = self.pool.version().iter().any(|&(p, c)| version.get(p) < c);
+        for d in rest {
+            d.assert_invariants();
+            assert_eq!(d.text("t").to_string(), text, "text diverged");
+            assert_eq!(d.text("t").to_delta(), delta, "delta diverged");
+            let view = d.get_text("t").map_or_else(Vec::new, |t| t.to_delta());
+            assert_eq!(view, delta, "a view reads differently");
+            assert_eq!(d.version(), version, "version diverged");
+            assert_eq!(d.frontiers(), frontiers, "frontiers diverged");
+            assert_eq!(map_entries(d), maps, "maps diverged");
+            assert_eq!(d.text_names().collect::<Vec<_>>(), names, "names diverged");
+            assert_eq!(
+                crate::history::commit_infos(d),
+                infos,
+                "commit infos diverged"
+            );
+            // Updates may stay pending when the ops they wait for are gone
+            // with a replaced peer, but none that could apply: a snapshot
+            // carries the pending set, and its import refuses a ready one.
+            let snapshot = d.export(ExportMode::Snapshot).expect("exports do not fail");
+            let reopened = Doc::new().import(&snapshot);
+            assert!(reopened.is_ok(), "a pending update is ready: {reopened:?}");
+            let h = d.history_runs().expect("a peer's history loads");
+            assert!(h == history, "history diverged:\n{h:?}\n{history:?}");
+        }
+        for d in &self.docs {
+            assert!(
+                lost || d.pending_spans().is_empty(),
+                "pending with no op lost: {:?}",
+                d.pending_spans()
+            );
+        }
+        assert_eq!(
+            delta
+                .iter()
+                .map(|r| match r {
+                    Delta::Insert { insert, .. } => insert.as_str(),
+                    Delta::Embed { .. } | Delta::Block { .. } => "\u{FFFC}",
+                    _ => "",
+                })
+                .collect::<String>(),
+            text
+        );
+        check_blocks(&self.docs[0]);
+        if self.checks.versions && self.checks.model {
+            let recorded: Vec<Recorded> = std::mem::take(&mut self.recorded)
+                .into_iter()
+                .filter(|r| version.includes_all(&r.version))
+                .collect();
+            crate::time_travel::check(&self.docs, &recorded, &mut self.rng);
+        }
+    }
+}
+
+/// A version vector without zero entries.
+fn plain(v: &VersionVector) -> Vec<(u64, u32)> {
+    let mut out: Vec<(u64, u32)> = v.iter().filter(|e| e.1 > 0).collect();
+    out.sort_unstable();
+    out
+}
+
+/// The blocks of text "t" cover it in order, and each marker's attributes
+/// are its block's.
+fn check_blocks(doc: &Doc) {
+    let Some(t) = doc.get_text("t") else {
+        return;
+    };
+    let mut at = 0;
+    for b in t.blocks() {
+        assert_eq!(b.range.start, at, "blocks cover the text");
+        at = b.range.end + usize::from(b.marker.is_some());
+        if let Some(m) = b.marker {
+            assert_eq!(t.block_at(m), Ok(Some(b.attributes.clone())));
+        }
+    }
+    assert_eq!(at, t.len(), "blocks cover the text");
+}
 
 /// `doc`'s snapshot imported into a fresh document with the same peer id
 /// and config, checked to read like `doc` before anything loads and to
@@ -63,7 +716,7 @@ fn sync(docs: &mut [Doc], from: usize, to: usize) {
     if from == to {
         return;
     }
-    let v = docs[to].version();
+    let v = docs[to].latest_version();
     let bytes = docs[from]
         .export(ExportMode::Updates { from: &v })
         .expect("exports do not fail");
@@ -83,25 +736,55 @@ struct Network {
 
 /// Most messages in flight and past versions kept per peer.
 const NETWORK_CAP: usize = 64;
-const PAST_CAP: usize = 8;
+const NETWORK_PAST_CAP: usize = 8;
 
 impl Network {
-    fn send(&mut self, docs: &mut [Doc], from: usize, to: usize, payload: Payload) {
-        let version = docs[to].version();
+    /// Puts an export of `from` for `to` on the network; returns the
+    /// receiver of the oldest message when the network was full (it is
+    /// delivered to make room).
+    fn send(
+        &mut self,
+        docs: &mut [Doc],
+        from: usize,
+        to: usize,
+        payload: Payload,
+    ) -> Option<usize> {
+        let version = docs[to].latest_version();
         if self.past.len() <= to {
             self.past.resize_with(to + 1, Vec::new);
         }
-        let from_version = match payload {
-            Payload::Delta => Some(version.clone()),
-            Payload::Whole => Some(VersionVector::new()),
-            Payload::Stale(k) => {
-                let past = &self.past[to];
-                Some(if past.is_empty() {
-                    VersionVector::new()
-                } else {
-                    past[k as usize % past.len()].clone()
-                })
+        let stale = |k: u8| {
+            let past = &self.past[to];
+            if past.is_empty() {
+                VersionVector::new()
+            } else {
+                past[k as usize % past.len()].clone()
             }
+        };
+        let bytes = match payload {
+            Payload::Delta => docs[from].export(ExportMode::Updates { from: &version }),
+            Payload::Whole => docs[from].export(ExportMode::Updates {
+                from: &VersionVector::new(),
+            }),
+            // The high bit asks for op ranges instead: from the stale
+            // version's counters, some cut further at random places (not
+            // a version any peer held: what follows a cut waits).
+            Payload::Stale(k) if k >= 0x80 => {
+                let since = stale(k);
+                let spans: Vec<IdSpan> = docs[from]
+                    .version()
+                    .iter()
+                    .enumerate()
+                    .map(|(j, (p, end))| {
+                        let start = since.get(p).min(end);
+                        let cut = (u32::from(k) >> (j % 4)) % 4;
+                        let start = start + (end - start) * cut / 4;
+                        IdSpan::new(p, start..end)
+                    })
+                    .collect();
+                docs[from].export(ExportMode::UpdatesInRange(&spans))
+            }
+            Payload::Stale(k) => docs[from].export(ExportMode::Updates { from: &stale(k) }),
             Payload::Future(k) => {
                 let mut v = version.clone();
                 let peers: Vec<_> = v.iter().map(|(p, _)| p).collect();
@@ -109,30 +792,29 @@ impl Network {
                     let p = peers[k as usize % peers.len()];
                     v.set(p, v.get(p) + 1 + u32::from(k % 4));
                 }
-                Some(v)
+                docs[from].export(ExportMode::Updates { from: &v })
             }
             Payload::UnknownPeer => {
                 let mut v = version.clone();
                 v.set(999_999, 7);
-                Some(v)
+                docs[from].export(ExportMode::Updates { from: &v })
             }
-            Payload::Snapshot => None,
-        };
-        let bytes = match &from_version {
-            Some(v) => docs[from].export(ExportMode::Updates { from: v }),
-            None => docs[from].export(ExportMode::Snapshot),
+            Payload::Snapshot => docs[from].export(ExportMode::Snapshot),
         }
         .expect("exports do not fail");
         let past = &mut self.past[to];
-        if past.len() == PAST_CAP {
+        if past.len() == NETWORK_PAST_CAP {
             past.remove(0);
         }
         past.push(version);
+        let mut got = None;
         if self.waiting.len() == NETWORK_CAP {
             let (to, bytes) = self.waiting.remove(0);
             deliver(docs, to, &bytes);
+            got = Some(to);
         }
         self.waiting.push((to, bytes));
+        got
     }
 }
 
@@ -150,7 +832,7 @@ fn deliver(docs: &mut [Doc], to: usize, bytes: &[u8]) {
 /// `cut` with its checksum recomputed: the import must fail and change
 /// nothing.
 fn corrupt(docs: &mut [Doc], from: usize, to: usize, cut: u16, snapshot: bool) {
-    let version = docs[to].version();
+    let version = docs[to].latest_version();
     let mut bytes = if snapshot {
         docs[from].export(ExportMode::Snapshot)
     } else {
@@ -173,210 +855,81 @@ fn corrupt(docs: &mut [Doc], from: usize, to: usize, cut: u16, snapshot: bool) {
     }
 }
 
-/// `peers` (2..=5) documents run `actions` and sync through updates and
-/// snapshots, sent directly or through a network that reorders, delays,
-/// duplicates and re-sends (whole histories, stale and future versions),
-/// and through damaged bytes that must be refused without a trace. At the
-/// end all must hold identical text, deltas, versions, frontiers and
-/// history (every op's id, Lamport timestamp and deps), with their
-/// internal invariants intact.
-///
-/// # Panics
-///
-/// When they do not: that is the bug the fuzzer looks for.
-pub fn run_converge(peers: u8, actions: &[Action]) {
-    let n = 2 + usize::from(peers % 4);
-    let mut docs: Vec<Doc> = (1..=n as u64).map(new_doc).collect();
-    let mut mirrors: Vec<Mirror> = docs.iter_mut().map(Mirror::attach).collect();
-    let mut next_peer = 100u64;
-    let mut net = Network::default();
-    for action in actions {
-        // The peer whose state the action commits or imports into.
-        let mut settled = None;
-        match *action {
-            Action::Send { from, to, payload } => {
-                let (from, to) = (from as usize % n, to as usize % n);
-                if from != to {
-                    net.send(&mut docs, from, to, payload);
-                }
-            }
-            Action::Deliver { index, duplicate } => {
-                if !net.waiting.is_empty() {
-                    let i = index as usize % net.waiting.len();
-                    let (to, bytes) = if duplicate {
-                        net.waiting[i].clone()
-                    } else {
-                        net.waiting.swap_remove(i)
-                    };
-                    deliver(&mut docs, to, &bytes);
-                    settled = Some(to);
-                }
-            }
-            Action::Corrupt {
-                from,
-                to,
-                cut,
-                snapshot,
-            } => {
-                // The import may fail before it commits: no check here.
-                corrupt(&mut docs, from as usize % n, to as usize % n, cut, snapshot);
-            }
-            Action::Insert { peer, .. }
-            | Action::Delete { peer, .. }
-            | Action::Mark { peer, .. }
-            | Action::Unmark { peer, .. }
-            | Action::MapSet { peer, .. }
-            | Action::Embed { peer, .. }
-            | Action::Block { peer, .. }
-            | Action::DeleteContainer { peer, .. } => edit(&mut docs[peer as usize % n], action),
-            Action::Commit { peer } => {
-                docs[peer as usize % n].commit();
-                settled = Some(peer as usize % n);
-            }
-            Action::Sync { from, to } => {
-                let (from, to) = (from as usize % n, to as usize % n);
-                sync(&mut docs, from, to);
-                settled = (from != to).then_some(to);
-            }
-            Action::SyncAll => sync_all(&mut docs),
-            Action::Reimport { peer } => {
-                let i = peer as usize % n;
-                let bytes = full(&docs[i]);
-                let mut fresh = new_doc(docs[i].peer_id());
-                mirrors[i] = Mirror::attach(&mut fresh);
-                if let Err(e) = fresh.import(&bytes) {
-                    panic!(
-                        "a full history does not import: {e:?}\n{}",
-                        docs[i].debug_changes()
-                    );
-                }
-                assert_eq!(fresh.text("t").to_delta(), docs[i].text("t").to_delta());
-                assert_eq!(fresh.version(), docs[i].version());
-                docs[i] = fresh;
-                settled = Some(i);
-            }
-            Action::Snapshot { peer } => {
-                let i = peer as usize % n;
-                docs[i] = snapshot_round_trip(&mut docs[i]);
-                mirrors[i] = Mirror::attach(&mut docs[i]);
-            }
-            Action::SyncSnapshot { from, to } => {
-                let (from, to) = (from as usize % n, to as usize % n);
-                if from != to {
-                    let bytes = docs[from]
-                        .export(ExportMode::Snapshot)
-                        .expect("exports do not fail");
-                    docs[to].import(&bytes).expect("a peer's snapshot imports");
-                    docs[to].assert_exports_reopen();
-                    settled = Some(to);
-                }
-            }
-            Action::Fork { from, to } => {
-                let mut f = docs[from as usize % n].fork();
-                f.set_peer_id(next_peer).expect("valid id");
-                f.config_text_style(config());
-                next_peer += 1;
-                let to = to as usize % n;
-                mirrors[to] = Mirror::attach(&mut f);
-                docs[to] = f;
-            }
-        }
-        match settled {
-            Some(i) => mirrors[i].check(&docs[i], action),
-            None if matches!(action, Action::SyncAll) => {
-                for (m, d) in mirrors.iter().zip(&docs) {
-                    m.check(d, &"sync all");
-                }
-            }
-            None => {}
-        }
-    }
-    // Whatever is still in flight arrives, in order, then a full sync.
-    for (to, bytes) in std::mem::take(&mut net.waiting) {
-        deliver(&mut docs, to, &bytes);
-    }
-    sync_all(&mut docs);
-    for (m, d) in mirrors.iter().zip(&docs) {
-        m.check(d, &"at the end");
-    }
-    let (first, rest) = docs.split_first_mut().expect("at least two peers");
-    first.assert_invariants();
-    let delta = first.text("t").to_delta();
-    let text = first.text("t").to_string();
-    let version = first.version();
-    let frontiers: Frontiers = first.frontiers();
-    let maps = map_entries(first);
-    let history = first.history_runs().expect("a peer's history loads");
-    for d in rest {
-        d.assert_invariants();
-        assert_eq!(d.text("t").to_string(), text, "text diverged");
-        assert_eq!(d.text("t").to_delta(), delta, "delta diverged");
-        let view = d.get_text("t").map_or_else(Vec::new, |t| t.to_delta());
-        assert_eq!(view, delta, "a view reads differently");
-        assert_eq!(d.version(), version, "version diverged");
-        assert_eq!(d.frontiers(), frontiers, "frontiers diverged");
-        assert_eq!(map_entries(d), maps, "maps diverged");
-        // Updates may stay pending when the ops they wait for are gone
-        // with a replaced peer, but none that could apply: a snapshot
-        // carries the pending set, and its import refuses a ready one.
-        let snapshot = d.export(ExportMode::Snapshot).expect("exports do not fail");
-        let reopened = Doc::new().import(&snapshot);
-        assert!(reopened.is_ok(), "a pending update is ready: {reopened:?}");
-        let h = d.history_runs().expect("a peer's history loads");
-        assert!(h == history, "history diverged:\n{h:?}\n{history:?}");
-    }
-    assert_eq!(
-        delta
-            .iter()
-            .map(|r| match r {
-                Delta::Insert { insert, .. } => insert.as_str(),
-                Delta::Embed { .. } | Delta::Block { .. } => "\u{FFFC}",
-                _ => "",
-            })
-            .collect::<String>(),
-        text
-    );
+/// The units mirrors keep, in their order.
+const UNITS: [Unit; 3] = [Unit::Char, Unit::Utf16, Unit::Utf8];
+
+/// What a mirror holds: text "t" in each unit, and every map.
+#[derive(Default)]
+struct Seen {
+    texts: [Vec<Delta>; 3],
+    maps: std::collections::BTreeMap<String, std::collections::BTreeMap<String, Value>>,
 }
 
-/// A copy of text "t" of a document kept only from its change events, in
-/// chars and in UTF-16 units.
+/// A copy of text "t" of a document (in chars, UTF-16 units and UTF-8
+/// bytes) and of its maps, kept only from its change events.
 struct Mirror {
-    deltas: Arc<Mutex<[Vec<Delta>; 2]>>,
-    _subs: [weft::Subscription; 2],
+    seen: Arc<Mutex<Seen>>,
+    _subs: Vec<weft::Subscription>,
 }
 
 impl Mirror {
-    /// Starts mirroring `doc` (committing its open change) from its text
-    /// as it is now.
+    /// Starts mirroring `doc` (committing its open change) from what it
+    /// shows now.
     fn attach(doc: &mut Doc) -> Mirror {
         doc.commit();
         let now = doc.get_text("t").map_or_else(Vec::new, |t| t.to_delta());
-        let deltas = Arc::new(Mutex::new([now.clone(), now]));
-        let sub = |slot: usize| {
-            let deltas = Arc::clone(&deltas);
-            move |event: &weft::DocEvent| {
-                let mut d = deltas.lock().unwrap_or_else(|e| e.into_inner());
-                for diff in event.texts.iter().filter(|t| t.name == "t") {
-                    if let Err(e) = diff.apply_to(&mut d[slot], event.unit) {
-                        panic!("an event does not apply to the mirror: {e}\n{diff:?}");
+        let maps = map_contents(doc)
+            .into_iter()
+            .map(|(n, e)| (n, e.into_iter().collect()))
+            .collect();
+        let seen = Arc::new(Mutex::new(Seen {
+            texts: [now.clone(), now.clone(), now],
+            maps,
+        }));
+        let subs = UNITS
+            .into_iter()
+            .enumerate()
+            .map(|(k, unit)| {
+                let seen = Arc::clone(&seen);
+                doc.subscribe_in(unit, move |event: &weft::DocEvent| {
+                    let mut s = seen.lock().unwrap_or_else(|e| e.into_inner());
+                    for diff in event.texts.iter().filter(|t| t.name == "t") {
+                        if let Err(e) = diff.apply_to(&mut s.texts[k], unit) {
+                            panic!("an event does not apply to the mirror: {e}\n{diff:?}");
+                        }
                     }
-                }
-            }
-        };
-        let chars = doc.subscribe(sub(0));
-        let utf16 = doc.subscribe_in(Unit::Utf16, sub(1));
-        Mirror {
-            deltas,
-            _subs: [chars, utf16],
-        }
+                    if k == 0 {
+                        for diff in &event.maps {
+                            let map = s.maps.entry(diff.name.clone()).or_default();
+                            for (key, value) in &diff.changes {
+                                match value {
+                                    Some(v) => map.insert(key.clone(), v.clone()),
+                                    None => map.remove(key),
+                                };
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        Mirror { seen, _subs: subs }
     }
 
-    /// Checks the mirror against `doc`, which must have no open change.
+    /// Checks the mirror against what `doc` shows (it must have no open
+    /// change: events come on commit).
     fn check(&self, doc: &Doc, what: &dyn std::fmt::Debug) {
         let now = doc.get_text("t").map_or_else(Vec::new, |t| t.to_delta());
-        let d = self.deltas.lock().unwrap_or_else(|e| e.into_inner());
-        assert_eq!(d[0], now, "{what:?}: the mirror (chars) differs");
-        assert_eq!(d[1], now, "{what:?}: the mirror (UTF-16) differs");
+        let s = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        for (k, unit) in UNITS.into_iter().enumerate() {
+            assert_eq!(s.texts[k], now, "{what:?}: the mirror ({unit:?}) differs");
+        }
+        let maps: Vec<(String, Vec<(String, Value)>)> = s
+            .maps
+            .iter()
+            .map(|(n, e)| (n.clone(), e.clone().into_iter().collect::<Vec<_>>()))
+            .filter(|(_, e)| !e.is_empty())
+            .collect();
+        assert_eq!(maps, map_contents(doc), "{what:?}: the map mirror differs");
     }
 }
 

@@ -35,12 +35,13 @@ pub mod net;
 mod rng;
 mod small;
 mod text_vs_string;
+mod time_travel;
 
 pub use action::{
     block_attrs, config, from_bytes, random_actions, Action, Payload, PosUnit, KEYS, MAP_KEYS,
     TEXTS,
 };
-pub use converge::run_converge;
+pub use converge::{drive, random_actions_where, run_converge, Checks, Random};
 pub use helpers::{
     body, doc, full, map_contents, observe, replay, section, styled_doc, sync, varint, wrap,
     Observed, Replica,

@@ -7,7 +7,7 @@
 //! it went to: the incarnation shown is in `items`, the others wait in
 //! `hidden`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use weft::{Attributes, Delta, ExpandType, Value};
 
@@ -33,6 +33,8 @@ struct RefItem {
     deleted: bool,
     /// A block marker's attributes when inserted.
     block: Option<Attributes>,
+    /// An embed's value.
+    embed: Option<Value>,
 }
 
 impl RefItem {
@@ -65,6 +67,8 @@ enum RefOp {
         right: Option<Id>,
         /// Set for a block marker.
         block: Option<Attributes>,
+        /// Set for an embed.
+        embed: Option<Value>,
     },
     Delete {
         id: Id,
@@ -147,6 +151,9 @@ pub struct RefDoc {
     /// Per block marker, its attribute writes: key -> (Lamport, peer,
     /// value) of the greatest.
     block_sets: HashMap<Id, BTreeMap<String, (u32, u64, Value)>>,
+    /// Marks whose end anchor arrived (a start without its end styles
+    /// nothing).
+    ended: HashSet<Id>,
     /// The incarnation of "t" in `items` ("" for "t" itself).
     shown: String,
     /// The other incarnations of "t".
@@ -326,13 +333,19 @@ impl RefDoc {
 
     /// Inserts `s` at char `pos` as a local op.
     pub fn insert(&mut self, pos: usize, s: &str) {
-        self.insert_with(pos, s, None);
+        self.insert_with(pos, s, None, None);
+    }
+
+    /// Inserts an embed of `value` at visible `pos` (one char, U+FFFC, in
+    /// the text).
+    pub fn insert_embed(&mut self, pos: usize, value: Value) {
+        self.insert_with(pos, "\u{FFFC}", None, Some(value));
     }
 
     /// Inserts a block marker with `attributes` at visible `pos`.
     pub fn split_block(&mut self, pos: usize, mut attributes: Attributes) {
         attributes.retain(|_, v| !v.is_null());
-        self.insert_with(pos, "\u{FFFC}", Some(attributes));
+        self.insert_with(pos, "\u{FFFC}", Some(attributes), None);
     }
 
     /// The attributes of block marker `item`: its base, then per key the
@@ -380,7 +393,13 @@ impl RefDoc {
         }
     }
 
-    fn insert_with(&mut self, pos: usize, s: &str, block: Option<Attributes>) {
+    fn insert_with(
+        &mut self,
+        pos: usize,
+        s: &str,
+        block: Option<Attributes>,
+        embed: Option<Value>,
+    ) {
         let (at, left0, stuck) = self.insert_place(pos);
         // Origins are chars: the chosen left char and the next char
         // (visible or not) after the place; later chars follow the first.
@@ -396,15 +415,13 @@ impl RefDoc {
                 left,
                 right,
                 block: block.clone(),
+                embed: embed.clone(),
             });
             left = Some(id);
         }
         // Marks without text that no place avoided: unmark the new text
-        // where one of them is what styles it (not a block marker: styles
-        // do not show on it).
-        if block.is_some() {
-            return;
-        }
+        // (a block marker too: styles do not show on it, but a mark over
+        // it would have text again) where one of them is what styles it.
         let n = s.chars().count();
         let mut keys: Vec<String> = Vec::new();
         for m in &stuck {
@@ -453,10 +470,13 @@ impl RefDoc {
     /// unmarks), as Weft does: nothing when redundant, else a start and an
     /// end anchor whose origins are the non-anchor neighbours.
     pub fn mark(&mut self, range: std::ops::Range<usize>, key: &str, value: Value) {
-        let redundant = (range.start..range.end).all(|p| match self.attributes_at(p).get(key) {
-            Some(v) => *v == value,
-            None => value.is_null(),
-        });
+        let redundant = self
+            .attributes_in(range.clone())
+            .iter()
+            .all(|a| match a.get(key) {
+                Some(v) => *v == value,
+                None => value.is_null(),
+            });
         if redundant {
             return;
         }
@@ -538,16 +558,37 @@ impl RefDoc {
             if let Some(a) = item.anchor {
                 if a.end {
                     active.retain(|&m| m != a.mark);
-                } else if self
-                    .items
-                    .iter()
-                    .any(|i| i.anchor.is_some_and(|b| b.end && b.mark == a.mark))
-                {
+                } else if self.ended.contains(&a.mark) {
                     active.push(a.mark);
                 }
             }
         }
         active
+    }
+
+    /// The styles of each visible char in `range`, in one pass.
+    fn attributes_in(&self, range: std::ops::Range<usize>) -> Vec<Attributes> {
+        let mut out = Vec::new();
+        let mut active: Vec<Id> = Vec::new();
+        let mut pos = 0;
+        for item in &self.items {
+            if pos >= range.end {
+                break;
+            }
+            if let Some(a) = item.anchor {
+                if a.end {
+                    active.retain(|&m| m != a.mark);
+                } else if self.ended.contains(&a.mark) {
+                    active.push(a.mark);
+                }
+            } else if !item.deleted {
+                if pos >= range.start {
+                    out.push(self.winners(&active));
+                }
+                pos += 1;
+            }
+        }
+        out
     }
 
     /// The styles in force at item index `at`.
@@ -575,16 +616,11 @@ impl RefDoc {
     pub fn to_delta(&self) -> Vec<Delta> {
         let mut out: Vec<Delta> = Vec::new();
         let mut active: Vec<Id> = Vec::new();
-        let has_end = |m: Id| {
-            self.items
-                .iter()
-                .any(|i| i.anchor.is_some_and(|b| b.end && b.mark == m))
-        };
         for item in &self.items {
             if let Some(a) = item.anchor {
                 if a.end {
                     active.retain(|&m| m != a.mark);
-                } else if has_end(a.mark) {
+                } else if self.ended.contains(&a.mark) {
                     active.push(a.mark);
                 }
                 continue;
@@ -597,6 +633,13 @@ impl RefDoc {
                 continue;
             }
             let attrs = self.winners(&active);
+            if let Some(value) = &item.embed {
+                out.push(Delta::Embed {
+                    insert: value.clone(),
+                    attributes: attrs,
+                });
+                continue;
+            }
             let ch = item.ch.expect("visible items are chars");
             match out.last_mut() {
                 Some(Delta::Insert { insert, attributes }) if *attributes == attrs => {
@@ -700,6 +743,7 @@ impl RefDoc {
                 left,
                 right,
                 block,
+                embed,
                 ..
             } => self.integrate(RefItem {
                 id: *id,
@@ -709,6 +753,7 @@ impl RefDoc {
                 right: *right,
                 deleted: false,
                 block: block.clone(),
+                embed: embed.clone(),
             }),
             RefOp::BlockStart { .. } => {}
             RefOp::BlockSet {
@@ -738,6 +783,9 @@ impl RefDoc {
                 if let Some(m) = mark {
                     self.marks.insert(*id, m.clone());
                 }
+                if anchor.end {
+                    self.ended.insert(anchor.mark);
+                }
                 // Glued: after the char (and its other left-sticky
                 // anchors), or right before the char.
                 let at = if anchor.sticks_left {
@@ -763,6 +811,7 @@ impl RefDoc {
                         right: *right,
                         deleted: false,
                         block: None,
+                        embed: None,
                     },
                 );
             }
@@ -901,6 +950,50 @@ impl RefDoc {
                 self.apply_with(op.clone(), *lamport);
             }
         }
+    }
+
+    /// The number of ops in the log (ops applied so far).
+    pub fn log_len(&self) -> usize {
+        self.log.len()
+    }
+
+    /// Applies the ops `other` logged from index `start` on (those it made
+    /// or received since its log was `start` long) that `self` lacks.
+    pub fn merge_since(&mut self, other: &RefDoc, start: usize) {
+        for (op, lamport) in &other.log[start..] {
+            if !self.knows(op.id()) {
+                self.apply_with(op.clone(), *lamport);
+            }
+        }
+    }
+
+    /// [`RefDoc::merge_upto`] from index `*from` of `pool`'s log on, where
+    /// every op before `*from` is known; moves `*from` past the ops then
+    /// known (so that catching up with a growing pool does not rescan it).
+    pub fn catch_up(&mut self, pool: &RefDoc, version: &weft::VersionVector, from: &mut usize) {
+        for (op, lamport) in &pool.log[*from..] {
+            let id = op.id();
+            if id.1 < version.get(id.0) && !self.knows(id) {
+                self.apply_with(op.clone(), *lamport);
+            }
+        }
+        while pool
+            .log
+            .get(*from)
+            .is_some_and(|(op, _)| self.knows(op.id()))
+        {
+            *from += 1;
+        }
+    }
+
+    /// [`RefDoc::version`] as a Weft version vector.
+    pub fn version_vector(&self) -> weft::VersionVector {
+        self.version().into_iter().collect()
+    }
+
+    /// The visible length in UTF-16 units.
+    pub fn len_utf16(&self) -> usize {
+        self.text().encode_utf16().count()
     }
 
     /// Applies every op `other` has and `self` lacks, in `other`'s order.
