@@ -43,6 +43,12 @@ pub struct Checks {
     /// `revert_to` and the history re-sent change by change, each against
     /// the model at that version.
     pub versions: bool,
+    /// After the actions, two shallow replicas (one trimmed at a version
+    /// replicas held, one trimmed from it) join, edit and sync with the
+    /// others for a while: all converge, with the same history after the
+    /// root; the shallow one shows the versions after its root as the
+    /// full replica does, or refuses what needs the trimmed history.
+    pub shallow: bool,
 }
 
 impl Checks {
@@ -53,7 +59,37 @@ impl Checks {
             cursors: true,
             checkouts: true,
             versions: true,
+            shallow: true,
         }
+    }
+}
+
+/// What a run checked, counted (a test asserts that its seeds reach
+/// what it means to check).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Stats {
+    /// Actions run.
+    pub actions: usize,
+    /// Replicas compared with the model.
+    pub model_checks: usize,
+    /// Cursors resolved and compared with the model.
+    pub cursor_checks: usize,
+    /// Versions checked out during the run.
+    pub checkouts: usize,
+    /// Versions shown again at the end (`fork_at` and the rest).
+    pub versions: usize,
+    /// Versions after its root a shallow copy showed at the end.
+    pub shallow_versions: usize,
+}
+
+impl std::ops::AddAssign for Stats {
+    fn add_assign(&mut self, o: Stats) {
+        self.actions += o.actions;
+        self.model_checks += o.model_checks;
+        self.cursor_checks += o.cursor_checks;
+        self.checkouts += o.checkouts;
+        self.versions += o.versions;
+        self.shallow_versions += o.shallow_versions;
     }
 }
 
@@ -68,8 +104,10 @@ pub struct Random {
     pub steps: usize,
     /// Seeds run (`WEFT_STRESS_SEEDS=n` adds n).
     pub seeds: u64,
-    /// Which actions a run takes (the others are drawn and dropped).
-    pub keep: fn(&Action) -> bool,
+    /// Which actions a run takes (the others are drawn and dropped); it
+    /// may also reshape the ones it keeps (shorten deletes so that texts
+    /// grow, say).
+    pub keep: fn(&mut Action) -> bool,
     /// What is checked.
     pub checks: Checks,
 }
@@ -86,12 +124,14 @@ impl Random {
         }
     }
 
-    /// Runs seeds `first..first + seeds` (plus `WEFT_STRESS_SEEDS`).
+    /// Runs seeds `first..first + seeds` (plus `WEFT_STRESS_SEEDS`), and
+    /// returns what they checked.
     ///
     /// # Panics
     ///
     /// When a run fails, naming the seed (`TRACE=1` prints its actions).
-    pub fn run(&self, first: u64) {
+    pub fn run(&self, first: u64) -> Stats {
+        let mut stats = Stats::default();
         let extra: u64 = std::env::var("WEFT_STRESS_SEEDS")
             .ok()
             .and_then(|s| s.parse().ok())
@@ -102,24 +142,29 @@ impl Random {
                 eprintln!("seed {seed}: {actions:#?}");
             }
             let run = std::panic::catch_unwind(|| drive(self.peers, &actions, self.checks, seed));
-            assert!(
-                run.is_ok(),
-                "seed {seed} failed (TRACE=1 prints its actions)"
-            );
+            match run {
+                Ok(s) => stats += s,
+                Err(_) => panic!("seed {seed} failed (TRACE=1 prints its actions)"),
+            }
         }
+        stats
     }
 }
 
-/// `steps` random actions from `seed` that `keep` lets through (at most
-/// 64 times as many are drawn).
-pub fn random_actions_where(seed: u64, steps: usize, keep: fn(&Action) -> bool) -> Vec<Action> {
+/// `steps` random actions from `seed` that `keep` lets through, as it
+/// reshapes them (at most 64 times as many are drawn).
+pub fn random_actions_where(seed: u64, steps: usize, keep: fn(&mut Action) -> bool) -> Vec<Action> {
     let mut out = Vec::with_capacity(steps);
     let mut rng = Rng::new(seed);
     let mut drawn = 0;
     while out.len() < steps && drawn < steps * 64 {
         let batch = crate::random_actions(rng.next_u64(), 4096);
         drawn += batch.len().max(1);
-        out.extend(batch.into_iter().filter(keep));
+        out.extend(
+            batch
+                .into_iter()
+                .filter_map(|mut a| keep(&mut a).then_some(a)),
+        );
     }
     out.truncate(steps);
     out
@@ -152,14 +197,21 @@ pub fn run_converge(peers: u8, actions: &[Action]) {
 /// # Panics
 ///
 /// When they do not.
-pub fn drive(peers: usize, actions: &[Action], checks: Checks, seed: u64) {
+pub fn drive(peers: usize, actions: &[Action], checks: Checks, seed: u64) -> Stats {
     assert!(peers >= 2, "at least two peers");
     let mut d = Driver::new(peers, checks, seed);
     for (step, action) in actions.iter().enumerate() {
         d.step = step;
         d.act(action);
     }
-    d.finish();
+    if checks.shallow && checks.model {
+        d.join_shallow();
+    }
+    d.stats.set(Stats {
+        actions: actions.len(),
+        ..d.stats.get()
+    });
+    d.finish()
 }
 
 /// What a replica held when it committed: its version and what the model
@@ -206,8 +258,11 @@ struct Driver {
     past: Vec<Vec<Recorded>>,
     /// Versions any replica held, for the end.
     recorded: Vec<Recorded>,
+    /// Per replica, the version a shallow one was trimmed at.
+    roots: Vec<Option<VersionVector>>,
     next_peer: u64,
     step: usize,
+    stats: std::cell::Cell<Stats>,
 }
 
 impl Driver {
@@ -226,8 +281,10 @@ impl Driver {
             cursors: Vec::new(),
             past: (0..n).map(|_| Vec::new()).collect(),
             recorded: Vec::new(),
+            roots: vec![None; n],
             next_peer: 100,
             step: 0,
+            stats: std::cell::Cell::default(),
         }
     }
 
@@ -364,6 +421,7 @@ impl Driver {
                 self.models[to] = model;
                 self.caught[to] = self.caught[from];
                 self.past[to] = self.past[from].clone();
+                self.roots[to] = self.roots[from].clone();
                 self.settle(to, action);
             }
         }
@@ -400,6 +458,7 @@ impl Driver {
         if !self.checks.model {
             return;
         }
+        self.count(|s| s.model_checks += 1);
         let (doc, model) = (&self.docs[i], &self.models[i]);
         let step = self.step;
         if plain(&doc.latest_version()) != plain(&model.version_vector())
@@ -463,7 +522,12 @@ impl Driver {
         let r = &self.past[i][k];
         let doc = &mut self.docs[i];
         let frontiers = doc.vv_to_frontiers(&r.version).expect("a version it held");
-        doc.checkout(&frontiers).expect("a version it held");
+        match doc.checkout(&frontiers) {
+            Ok(()) => {}
+            // A shallow replica cannot place ops concurrent to its root.
+            Err(weft::Error::TrimmedHistory) if self.roots[i].is_some() => return,
+            Err(e) => panic!("a version it held: {e:?}"),
+        }
         assert_eq!(doc.version(), r.version, "checked out");
         assert_eq!(doc.frontiers(), frontiers, "checked out");
         let delta = doc.get_text("t").map_or_else(Vec::new, |t| t.to_delta());
@@ -473,6 +537,7 @@ impl Driver {
             self.step
         );
         assert_eq!(map_contents(doc), r.maps, "checkout: maps of replica {i}");
+        self.count(|s| s.checkouts += 1);
         self.settle(i, &"checkout");
     }
 
@@ -542,6 +607,7 @@ impl Driver {
             return;
         }
         for (cursor, id) in &self.cursors {
+            self.count(|s| s.cursor_checks += 1);
             let got = doc.cursor_pos(cursor);
             if doc.get_text("t").is_none() {
                 let unknown = Err(weft::Error::UnknownText("t".into()));
@@ -560,9 +626,68 @@ impl Driver {
         }
     }
 
-    /// What is still in flight arrives, then everyone syncs; all must
-    /// agree, with the model too.
-    fn finish(mut self) {
+    /// Everything arrives everywhere; then a shallow copy of replica 0,
+    /// trimmed at a version it held, and a shallow copy of that one join
+    /// as two more peers, and everyone edits and syncs for a while.
+    fn join_shallow(&mut self) {
+        self.deliver_everything();
+        let latest = self.docs[0].version();
+        let held: Vec<&Recorded> = self
+            .recorded
+            .iter()
+            .filter(|r| latest.includes_all(&r.version))
+            .collect();
+        let root = if held.is_empty() || self.rng.chance(20) {
+            latest
+        } else {
+            held[self.rng.below(held.len())].version.clone()
+        };
+        let frontiers = self.docs[0].vv_to_frontiers(&root).expect("a held version");
+        let first = shallow_copy(&self.docs[0], &frontiers);
+        let shown = crate::time_travel::shallow_views(&self.docs[0], &first, &root, &self.recorded);
+        self.count(|s| s.shallow_versions += shown);
+        let second = shallow_copy(&first, &first.frontiers());
+        for mut s in [first, second] {
+            assert_eq!(s.version(), self.docs[0].version(), "a shallow copy");
+            s.set_peer_id(self.next_peer).expect("a valid id");
+            s.config_text_style(config());
+            let mut model = self.models[0].clone();
+            model.peer = self.next_peer;
+            self.next_peer += 1;
+            // Trimmed at nothing, a copy is not shallow.
+            let own_root = s.shallow_since().map(|since| {
+                self.docs[0]
+                    .frontiers_to_vv(&since)
+                    .expect("a held version")
+            });
+            self.roots.push(own_root);
+            self.mirrors.push(Mirror::attach(&mut s));
+            self.docs.push(s);
+            self.models.push(model);
+            self.caught.push(self.caught[0]);
+            self.past.push(Vec::new());
+            self.settle(self.n() - 1, &"a shallow copy joins");
+        }
+        // Edits and syncs only: no export from below the root (and no
+        // SyncAll: among five, the end does that).
+        let tail = random_actions_where(self.rng.next_u64(), 40, |a: &mut Action| {
+            !matches!(
+                a,
+                Action::Send { .. }
+                    | Action::Deliver { .. }
+                    | Action::Corrupt { .. }
+                    | Action::Fork { .. }
+                    | Action::SyncSnapshot { .. }
+                    | Action::SyncAll
+            )
+        });
+        for action in &tail {
+            self.act(action);
+        }
+    }
+
+    /// What is still in flight arrives, and everyone gets everything.
+    fn deliver_everything(&mut self) {
         for (to, bytes) in std::mem::take(&mut self.net.waiting) {
             deliver(&mut self.docs, to, &bytes);
         }
@@ -572,8 +697,15 @@ impl Driver {
         sync_all(&mut self.docs);
         for i in 0..self.n() {
             self.docs[i].commit();
-            self.settle(i, &"at the end");
+            self.settle(i, &"everything delivered");
         }
+    }
+
+    /// What is still in flight arrives, then everyone syncs; all must
+    /// agree, with the model too.
+    fn finish(mut self) -> Stats {
+        self.deliver_everything();
+        let roots = std::mem::take(&mut self.roots);
         let (first, rest) = self.docs.split_first_mut().expect("at least two peers");
         first.assert_invariants();
         let delta = first.text("t").to_delta();
@@ -587,7 +719,7 @@ impl Driver {
         // Ops lost with a replaced peer are in the pool but nowhere else;
         // without such ops, nothing may be left pending.
         let lost = self.pool.version().iter().any(|&(p, c)| version.get(p) < c);
-        for d in rest {
+        for (d, root) in rest.iter_mut().zip(&roots[1..]) {
             d.assert_invariants();
             assert_eq!(d.text("t").to_string(), text, "text diverged");
             assert_eq!(d.text("t").to_delta(), delta, "delta diverged");
@@ -597,9 +729,18 @@ impl Driver {
             assert_eq!(d.frontiers(), frontiers, "frontiers diverged");
             assert_eq!(map_entries(d), maps, "maps diverged");
             assert_eq!(d.text_names().collect::<Vec<_>>(), names, "names diverged");
+            // A shallow replica holds the history after its root.
+            let after = |infos: &crate::history::Infos| match root {
+                Some(root) => infos
+                    .iter()
+                    .filter(|((p, c), _)| *c >= root.get(*p))
+                    .map(|(k, v)| (*k, v.clone()))
+                    .collect(),
+                None => infos.clone(),
+            };
             assert_eq!(
-                crate::history::commit_infos(d),
-                infos,
+                after(&crate::history::commit_infos(d)),
+                after(&infos),
                 "commit infos diverged"
             );
             // Updates may stay pending when the ops they wait for are gone
@@ -608,8 +749,36 @@ impl Driver {
             let snapshot = d.export(ExportMode::Snapshot).expect("exports do not fail");
             let reopened = Doc::new().import(&snapshot);
             assert!(reopened.is_ok(), "a pending update is ready: {reopened:?}");
-            let h = d.history_runs().expect("a peer's history loads");
-            assert!(h == history, "history diverged:\n{h:?}\n{history:?}");
+            match root {
+                Some(root) => {
+                    assert_eq!(
+                        ops_after(d, root),
+                        ops_after(first, root),
+                        "history after the root diverged"
+                    );
+                    // A full replica at the root takes the rest from the
+                    // shallow one.
+                    let at = first.vv_to_frontiers(root).expect("a held version");
+                    let mut full = Doc::new();
+                    full.import(
+                        &first
+                            .export(ExportMode::SnapshotAt(&at))
+                            .expect("a held version"),
+                    )
+                    .expect("a snapshot imports");
+                    full.import(
+                        &d.export(ExportMode::Updates { from: root })
+                            .expect("the history after the root exports"),
+                    )
+                    .expect("an update imports");
+                    assert_eq!(full.text("t").to_delta(), delta, "from a shallow replica");
+                    assert_eq!(ops_after(&full, root), ops_after(first, root));
+                }
+                None => {
+                    let h = d.history_runs().expect("a peer's history loads");
+                    assert!(h == history, "history diverged:\n{h:?}\n{history:?}");
+                }
+            }
         }
         for d in &self.docs {
             assert!(
@@ -636,8 +805,49 @@ impl Driver {
                 .filter(|r| version.includes_all(&r.version))
                 .collect();
             crate::time_travel::check(&self.docs, &recorded, &mut self.rng);
+            self.count(|s| s.versions += recorded.len());
+        }
+        self.stats.get()
+    }
+
+    fn count(&self, f: impl FnOnce(&mut Stats)) {
+        let mut s = self.stats.get();
+        f(&mut s);
+        self.stats.set(s);
+    }
+}
+
+/// `doc` trimmed at `at`: its shallow snapshot, imported.
+fn shallow_copy(doc: &Doc, at: &Frontiers) -> Doc {
+    let bytes = doc
+        .export(ExportMode::ShallowSnapshot(at))
+        .expect("a held version");
+    let mut copy = Doc::new();
+    copy.import(&bytes).expect("a shallow snapshot imports");
+    copy
+}
+
+/// Every op of `doc` from `since` on: id -> (Lamport, deps), however the
+/// changes are cut.
+pub(crate) fn ops_after(
+    doc: &Doc,
+    since: &VersionVector,
+) -> std::collections::BTreeMap<(u64, u32), (u32, Vec<OpId>)> {
+    let mut out = std::collections::BTreeMap::new();
+    for c in doc.changes().expect("a history loads") {
+        for (k, counter) in c.id.counters.clone().enumerate() {
+            if counter < since.get(c.id.peer) {
+                continue;
+            }
+            let deps = if k == 0 {
+                c.deps.iter().collect()
+            } else {
+                vec![OpId::new(c.id.peer, counter - 1)]
+            };
+            out.insert((c.id.peer, counter), (c.lamport + k as u32, deps));
         }
     }
+    out
 }
 
 /// A version vector without zero entries.
@@ -720,8 +930,11 @@ fn sync(docs: &mut [Doc], from: usize, to: usize) {
     let bytes = docs[from]
         .export(ExportMode::Updates { from: &v })
         .expect("exports do not fail");
-    docs[to].import(&bytes).expect("a peer's update imports");
-    docs[to].assert_exports_reopen();
+    let status = docs[to].import(&bytes).expect("a peer's update imports");
+    // (An import that changed nothing needs no second look.)
+    if !status.applied.is_empty() || !status.pending.is_empty() {
+        docs[to].assert_exports_reopen();
+    }
 }
 
 /// Messages in flight, and the versions each peer had when messages were

@@ -183,10 +183,13 @@ pub fn two<T>(v: &mut [T], i: usize, j: usize) -> (&mut T, &T) {
     }
 }
 
+/// Per op, its commit's timestamp and message ([`commit_infos`]).
+pub type Infos = BTreeMap<(u64, u32), (Option<i64>, Option<String>)>;
+
 /// Per op (peer, counter): the timestamp and message of its commit, as
 /// `doc.changes()` lists them (ops without either left out), so that
 /// replicas that split their history differently compare equal.
-pub fn commit_infos(doc: &Doc) -> BTreeMap<(u64, u32), (Option<i64>, Option<String>)> {
+pub fn commit_infos(doc: &Doc) -> Infos {
     let mut out = BTreeMap::new();
     for c in doc.changes().unwrap() {
         if c.timestamp.is_none() && c.message.is_none() {

@@ -41,7 +41,7 @@ pub use action::{
     block_attrs, config, from_bytes, random_actions, Action, Payload, PosUnit, KEYS, MAP_KEYS,
     TEXTS,
 };
-pub use converge::{drive, random_actions_where, run_converge, Checks, Random};
+pub use converge::{drive, random_actions_where, run_converge, Checks, Random, Stats};
 pub use helpers::{
     body, doc, full, map_contents, observe, replay, section, styled_doc, sync, varint, wrap,
     Observed, Replica,

@@ -6,15 +6,13 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use weft::{Delta, Doc, DocEvent, EventTrigger, ExportMode, IdSpan, Unit, Value};
+use weft::{Delta, Doc, DocEvent, EventTrigger, ExportMode, IdSpan, Unit, Value, VersionVector};
 
 use crate::converge::Recorded;
-use crate::history::{apply, commit_infos};
+use crate::history::{apply, commit_infos, Infos};
 use crate::{map_contents, Rng};
 
 type Maps = Vec<(String, Vec<(String, Value)>)>;
-/// Per op, its commit's timestamp and message ([`commit_infos`]).
-type Infos = BTreeMap<(u64, u32), (Option<i64>, Option<String>)>;
 
 fn delta(doc: &Doc) -> Vec<Delta> {
     doc.get_text("t").map_or_else(Vec::new, |t| t.to_delta())
@@ -200,11 +198,7 @@ fn revert(docs: &[Doc], target: &Recorded) {
 /// Every change of `doc` on its own, in a random order (pending until
 /// what it builds on arrives), some twice and some in overlapping spans
 /// or past what exists, gives the same history, messages and text.
-fn change_by_change(
-    doc: &Doc,
-    infos: &Infos,
-    rng: &mut Rng,
-) {
+fn change_by_change(doc: &Doc, infos: &Infos, rng: &mut Rng) {
     let mut spans: Vec<IdSpan> = doc
         .changes()
         .expect("a history loads")
@@ -241,4 +235,97 @@ fn change_by_change(
     assert_eq!(delta(&copy), delta(doc));
     assert_eq!(map_contents(&copy), map_contents(doc));
     assert_eq!(copy.version(), doc.version());
+}
+
+/// Shallow copy `s` of `full`, trimmed at `root`: every recorded version
+/// after the root shows through `fork_at`, `checkout`, `SnapshotAt` and
+/// diffs as it did, and re-trimming there keeps the same state and later
+/// history, unless (only for a version holding ops concurrent to the
+/// root, which it cannot place) it refuses with `TrimmedHistory`; a
+/// version before the root is refused. Its snapshot reopens the same.
+/// Returns how many versions it showed.
+pub(crate) fn shallow_views(
+    full: &Doc,
+    s: &Doc,
+    root: &VersionVector,
+    recorded: &[Recorded],
+) -> usize {
+    let mut shown = 0;
+    let latest = delta(full);
+    assert_eq!(delta(s), latest, "a shallow copy shows the state");
+    assert_eq!(map_contents(s), map_contents(full), "a shallow copy's maps");
+    let mut again = Doc::new();
+    again
+        .import(&s.export(ExportMode::Snapshot).expect("exports do not fail"))
+        .expect("a shallow snapshot imports");
+    assert_eq!(delta(&again), latest, "a shallow copy re-exported");
+    let mut s = s.fork();
+    for r in recorded
+        .iter()
+        .filter(|r| full.version().includes_all(&r.version))
+    {
+        let frontiers = full.vv_to_frontiers(&r.version).expect("a held version");
+        if !r.version.includes_all(root) {
+            assert_eq!(
+                s.fork_at(&frontiers).map(|_| ()),
+                Err(weft::Error::TrimmedHistory),
+                "before the root"
+            );
+            continue;
+        }
+        let Ok(fork) = s.fork_at(&frontiers) else {
+            assert!(matches!(
+                s.fork_at(&frontiers),
+                Err(weft::Error::TrimmedHistory)
+            ));
+            assert_eq!(s.checkout(&frontiers), Err(weft::Error::TrimmedHistory));
+            continue;
+        };
+        shown += 1;
+        assert_eq!(delta(&fork), r.delta, "shallow fork_at");
+        assert_eq!(map_contents(&fork), r.maps, "shallow fork_at maps");
+        assert_eq!(fork.version(), r.version, "shallow fork_at version");
+        s.checkout(&frontiers).expect("fork_at worked");
+        assert_eq!(delta(&s), r.delta, "shallow checkout");
+        s.checkout_to_latest().expect("back to latest");
+        // Applied to that version, the diff gives the latest one, and
+        // back (a diff to a version holding ops concurrent to the root
+        // compares texts, so it may be cut otherwise than the full
+        // replica's).
+        let mut mirror = r.delta.clone();
+        apply(
+            &s.diff(&frontiers, &s.frontiers()).expect("fork_at worked"),
+            &mut mirror,
+            Unit::Char,
+        );
+        assert_eq!(mirror, latest, "shallow diff");
+        let mut back = latest.clone();
+        apply(
+            &s.diff(&s.frontiers(), &frontiers).expect("fork_at worked"),
+            &mut back,
+            Unit::Char,
+        );
+        assert_eq!(back, r.delta, "shallow diff back");
+        let mut old = Doc::new();
+        old.import(
+            &s.export(ExportMode::SnapshotAt(&frontiers))
+                .expect("fork_at worked"),
+        )
+        .expect("a snapshot imports");
+        assert_eq!(delta(&old), r.delta, "shallow SnapshotAt");
+        match s.export(ExportMode::ShallowSnapshot(&frontiers)) {
+            Ok(bytes) => {
+                let mut re = Doc::new();
+                re.import(&bytes).expect("a shallow snapshot imports");
+                assert_eq!(delta(&re), latest, "re-trimmed");
+                assert_eq!(
+                    crate::converge::ops_after(&re, &r.version),
+                    crate::converge::ops_after(full, &r.version),
+                    "re-trimmed history"
+                );
+            }
+            Err(e) => assert_eq!(e, weft::Error::TrimmedHistory),
+        }
+    }
+    shown
 }
