@@ -481,12 +481,12 @@ impl Driver {
             return;
         }
         let delta = doc.get_text("t").map_or_else(Vec::new, |t| t.to_delta());
-        if delta != model.to_delta() && std::env::var("TRACE").is_ok() {
+        let want = model.to_delta();
+        if delta != want && std::env::var("TRACE").is_ok() {
             eprintln!("model:\n{}", model.dump());
         }
         assert_eq!(
-            delta,
-            model.to_delta(),
+            delta, want,
             "step {step}, {what:?}: replica {i} vs the model"
         );
         assert_eq!(
@@ -637,10 +637,14 @@ impl Driver {
             .iter()
             .filter(|r| latest.includes_all(&r.version))
             .collect();
+        // The older of two held versions (more versions come after it).
+        let size = |v: &VersionVector| v.iter().map(|(_, c)| u64::from(c)).sum::<u64>();
         let root = if held.is_empty() || self.rng.chance(20) {
             latest
         } else {
-            held[self.rng.below(held.len())].version.clone()
+            let a = &held[self.rng.below(held.len())].version;
+            let b = &held[self.rng.below(held.len())].version;
+            if size(a) <= size(b) { a } else { b }.clone()
         };
         let frontiers = self.docs[0].vv_to_frontiers(&root).expect("a held version");
         let first = shallow_copy(&self.docs[0], &frontiers);

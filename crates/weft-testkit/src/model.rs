@@ -118,6 +118,66 @@ impl RefOp {
     }
 }
 
+/// The styles in force while walking the items in order: the marks
+/// active, per key the one that wins (the greatest (Lamport, peer)),
+/// updated as anchors pass, and the attributes they make, recomputed
+/// only when a winner changes.
+#[derive(Default)]
+struct Styles<'a> {
+    active: Vec<(Id, &'a RefMark)>,
+    winners: BTreeMap<&'a str, (Id, &'a RefMark)>,
+    attributes: Option<Attributes>,
+}
+
+impl<'a> Styles<'a> {
+    /// Walks past anchor `a`.
+    fn pass(&mut self, doc: &'a RefDoc, a: RefAnchor) {
+        let order = |m: &RefMark| (m.lamport, m.peer);
+        if a.end {
+            let Some(k) = self.active.iter().position(|e| e.0 == a.mark) else {
+                return;
+            };
+            let (_, mark) = self.active.remove(k);
+            let key = mark.key.as_str();
+            if self.winners.get(key).is_some_and(|w| w.0 == a.mark) {
+                match self
+                    .active
+                    .iter()
+                    .filter(|e| e.1.key == key)
+                    .max_by_key(|e| order(e.1))
+                {
+                    Some(&w) => self.winners.insert(key, w),
+                    None => self.winners.remove(key),
+                };
+                self.attributes = None;
+            }
+        } else if doc.ended.contains(&a.mark) {
+            let mark = &doc.marks[&a.mark];
+            self.active.push((a.mark, mark));
+            let key = mark.key.as_str();
+            if self
+                .winners
+                .get(key)
+                .is_none_or(|w| order(mark) > order(w.1))
+            {
+                self.winners.insert(key, (a.mark, mark));
+                self.attributes = None;
+            }
+        }
+    }
+
+    /// The styles in force here.
+    fn get(&mut self) -> &Attributes {
+        self.attributes.get_or_insert_with(|| {
+            self.winners
+                .iter()
+                .filter(|(_, (_, m))| !m.value.is_null())
+                .map(|(k, (_, m))| ((*k).to_owned(), m.value.clone()))
+                .collect()
+        })
+    }
+}
+
 /// A map of the reference model: key -> (Lamport, peer, value) of the
 /// greatest write.
 type RefMap = BTreeMap<String, (u32, u64, Option<Value>)>;
@@ -569,21 +629,17 @@ impl RefDoc {
     /// The styles of each visible char in `range`, in one pass.
     fn attributes_in(&self, range: std::ops::Range<usize>) -> Vec<Attributes> {
         let mut out = Vec::new();
-        let mut active: Vec<Id> = Vec::new();
+        let mut styles = Styles::default();
         let mut pos = 0;
         for item in &self.items {
             if pos >= range.end {
                 break;
             }
             if let Some(a) = item.anchor {
-                if a.end {
-                    active.retain(|&m| m != a.mark);
-                } else if self.ended.contains(&a.mark) {
-                    active.push(a.mark);
-                }
+                styles.pass(self, a);
             } else if !item.deleted {
                 if pos >= range.start {
-                    out.push(self.winners(&active));
+                    out.push(styles.get().clone());
                 }
                 pos += 1;
             }
@@ -615,14 +671,10 @@ impl RefDoc {
     /// The text as runs of equal styles, char by char.
     pub fn to_delta(&self) -> Vec<Delta> {
         let mut out: Vec<Delta> = Vec::new();
-        let mut active: Vec<Id> = Vec::new();
+        let mut styles = Styles::default();
         for item in &self.items {
             if let Some(a) = item.anchor {
-                if a.end {
-                    active.retain(|&m| m != a.mark);
-                } else if self.ended.contains(&a.mark) {
-                    active.push(a.mark);
-                }
+                styles.pass(self, a);
                 continue;
             }
             if item.deleted {
@@ -632,7 +684,7 @@ impl RefDoc {
                 out.push(Delta::Block { attributes });
                 continue;
             }
-            let attrs = self.winners(&active);
+            let attrs = styles.get().clone();
             if let Some(value) = &item.embed {
                 out.push(Delta::Embed {
                     insert: value.clone(),

@@ -19,7 +19,6 @@ mod maps;
 mod merge;
 mod presence;
 mod reads;
-mod rich_random;
 mod rich_text;
 mod serde;
 mod shallow;

@@ -685,7 +685,7 @@ fn random_actions_with_snapshots_converge() {
     let seeds: u64 = std::env::var("WEFT_STRESS_SEEDS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(60);
+        .unwrap_or(40);
     let (mut snapshots, mut network, mut total) = (0, 0, 0);
     for seed in 0..seeds {
         let actions = random_actions(seed, 3000);
