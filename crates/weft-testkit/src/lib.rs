@@ -30,8 +30,8 @@ mod converge;
 mod helpers;
 pub mod history;
 mod import;
+mod mirror;
 mod model;
-pub mod net;
 mod rng;
 mod small;
 mod text_vs_string;
@@ -47,6 +47,7 @@ pub use helpers::{
     Observed, Replica,
 };
 pub use import::{import_target, run_import};
+pub use mirror::Mirror;
 pub use model::{expand_of, RefDoc};
 pub use rng::Rng;
 pub use small::run_small_decode;

@@ -9,9 +9,8 @@
 )]
 
 use weft::{Attributes, Delta, Doc, Error, ExportMode, UndoManager, Unit, Value};
-use weft_testkit::net::Mirrors;
 use weft_testkit::{doc, full, sync};
-use weft_testkit::{Action, Random};
+use weft_testkit::{Action, Mirror, Random};
 
 fn delta(d: &Doc) -> Vec<Delta> {
     d.get_text("t").map(|t| t.to_delta()).unwrap_or_default()
@@ -244,8 +243,8 @@ fn concurrent_updates_joins_and_retyping_of_one_block_converge() {
 #[test]
 fn events_and_undo_carry_blocks() {
     let mut a = doc(1);
-    let mirrors = Mirrors::attach(&mut a);
-    let check = |a: &Doc| mirrors.check(&delta(a), "local");
+    let mirrors = Mirror::attach(&mut a);
+    let check = |a: &Doc| mirrors.check(a, &"local");
     let mut undo = UndoManager::new(&mut a);
     a.text("t").insert(0, "héllo wörld").unwrap();
     a.commit();

@@ -10,9 +10,8 @@
 use std::collections::BTreeMap;
 
 use weft::{Delta, Doc, ExportMode, Side, UndoManager, Unit, Value};
-use weft_testkit::net::Mirrors;
 use weft_testkit::{doc, full, sync};
-use weft_testkit::{Action, Random};
+use weft_testkit::{Action, Mirror, Random};
 
 fn image(name: &str) -> Value {
     Value::Map(BTreeMap::from([("image".to_owned(), Value::from(name))]))
@@ -140,7 +139,7 @@ fn embeds_sync_through_updates_snapshots_and_history() {
 #[test]
 fn events_and_undo_carry_embeds() {
     let mut a = doc(1);
-    let mirrors = Mirrors::attach(&mut a);
+    let mirrors = Mirror::attach(&mut a);
     let mut undo = UndoManager::new(&mut a);
     a.text("t").insert(0, "xyz").unwrap();
     a.commit();
@@ -150,7 +149,7 @@ fn events_and_undo_carry_embeds() {
     undo.checkpoint();
     a.text("t").delete(0, 3).unwrap(); // x, the embed, y
     a.commit();
-    let check = |a: &Doc| mirrors.check(&delta(a), "local");
+    let check = |a: &Doc| mirrors.check(a, &"local");
     check(&a);
     undo.undo(&mut a).unwrap().unwrap();
     assert_eq!(
