@@ -312,23 +312,46 @@ pub(crate) fn delete_in(
     }
 }
 
-/// Applies an edit action to `doc` (other actions are ignored) and, when
-/// Weft accepts it, the same edit in chars to `model`, which must hold
-/// what `doc` holds.
-pub(crate) fn edit(doc: &mut Doc, model: &mut RefDoc, action: &Action) {
+/// An edit Weft accepted, in chars: what the reference model must do.
+pub(crate) enum ModelEdit {
+    Insert(usize, &'static str),
+    Embed(usize, Value),
+    Delete(usize, usize),
+    Mark(std::ops::Range<usize>, &'static str, Value),
+    SplitBlock(usize, Attributes),
+    UpdateBlock(usize, Attributes),
+    MapSet(&'static str, Option<Value>),
+    DeleteText,
+    DeleteMap,
+}
+
+impl ModelEdit {
+    /// Makes the edit on `model`, which holds what the document held.
+    pub(crate) fn apply(self, model: &mut RefDoc) {
+        match self {
+            ModelEdit::Insert(pos, s) => model.insert(pos, s),
+            ModelEdit::Embed(pos, v) => model.insert_embed(pos, v),
+            ModelEdit::Delete(pos, n) => model.delete(pos, n),
+            ModelEdit::Mark(range, key, v) => model.mark(range, key, v),
+            ModelEdit::SplitBlock(pos, a) => model.split_block(pos, a),
+            ModelEdit::UpdateBlock(pos, a) => model.update_block(pos, a),
+            ModelEdit::MapSet(key, v) => model.map_set("m", key, v),
+            ModelEdit::DeleteText => model.delete_text(),
+            ModelEdit::DeleteMap => model.delete_map("m"),
+        }
+    }
+}
+
+/// Applies an edit action to `doc` (other actions are ignored); returns
+/// the same edit in chars when Weft accepted it.
+pub(crate) fn edit(doc: &mut Doc, action: &Action) -> Option<ModelEdit> {
     if let Action::DeleteContainer { map, .. } = *action {
         if map {
             doc.map("m");
-            if allowed(doc.delete_map("m")) {
-                model.delete_map("m");
-            }
-        } else {
-            doc.text("t");
-            if allowed(doc.delete_text("t")) {
-                model.delete_text();
-            }
+            return allowed(doc.delete_map("m")).then_some(ModelEdit::DeleteMap);
         }
-        return;
+        doc.text("t");
+        return allowed(doc.delete_text("t")).then_some(ModelEdit::DeleteText);
     }
     if let Action::MapSet { key, value, .. } = *action {
         let mut map = doc.map("m");
@@ -338,18 +361,13 @@ pub(crate) fn edit(doc: &mut Doc, model: &mut RefDoc, action: &Action) {
             Some(v) => map.set(key, v.clone()),
             None => map.delete(key),
         };
-        if allowed(done) {
-            model.map_set("m", key, value);
-        }
-        return;
+        return allowed(done).then_some(ModelEdit::MapSet(key, value));
     }
     let mut text = doc.text("t");
     if let Action::Embed { pos, value, .. } = *action {
         let pos = pos as usize % (text.len() + 1);
-        if allowed(text.insert_embed(pos, i64::from(value))) {
-            model.insert_embed(pos, Value::from(i64::from(value)));
-        }
-        return;
+        let done = allowed(text.insert_embed(pos, i64::from(value)));
+        return done.then(|| ModelEdit::Embed(pos, Value::from(i64::from(value))));
     }
     if let Action::Block { pos, op, .. } = *action {
         let pos = pos as usize % (text.len() + 1);
@@ -358,24 +376,13 @@ pub(crate) fn edit(doc: &mut Doc, model: &mut RefDoc, action: &Action) {
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v))
             .collect();
-        match (marker, op % 2) {
-            (true, 0) => {
-                if allowed(text.update_block(pos, block_attrs(op))) {
-                    model.update_block(pos, attrs);
-                }
-            }
-            (true, _) => {
-                if allowed(text.join_block(pos)) {
-                    model.delete(pos, 1);
-                }
-            }
-            (false, _) => {
-                if allowed(text.split_block(pos, block_attrs(op))) {
-                    model.split_block(pos, attrs);
-                }
-            }
-        }
-        return;
+        return match (marker, op % 2) {
+            (true, 0) => allowed(text.update_block(pos, block_attrs(op)))
+                .then_some(ModelEdit::UpdateBlock(pos, attrs)),
+            (true, _) => allowed(text.join_block(pos)).then_some(ModelEdit::Delete(pos, 1)),
+            (false, _) => allowed(text.split_block(pos, block_attrs(op)))
+                .then_some(ModelEdit::SplitBlock(pos, attrs)),
+        };
     }
     // Where a position in `unit` falls in chars (before the edit), if it
     // is a char boundary.
@@ -390,22 +397,21 @@ pub(crate) fn edit(doc: &mut Doc, model: &mut RefDoc, action: &Action) {
             let len = len_in(&text, unit.unit());
             let pos = pos as usize % (len + 1);
             let at = chars(&text, unit, pos);
-            if allowed(insert_in(&mut text, unit, pos, s)) {
-                model.insert(at.expect("an accepted insert is at a boundary"), s);
-            }
+            allowed(insert_in(&mut text, unit, pos, s))
+                .then(|| ModelEdit::Insert(at.expect("an accepted insert is at a boundary"), s))
         }
         Action::Delete { pos, len, unit, .. } => {
             let total = len_in(&text, unit.unit());
             if total == 0 {
-                return;
+                return None;
             }
             let pos = pos as usize % total;
             let n = (len as usize).min(total - pos);
             let range = chars(&text, unit, pos).zip(chars(&text, unit, pos + n));
-            if allowed(delete_in(&mut text, unit, pos, n)) {
+            allowed(delete_in(&mut text, unit, pos, n)).then(|| {
                 let (a, b) = range.expect("an accepted delete is between boundaries");
-                model.delete(a, b - a);
-            }
+                ModelEdit::Delete(a, b - a)
+            })
         }
         Action::Mark {
             pos,
@@ -415,19 +421,18 @@ pub(crate) fn edit(doc: &mut Doc, model: &mut RefDoc, action: &Action) {
             value: v,
             ..
         } => {
-            if let Some(range) = range_in(&text, unit.unit(), pos, len) {
-                let key = KEYS[key as usize % KEYS.len()];
-                let at = chars(&text, unit, range.start).zip(chars(&text, unit, range.end));
-                let done = match unit {
-                    PosUnit::Char => text.mark(range, key, value(v)),
-                    PosUnit::Utf8 => text.mark_utf8(range, key, value(v)),
-                    PosUnit::Utf16 => text.mark_utf16(range, key, value(v)),
-                };
-                if allowed(done) {
-                    let (a, b) = at.expect("an accepted mark is between boundaries");
-                    model.mark(a..b, key, value(v));
-                }
-            }
+            let range = range_in(&text, unit.unit(), pos, len)?;
+            let key = KEYS[key as usize % KEYS.len()];
+            let at = chars(&text, unit, range.start).zip(chars(&text, unit, range.end));
+            let done = match unit {
+                PosUnit::Char => text.mark(range, key, value(v)),
+                PosUnit::Utf8 => text.mark_utf8(range, key, value(v)),
+                PosUnit::Utf16 => text.mark_utf16(range, key, value(v)),
+            };
+            allowed(done).then(|| {
+                let (a, b) = at.expect("an accepted mark is between boundaries");
+                ModelEdit::Mark(a..b, key, value(v))
+            })
         }
         Action::Unmark {
             pos,
@@ -436,21 +441,20 @@ pub(crate) fn edit(doc: &mut Doc, model: &mut RefDoc, action: &Action) {
             key,
             ..
         } => {
-            if let Some(range) = range_in(&text, unit.unit(), pos, len) {
-                let key = KEYS[key as usize % KEYS.len()];
-                let at = chars(&text, unit, range.start).zip(chars(&text, unit, range.end));
-                let done = match unit {
-                    PosUnit::Char => text.unmark(range, key),
-                    PosUnit::Utf8 => text.unmark_utf8(range, key),
-                    PosUnit::Utf16 => text.unmark_utf16(range, key),
-                };
-                if allowed(done) {
-                    let (a, b) = at.expect("an accepted unmark is between boundaries");
-                    model.mark(a..b, key, Value::Null);
-                }
-            }
+            let range = range_in(&text, unit.unit(), pos, len)?;
+            let key = KEYS[key as usize % KEYS.len()];
+            let at = chars(&text, unit, range.start).zip(chars(&text, unit, range.end));
+            let done = match unit {
+                PosUnit::Char => text.unmark(range, key),
+                PosUnit::Utf8 => text.unmark_utf8(range, key),
+                PosUnit::Utf16 => text.unmark_utf16(range, key),
+            };
+            allowed(done).then(|| {
+                let (a, b) = at.expect("an accepted unmark is between boundaries");
+                ModelEdit::Mark(a..b, key, Value::Null)
+            })
         }
-        _ => {}
+        _ => None,
     }
 }
 
