@@ -175,8 +175,9 @@ pub enum Action {
         /// A snapshot instead of an update.
         snapshot: bool,
     },
-    /// Peer `peer` writes key `MAP_KEYS[key]` of map "m": a value picked
-    /// by `value`, or a delete.
+    /// Peer `peer` writes key `MAP_KEYS[key]` of map "m" (of map "n" when
+    /// the high bit of `key` is set): a value picked by `value`, or a
+    /// delete.
     MapSet {
         /// Which peer.
         peer: u8,
@@ -217,14 +218,18 @@ pub enum Action {
 
 /// The block attributes an [`Action::Block`] with `op` writes: one of two
 /// keys, set to one of three values or removed (few, so that writes
-/// race).
-pub fn block_attrs(op: u8) -> [(&'static str, Value); 1] {
-    let key = ["header", "list"][usize::from(op >> 1) % 2];
-    let value = match (op >> 2) % 4 {
+/// race), and with bit 4 of `op` a second key, "align", likewise.
+pub fn block_attrs(op: u8) -> Vec<(&'static str, Value)> {
+    let value = |v: u8| match v % 4 {
         0 => Value::Null,
         v => Value::from(i64::from(v)),
     };
-    [(key, value)]
+    let key = ["header", "list"][usize::from(op >> 1) % 2];
+    let mut out = vec![(key, value(op >> 2))];
+    if op & 0x10 != 0 {
+        out.push(("align", value(op >> 5)));
+    }
+    out
 }
 
 /// The keys map writes use (few, so that writes race).
@@ -320,7 +325,7 @@ pub(crate) enum ModelEdit {
     Mark(std::ops::Range<usize>, &'static str, Value),
     SplitBlock(usize, Attributes),
     UpdateBlock(usize, Attributes),
-    MapSet(&'static str, Option<Value>),
+    MapSet(&'static str, &'static str, Option<Value>),
     DeleteText,
     DeleteMap,
 }
@@ -335,7 +340,7 @@ impl ModelEdit {
             ModelEdit::Mark(range, key, v) => model.mark(range, key, v),
             ModelEdit::SplitBlock(pos, a) => model.split_block(pos, a),
             ModelEdit::UpdateBlock(pos, a) => model.update_block(pos, a),
-            ModelEdit::MapSet(key, v) => model.map_set("m", key, v),
+            ModelEdit::MapSet(map, key, v) => model.map_set(map, key, v),
             ModelEdit::DeleteText => model.delete_text(),
             ModelEdit::DeleteMap => model.delete_map("m"),
         }
@@ -354,14 +359,15 @@ pub(crate) fn edit(doc: &mut Doc, action: &Action) -> Option<ModelEdit> {
         return allowed(doc.delete_text("t")).then_some(ModelEdit::DeleteText);
     }
     if let Action::MapSet { key, value, .. } = *action {
-        let mut map = doc.map("m");
-        let key = MAP_KEYS[key as usize % MAP_KEYS.len()];
+        let name = if key & 0x80 == 0 { "m" } else { "n" };
+        let mut map = doc.map(name);
+        let key = MAP_KEYS[usize::from(key & 0x7F) % MAP_KEYS.len()];
         let value = (value != 0).then(|| Value::from(i64::from(value % 4)));
         let done = match &value {
             Some(v) => map.set(key, v.clone()),
             None => map.delete(key),
         };
-        return allowed(done).then_some(ModelEdit::MapSet(key, value));
+        return allowed(done).then_some(ModelEdit::MapSet(name, key, value));
     }
     let mut text = doc.text("t");
     if let Action::Embed { pos, value, .. } = *action {
@@ -456,13 +462,6 @@ pub(crate) fn edit(doc: &mut Doc, action: &Action) -> Option<ModelEdit> {
         }
         _ => None,
     }
-}
-
-/// Map "m" of `doc` as (key, value) pairs.
-pub(crate) fn map_entries(doc: &Doc) -> Vec<(String, Value)> {
-    doc.get_map("m").map_or_else(Vec::new, |m| {
-        m.iter().map(|(k, v)| (k.to_owned(), v.clone())).collect()
-    })
 }
 
 pub(crate) fn len_in(text: &Text<'_>, unit: Unit) -> usize {

@@ -20,7 +20,7 @@ use weft::{
     VersionVector,
 };
 
-use crate::action::{config, edit, map_entries, new_doc, Action, Payload};
+use crate::action::{config, edit, new_doc, Action, Payload};
 use crate::import::observe;
 use crate::{full, map_contents, Mirror, RefDoc, Rng};
 
@@ -719,7 +719,7 @@ impl Driver {
         let text = first.text("t").to_string();
         let version = first.version();
         let frontiers: Frontiers = first.frontiers();
-        let maps = map_entries(first);
+        let maps = map_contents(first);
         let names: Vec<String> = first.text_names().map(str::to_owned).collect();
         let history = first.history_runs().expect("a peer's history loads");
         let infos = crate::history::commit_infos(first);
@@ -734,7 +734,7 @@ impl Driver {
             assert_eq!(view, delta, "a view reads differently");
             assert_eq!(d.version(), version, "version diverged");
             assert_eq!(d.frontiers(), frontiers, "frontiers diverged");
-            assert_eq!(map_entries(d), maps, "maps diverged");
+            assert_eq!(map_contents(d), maps, "maps diverged");
             assert_eq!(d.text_names().collect::<Vec<_>>(), names, "names diverged");
             // A shallow replica holds the history after its root.
             let after = |infos: &crate::history::Infos| match root {
