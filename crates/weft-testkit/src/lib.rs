@@ -38,6 +38,8 @@ pub mod history;
 mod import;
 mod mirror;
 mod model;
+mod network;
+mod random;
 mod rng;
 mod small;
 mod text_vs_string;
@@ -47,7 +49,7 @@ pub use action::{
     block_attrs, config, from_bytes, random_actions, Action, Payload, PosUnit, KEYS, MAP_KEYS,
     TEXTS,
 };
-pub use converge::{drive, random_actions_where, run_converge, Checks, Random, Stats};
+pub use converge::{drive, run_converge, Checks};
 pub use helpers::{
     body, doc, full, map_contents, observe, replay, section, styled_doc, sync, varint, wrap,
     Observed, Replica,
@@ -55,6 +57,7 @@ pub use helpers::{
 pub use import::{import_target, run_import};
 pub use mirror::Mirror;
 pub use model::{expand_of, RefDoc};
+pub use random::{random_actions_where, Random, Stats};
 pub use rng::Rng;
 pub use small::run_small_decode;
 pub use text_vs_string::run_text_vs_string;
