@@ -243,7 +243,9 @@ pub enum Payload {
     /// The whole history (re-sent on every reconnect by simple layers).
     Whole,
     /// Everything since a version the receiver had earlier (a stale
-    /// acknowledgement): ops it has are sent again.
+    /// acknowledgement): ops it has are sent again. With the high bit
+    /// set, op ranges from that version instead, some cut further at
+    /// places no peer's version was (what follows a cut waits).
     Stale(u8),
     /// Everything since a version ahead of the receiver's (one peer's
     /// counter raised): ops it lacks are left out, so what is sent waits.
