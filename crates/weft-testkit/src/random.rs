@@ -88,6 +88,7 @@ impl Random {
                 Err(_) => panic!("seed {seed} failed (TRACE=1 prints its actions)"),
             }
         }
+        eprintln!("seeds {first}..: {stats:?}");
         stats
     }
 }
