@@ -4,7 +4,9 @@
 //! modulo what exists, so every input means something.
 
 use arbitrary::{Arbitrary, Unstructured};
-use weft::{Doc, Error, ExpandType, StyleConfig, Text, Unit, Value};
+use weft::{Attributes, Doc, Error, ExpandType, StyleConfig, Text, Unit, Value};
+
+use crate::RefDoc;
 
 /// Texts an insert picks from: ASCII, accents, CJK, emoji (astral, and a
 /// flag made of two astral chars), a newline.
@@ -173,8 +175,9 @@ pub enum Action {
         /// A snapshot instead of an update.
         snapshot: bool,
     },
-    /// Peer `peer` writes key `MAP_KEYS[key]` of map "m": a value picked
-    /// by `value`, or a delete.
+    /// Peer `peer` writes key `MAP_KEYS[key]` of map "m" (of map "n" when
+    /// the high bit of `key` is set): a value picked by `value`, or a
+    /// delete.
     MapSet {
         /// Which peer.
         peer: u8,
@@ -215,14 +218,18 @@ pub enum Action {
 
 /// The block attributes an [`Action::Block`] with `op` writes: one of two
 /// keys, set to one of three values or removed (few, so that writes
-/// race).
-pub fn block_attrs(op: u8) -> [(&'static str, Value); 1] {
-    let key = ["header", "list"][usize::from(op >> 1) % 2];
-    let value = match (op >> 2) % 4 {
+/// race), and with bit 4 of `op` a second key, "align", likewise.
+pub fn block_attrs(op: u8) -> Vec<(&'static str, Value)> {
+    let value = |v: u8| match v % 4 {
         0 => Value::Null,
         v => Value::from(i64::from(v)),
     };
-    [(key, value)]
+    let key = ["header", "list"][usize::from(op >> 1) % 2];
+    let mut out = vec![(key, value(op >> 2))];
+    if op & 0x10 != 0 {
+        out.push(("align", value(op >> 5)));
+    }
+    out
 }
 
 /// The keys map writes use (few, so that writes race).
@@ -236,7 +243,9 @@ pub enum Payload {
     /// The whole history (re-sent on every reconnect by simple layers).
     Whole,
     /// Everything since a version the receiver had earlier (a stale
-    /// acknowledgement): ops it has are sent again.
+    /// acknowledgement): ops it has are sent again. With the high bit
+    /// set, op ranges from that version instead, some cut further at
+    /// places no peer's version was (what follows a cut waits).
     Stale(u8),
     /// Everything since a version ahead of the receiver's (one peer's
     /// counter raised): ops it lacks are left out, so what is sent waits.
@@ -264,9 +273,11 @@ pub(crate) fn new_doc(peer: u64) -> Doc {
 }
 
 /// Errors an action may legitimately cause: a position inside a char.
-pub(crate) fn allowed(r: Result<(), Error>) {
+/// Whether the action was done.
+pub(crate) fn allowed(r: Result<(), Error>) -> bool {
     match r {
-        Ok(()) | Err(Error::NotCharBoundary { .. }) => {}
+        Ok(()) => true,
+        Err(Error::NotCharBoundary { .. }) => false,
         Err(e) => panic!("unexpected error {e:?}"),
     }
 }
@@ -308,44 +319,84 @@ pub(crate) fn delete_in(
     }
 }
 
-/// Applies an edit action to `doc` (other actions are ignored).
-pub(crate) fn edit(doc: &mut Doc, action: &Action) {
+/// An edit Weft accepted, in chars: what the reference model must do.
+pub(crate) enum ModelEdit {
+    Insert(usize, &'static str),
+    Embed(usize, Value),
+    Delete(usize, usize),
+    Mark(std::ops::Range<usize>, &'static str, Value),
+    SplitBlock(usize, Attributes),
+    UpdateBlock(usize, Attributes),
+    MapSet(&'static str, &'static str, Option<Value>),
+    DeleteText,
+    DeleteMap,
+}
+
+impl ModelEdit {
+    /// Makes the edit on `model`, which holds what the document held.
+    pub(crate) fn apply(self, model: &mut RefDoc) {
+        match self {
+            ModelEdit::Insert(pos, s) => model.insert(pos, s),
+            ModelEdit::Embed(pos, v) => model.insert_embed(pos, v),
+            ModelEdit::Delete(pos, n) => model.delete(pos, n),
+            ModelEdit::Mark(range, key, v) => model.mark(range, key, v),
+            ModelEdit::SplitBlock(pos, a) => model.split_block(pos, a),
+            ModelEdit::UpdateBlock(pos, a) => model.update_block(pos, a),
+            ModelEdit::MapSet(map, key, v) => model.map_set(map, key, v),
+            ModelEdit::DeleteText => model.delete_text(),
+            ModelEdit::DeleteMap => model.delete_map("m"),
+        }
+    }
+}
+
+/// Applies an edit action to `doc` (other actions are ignored); returns
+/// the same edit in chars when Weft accepted it.
+pub(crate) fn edit(doc: &mut Doc, action: &Action) -> Option<ModelEdit> {
     if let Action::DeleteContainer { map, .. } = *action {
         if map {
             doc.map("m");
-            allowed(doc.delete_map("m"));
-        } else {
-            doc.text("t");
-            allowed(doc.delete_text("t"));
+            return allowed(doc.delete_map("m")).then_some(ModelEdit::DeleteMap);
         }
-        return;
+        doc.text("t");
+        return allowed(doc.delete_text("t")).then_some(ModelEdit::DeleteText);
     }
     if let Action::MapSet { key, value, .. } = *action {
-        let mut map = doc.map("m");
-        let key = MAP_KEYS[key as usize % MAP_KEYS.len()];
-        allowed(if value == 0 {
-            map.delete(key)
-        } else {
-            map.set(key, i64::from(value % 4))
-        });
-        return;
+        let name = if key & 0x80 == 0 { "m" } else { "n" };
+        let mut map = doc.map(name);
+        let key = MAP_KEYS[usize::from(key & 0x7F) % MAP_KEYS.len()];
+        let value = (value != 0).then(|| Value::from(i64::from(value % 4)));
+        let done = match &value {
+            Some(v) => map.set(key, v.clone()),
+            None => map.delete(key),
+        };
+        return allowed(done).then_some(ModelEdit::MapSet(name, key, value));
     }
     let mut text = doc.text("t");
     if let Action::Embed { pos, value, .. } = *action {
         let pos = pos as usize % (text.len() + 1);
-        allowed(text.insert_embed(pos, i64::from(value)));
-        return;
+        let done = allowed(text.insert_embed(pos, i64::from(value)));
+        return done.then(|| ModelEdit::Embed(pos, Value::from(i64::from(value))));
     }
     if let Action::Block { pos, op, .. } = *action {
         let pos = pos as usize % (text.len() + 1);
         let marker = pos < text.len() && matches!(text.block_at(pos), Ok(Some(_)));
-        allowed(match (marker, op % 2) {
-            (true, 0) => text.update_block(pos, block_attrs(op)),
-            (true, _) => text.join_block(pos),
-            (false, _) => text.split_block(pos, block_attrs(op)),
-        });
-        return;
+        let attrs: Attributes = block_attrs(op)
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect();
+        return match (marker, op % 2) {
+            (true, 0) => allowed(text.update_block(pos, block_attrs(op)))
+                .then_some(ModelEdit::UpdateBlock(pos, attrs)),
+            (true, _) => allowed(text.join_block(pos)).then_some(ModelEdit::Delete(pos, 1)),
+            (false, _) => allowed(text.split_block(pos, block_attrs(op)))
+                .then_some(ModelEdit::SplitBlock(pos, attrs)),
+        };
     }
+    // Where a position in `unit` falls in chars (before the edit), if it
+    // is a char boundary.
+    let chars = |text: &Text<'_>, unit: PosUnit, pos: usize| {
+        text.convert_pos(pos, unit.unit(), Unit::Char).ok()
+    };
     match *action {
         Action::Insert {
             pos, unit, text: t, ..
@@ -353,16 +404,22 @@ pub(crate) fn edit(doc: &mut Doc, action: &Action) {
             let s = TEXTS[t as usize % TEXTS.len()];
             let len = len_in(&text, unit.unit());
             let pos = pos as usize % (len + 1);
-            allowed(insert_in(&mut text, unit, pos, s));
+            let at = chars(&text, unit, pos);
+            allowed(insert_in(&mut text, unit, pos, s))
+                .then(|| ModelEdit::Insert(at.expect("an accepted insert is at a boundary"), s))
         }
         Action::Delete { pos, len, unit, .. } => {
             let total = len_in(&text, unit.unit());
             if total == 0 {
-                return;
+                return None;
             }
             let pos = pos as usize % total;
             let n = (len as usize).min(total - pos);
-            allowed(delete_in(&mut text, unit, pos, n));
+            let range = chars(&text, unit, pos).zip(chars(&text, unit, pos + n));
+            allowed(delete_in(&mut text, unit, pos, n)).then(|| {
+                let (a, b) = range.expect("an accepted delete is between boundaries");
+                ModelEdit::Delete(a, b - a)
+            })
         }
         Action::Mark {
             pos,
@@ -372,14 +429,18 @@ pub(crate) fn edit(doc: &mut Doc, action: &Action) {
             value: v,
             ..
         } => {
-            if let Some(range) = range_in(&text, unit.unit(), pos, len) {
-                let key = KEYS[key as usize % KEYS.len()];
-                allowed(match unit {
-                    PosUnit::Char => text.mark(range, key, value(v)),
-                    PosUnit::Utf8 => text.mark_utf8(range, key, value(v)),
-                    PosUnit::Utf16 => text.mark_utf16(range, key, value(v)),
-                });
-            }
+            let range = range_in(&text, unit.unit(), pos, len)?;
+            let key = KEYS[key as usize % KEYS.len()];
+            let at = chars(&text, unit, range.start).zip(chars(&text, unit, range.end));
+            let done = match unit {
+                PosUnit::Char => text.mark(range, key, value(v)),
+                PosUnit::Utf8 => text.mark_utf8(range, key, value(v)),
+                PosUnit::Utf16 => text.mark_utf16(range, key, value(v)),
+            };
+            allowed(done).then(|| {
+                let (a, b) = at.expect("an accepted mark is between boundaries");
+                ModelEdit::Mark(a..b, key, value(v))
+            })
         }
         Action::Unmark {
             pos,
@@ -388,24 +449,21 @@ pub(crate) fn edit(doc: &mut Doc, action: &Action) {
             key,
             ..
         } => {
-            if let Some(range) = range_in(&text, unit.unit(), pos, len) {
-                let key = KEYS[key as usize % KEYS.len()];
-                allowed(match unit {
-                    PosUnit::Char => text.unmark(range, key),
-                    PosUnit::Utf8 => text.unmark_utf8(range, key),
-                    PosUnit::Utf16 => text.unmark_utf16(range, key),
-                });
-            }
+            let range = range_in(&text, unit.unit(), pos, len)?;
+            let key = KEYS[key as usize % KEYS.len()];
+            let at = chars(&text, unit, range.start).zip(chars(&text, unit, range.end));
+            let done = match unit {
+                PosUnit::Char => text.unmark(range, key),
+                PosUnit::Utf8 => text.unmark_utf8(range, key),
+                PosUnit::Utf16 => text.unmark_utf16(range, key),
+            };
+            allowed(done).then(|| {
+                let (a, b) = at.expect("an accepted unmark is between boundaries");
+                ModelEdit::Mark(a..b, key, Value::Null)
+            })
         }
-        _ => {}
+        _ => None,
     }
-}
-
-/// Map "m" of `doc` as (key, value) pairs.
-pub(crate) fn map_entries(doc: &Doc) -> Vec<(String, Value)> {
-    doc.get_map("m").map_or_else(Vec::new, |m| {
-        m.iter().map(|(k, v)| (k.to_owned(), v.clone())).collect()
-    })
 }
 
 pub(crate) fn len_in(text: &Text<'_>, unit: Unit) -> usize {

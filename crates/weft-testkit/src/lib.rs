@@ -7,16 +7,22 @@
 //! - The action model ([`Action`]): one step of a fuzzed session, built
 //!   from bytes by [`arbitrary`] (the fuzz targets) or from a seed
 //!   ([`random_actions`], the tests).
-//! - The random multi-peer driver, [`run_converge`]: peers run actions and
-//!   sync through every delivery a network makes; at the end they must
-//!   hold the same text, deltas, maps, versions and history.
+//! - The one random multi-peer driver, [`drive`]: peers run actions and
+//!   sync through every delivery a network makes (pending, stale, future,
+//!   duplicated, whole histories, op ranges, snapshots into live
+//!   documents, damaged bytes); whenever what a replica holds changes it
+//!   must equal the reference model ([`RefDoc`], brought to the replica's
+//!   version from a pool of every op made) and its event [`Mirror`]; at
+//!   the end all hold the same text, deltas, maps, versions and history,
+//!   and the versions they held show again through the history API (see
+//!   [`Checks`]). [`run_converge`] is the fuzz target's entry;
+//!   [`Random`] runs it on seeds with the actions, peers and steps a test
+//!   needs (`WEFT_STRESS_SEEDS=n` adds n seeds) and returns [`Stats`].
 //! - The other fuzz questions: [`run_text_vs_string`] (one document
 //!   against a `String`), [`run_import`] (hostile bytes imported) and
 //!   [`run_small_decode`] (versions, cursors and presence messages).
-//! - [`RefDoc`], a naive reference model of a document, and what the
-//!   model-checked random tests share: [`net`] (event mirrors, exports as
-//!   a sync layer picks them) and [`history`] (random histories with the
-//!   versions they went through).
+//! - What history tests share: [`history`] (diffs applied to a mirror,
+//!   commit messages per op).
 //! - Helpers: documents ([`doc`], [`styled_doc`]), [`sync`], [`full`],
 //!   [`observe`], hand-built update bytes ([`wrap`], [`body`]), trace
 //!   replay ([`replay`], [`Replica`]) and a seeded [`Rng`].
@@ -30,23 +36,28 @@ mod converge;
 mod helpers;
 pub mod history;
 mod import;
+mod mirror;
 mod model;
-pub mod net;
+mod network;
+mod random;
 mod rng;
 mod small;
 mod text_vs_string;
+mod time_travel;
 
 pub use action::{
     block_attrs, config, from_bytes, random_actions, Action, Payload, PosUnit, KEYS, MAP_KEYS,
     TEXTS,
 };
-pub use converge::run_converge;
+pub use converge::{drive, run_converge, Checks};
 pub use helpers::{
     body, doc, full, map_contents, observe, replay, section, styled_doc, sync, varint, wrap,
     Observed, Replica,
 };
 pub use import::{import_target, run_import};
+pub use mirror::Mirror;
 pub use model::{expand_of, RefDoc};
+pub use random::{random_actions_where, Random, Stats};
 pub use rng::Rng;
 pub use small::run_small_decode;
 pub use text_vs_string::run_text_vs_string;

@@ -7,7 +7,7 @@
 //! it went to: the incarnation shown is in `items`, the others wait in
 //! `hidden`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use weft::{Attributes, Delta, ExpandType, Value};
 
@@ -33,6 +33,8 @@ struct RefItem {
     deleted: bool,
     /// A block marker's attributes when inserted.
     block: Option<Attributes>,
+    /// An embed's value.
+    embed: Option<Value>,
 }
 
 impl RefItem {
@@ -65,6 +67,8 @@ enum RefOp {
         right: Option<Id>,
         /// Set for a block marker.
         block: Option<Attributes>,
+        /// Set for an embed.
+        embed: Option<Value>,
     },
     Delete {
         id: Id,
@@ -114,6 +118,66 @@ impl RefOp {
     }
 }
 
+/// The styles in force while walking the items in order: the marks
+/// active, per key the one that wins (the greatest (Lamport, peer)),
+/// updated as anchors pass, and the attributes they make, recomputed
+/// only when a winner changes.
+#[derive(Default)]
+struct Styles<'a> {
+    active: Vec<(Id, &'a RefMark)>,
+    winners: BTreeMap<&'a str, (Id, &'a RefMark)>,
+    attributes: Option<Attributes>,
+}
+
+impl<'a> Styles<'a> {
+    /// Walks past anchor `a`.
+    fn pass(&mut self, doc: &'a RefDoc, a: RefAnchor) {
+        let order = |m: &RefMark| (m.lamport, m.peer);
+        if a.end {
+            let Some(k) = self.active.iter().position(|e| e.0 == a.mark) else {
+                return;
+            };
+            let (_, mark) = self.active.remove(k);
+            let key = mark.key.as_str();
+            if self.winners.get(key).is_some_and(|w| w.0 == a.mark) {
+                match self
+                    .active
+                    .iter()
+                    .filter(|e| e.1.key == key)
+                    .max_by_key(|e| order(e.1))
+                {
+                    Some(&w) => self.winners.insert(key, w),
+                    None => self.winners.remove(key),
+                };
+                self.attributes = None;
+            }
+        } else if doc.ended.contains(&a.mark) {
+            let mark = &doc.marks[&a.mark];
+            self.active.push((a.mark, mark));
+            let key = mark.key.as_str();
+            if self
+                .winners
+                .get(key)
+                .is_none_or(|w| order(mark) > order(w.1))
+            {
+                self.winners.insert(key, (a.mark, mark));
+                self.attributes = None;
+            }
+        }
+    }
+
+    /// The styles in force here.
+    fn get(&mut self) -> &Attributes {
+        self.attributes.get_or_insert_with(|| {
+            self.winners
+                .iter()
+                .filter(|(_, (_, m))| !m.value.is_null())
+                .map(|(k, (_, m))| ((*k).to_owned(), m.value.clone()))
+                .collect()
+        })
+    }
+}
+
 /// A map of the reference model: key -> (Lamport, peer, value) of the
 /// greatest write.
 type RefMap = BTreeMap<String, (u32, u64, Option<Value>)>;
@@ -147,6 +211,9 @@ pub struct RefDoc {
     /// Per block marker, its attribute writes: key -> (Lamport, peer,
     /// value) of the greatest.
     block_sets: HashMap<Id, BTreeMap<String, (u32, u64, Value)>>,
+    /// Marks whose end anchor arrived (a start without its end styles
+    /// nothing).
+    ended: HashSet<Id>,
     /// The incarnation of "t" in `items` ("" for "t" itself).
     shown: String,
     /// The other incarnations of "t".
@@ -326,13 +393,19 @@ impl RefDoc {
 
     /// Inserts `s` at char `pos` as a local op.
     pub fn insert(&mut self, pos: usize, s: &str) {
-        self.insert_with(pos, s, None);
+        self.insert_with(pos, s, None, None);
+    }
+
+    /// Inserts an embed of `value` at visible `pos` (one char, U+FFFC, in
+    /// the text).
+    pub fn insert_embed(&mut self, pos: usize, value: Value) {
+        self.insert_with(pos, "\u{FFFC}", None, Some(value));
     }
 
     /// Inserts a block marker with `attributes` at visible `pos`.
     pub fn split_block(&mut self, pos: usize, mut attributes: Attributes) {
         attributes.retain(|_, v| !v.is_null());
-        self.insert_with(pos, "\u{FFFC}", Some(attributes));
+        self.insert_with(pos, "\u{FFFC}", Some(attributes), None);
     }
 
     /// The attributes of block marker `item`: its base, then per key the
@@ -380,7 +453,13 @@ impl RefDoc {
         }
     }
 
-    fn insert_with(&mut self, pos: usize, s: &str, block: Option<Attributes>) {
+    fn insert_with(
+        &mut self,
+        pos: usize,
+        s: &str,
+        block: Option<Attributes>,
+        embed: Option<Value>,
+    ) {
         let (at, left0, stuck) = self.insert_place(pos);
         // Origins are chars: the chosen left char and the next char
         // (visible or not) after the place; later chars follow the first.
@@ -396,15 +475,13 @@ impl RefDoc {
                 left,
                 right,
                 block: block.clone(),
+                embed: embed.clone(),
             });
             left = Some(id);
         }
         // Marks without text that no place avoided: unmark the new text
-        // where one of them is what styles it (not a block marker: styles
-        // do not show on it).
-        if block.is_some() {
-            return;
-        }
+        // (a block marker too: styles do not show on it, but a mark over
+        // it would have text again) where one of them is what styles it.
         let n = s.chars().count();
         let mut keys: Vec<String> = Vec::new();
         for m in &stuck {
@@ -453,10 +530,13 @@ impl RefDoc {
     /// unmarks), as Weft does: nothing when redundant, else a start and an
     /// end anchor whose origins are the non-anchor neighbours.
     pub fn mark(&mut self, range: std::ops::Range<usize>, key: &str, value: Value) {
-        let redundant = (range.start..range.end).all(|p| match self.attributes_at(p).get(key) {
-            Some(v) => *v == value,
-            None => value.is_null(),
-        });
+        let redundant = self
+            .attributes_in(range.clone())
+            .iter()
+            .all(|a| match a.get(key) {
+                Some(v) => *v == value,
+                None => value.is_null(),
+            });
         if redundant {
             return;
         }
@@ -538,16 +618,33 @@ impl RefDoc {
             if let Some(a) = item.anchor {
                 if a.end {
                     active.retain(|&m| m != a.mark);
-                } else if self
-                    .items
-                    .iter()
-                    .any(|i| i.anchor.is_some_and(|b| b.end && b.mark == a.mark))
-                {
+                } else if self.ended.contains(&a.mark) {
                     active.push(a.mark);
                 }
             }
         }
         active
+    }
+
+    /// The styles of each visible char in `range`, in one pass.
+    fn attributes_in(&self, range: std::ops::Range<usize>) -> Vec<Attributes> {
+        let mut out = Vec::new();
+        let mut styles = Styles::default();
+        let mut pos = 0;
+        for item in &self.items {
+            if pos >= range.end {
+                break;
+            }
+            if let Some(a) = item.anchor {
+                styles.pass(self, a);
+            } else if !item.deleted {
+                if pos >= range.start {
+                    out.push(styles.get().clone());
+                }
+                pos += 1;
+            }
+        }
+        out
     }
 
     /// The styles in force at item index `at`.
@@ -574,19 +671,10 @@ impl RefDoc {
     /// The text as runs of equal styles, char by char.
     pub fn to_delta(&self) -> Vec<Delta> {
         let mut out: Vec<Delta> = Vec::new();
-        let mut active: Vec<Id> = Vec::new();
-        let has_end = |m: Id| {
-            self.items
-                .iter()
-                .any(|i| i.anchor.is_some_and(|b| b.end && b.mark == m))
-        };
+        let mut styles = Styles::default();
         for item in &self.items {
             if let Some(a) = item.anchor {
-                if a.end {
-                    active.retain(|&m| m != a.mark);
-                } else if has_end(a.mark) {
-                    active.push(a.mark);
-                }
+                styles.pass(self, a);
                 continue;
             }
             if item.deleted {
@@ -596,7 +684,14 @@ impl RefDoc {
                 out.push(Delta::Block { attributes });
                 continue;
             }
-            let attrs = self.winners(&active);
+            let attrs = styles.get().clone();
+            if let Some(value) = &item.embed {
+                out.push(Delta::Embed {
+                    insert: value.clone(),
+                    attributes: attrs,
+                });
+                continue;
+            }
             let ch = item.ch.expect("visible items are chars");
             match out.last_mut() {
                 Some(Delta::Insert { insert, attributes }) if *attributes == attrs => {
@@ -700,6 +795,7 @@ impl RefDoc {
                 left,
                 right,
                 block,
+                embed,
                 ..
             } => self.integrate(RefItem {
                 id: *id,
@@ -709,6 +805,7 @@ impl RefDoc {
                 right: *right,
                 deleted: false,
                 block: block.clone(),
+                embed: embed.clone(),
             }),
             RefOp::BlockStart { .. } => {}
             RefOp::BlockSet {
@@ -738,6 +835,9 @@ impl RefDoc {
                 if let Some(m) = mark {
                     self.marks.insert(*id, m.clone());
                 }
+                if anchor.end {
+                    self.ended.insert(anchor.mark);
+                }
                 // Glued: after the char (and its other left-sticky
                 // anchors), or right before the char.
                 let at = if anchor.sticks_left {
@@ -763,6 +863,7 @@ impl RefDoc {
                         right: *right,
                         deleted: false,
                         block: None,
+                        embed: None,
                     },
                 );
             }
@@ -901,6 +1002,50 @@ impl RefDoc {
                 self.apply_with(op.clone(), *lamport);
             }
         }
+    }
+
+    /// The number of ops in the log (ops applied so far).
+    pub fn log_len(&self) -> usize {
+        self.log.len()
+    }
+
+    /// Applies the ops `other` logged from index `start` on (those it made
+    /// or received since its log was `start` long) that `self` lacks.
+    pub fn merge_since(&mut self, other: &RefDoc, start: usize) {
+        for (op, lamport) in &other.log[start..] {
+            if !self.knows(op.id()) {
+                self.apply_with(op.clone(), *lamport);
+            }
+        }
+    }
+
+    /// [`RefDoc::merge_upto`] from index `*from` of `pool`'s log on, where
+    /// every op before `*from` is known; moves `*from` past the ops then
+    /// known (so that catching up with a growing pool does not rescan it).
+    pub fn catch_up(&mut self, pool: &RefDoc, version: &weft::VersionVector, from: &mut usize) {
+        for (op, lamport) in &pool.log[*from..] {
+            let id = op.id();
+            if id.1 < version.get(id.0) && !self.knows(id) {
+                self.apply_with(op.clone(), *lamport);
+            }
+        }
+        while pool
+            .log
+            .get(*from)
+            .is_some_and(|(op, _)| self.knows(op.id()))
+        {
+            *from += 1;
+        }
+    }
+
+    /// [`RefDoc::version`] as a Weft version vector.
+    pub fn version_vector(&self) -> weft::VersionVector {
+        self.version().into_iter().collect()
+    }
+
+    /// The visible length in UTF-16 units.
+    pub fn len_utf16(&self) -> usize {
+        self.text().encode_utf16().count()
     }
 
     /// Applies every op `other` has and `self` lacks, in `other`'s order.

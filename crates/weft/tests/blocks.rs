@@ -9,8 +9,8 @@
 )]
 
 use weft::{Attributes, Delta, Doc, Error, ExportMode, UndoManager, Unit, Value};
-use weft_testkit::net::{deliver_to_model, Mirrors, Network};
 use weft_testkit::{doc, full, sync};
+use weft_testkit::{Action, Mirror, Random};
 
 fn delta(d: &Doc) -> Vec<Delta> {
     d.get_text("t").map(|t| t.to_delta()).unwrap_or_default()
@@ -243,8 +243,8 @@ fn concurrent_updates_joins_and_retyping_of_one_block_converge() {
 #[test]
 fn events_and_undo_carry_blocks() {
     let mut a = doc(1);
-    let mirrors = Mirrors::attach(&mut a);
-    let check = |a: &Doc| mirrors.check(&delta(a), "local");
+    let mirrors = Mirror::attach(&mut a);
+    let check = |a: &Doc| mirrors.check(a, &"local");
     let mut undo = UndoManager::new(&mut a);
     a.text("t").insert(0, "héllo wörld").unwrap();
     a.commit();
@@ -447,154 +447,37 @@ fn quill_json_with_line_formats_and_embeds_round_trips() {
     );
 }
 
-/// A random small attribute set.
-fn random_attrs(rng: &mut weft_testkit::Rng) -> Attributes {
-    let mut out = Attributes::new();
-    for _ in 0..rng.below(3) {
-        let key = ["header", "list", "align"][rng.below(3)];
-        let value = if rng.chance(20) {
-            Value::Null
-        } else {
-            Value::from(rng.below(4) as i64)
-        };
-        out.insert(key.to_owned(), value);
-    }
-    out
-}
-
-/// The positions of `d`'s block markers.
-fn markers(d: &Doc) -> Vec<usize> {
-    d.get_text("t")
-        .map(|t| t.blocks().iter().filter_map(|b| b.marker).collect())
-        .unwrap_or_default()
-}
-
-/// Three peers type, split, update and join blocks; their exports sit in
-/// a network and arrive late, out of order, twice, stale, whole, as
-/// snapshots into live documents and as range exports. After each
-/// delivery the receiver equals its reference model (which orders chars
-/// before markers and keeps block attributes per key by (Lamport, peer));
-/// once all is delivered every replica holds the same delta, blocks,
-/// version and history, and event-fed mirrors (chars, UTF-16, UTF-8)
-/// equal the text.
-fn random_block_deliveries(seed: u64, steps: usize) {
-    let mut rng = weft_testkit::Rng::new(seed ^ 0xb10c);
-    let mut docs: Vec<Doc> = (1..=3).map(doc).collect();
-    let mut models: Vec<weft_testkit::RefDoc> = (1..=3).map(weft_testkit::RefDoc::new).collect();
-    let mut old_versions: Vec<Vec<weft::VersionVector>> = vec![vec![weft::VersionVector::new()]; 3];
-    let mut network = Network::default();
-    let mirrors = Mirrors::attach(&mut docs[0]);
-    for _ in 0..steps {
-        let i = rng.below(3);
-        let len = models[i].len();
-        let marks = markers(&docs[i]);
-        match rng.below(14) {
-            0..=2 => {
-                let pos = rng.below(len + 1);
-                let s = rng.text(3);
-                docs[i].text("t").insert(pos, &s).unwrap();
-                models[i].insert(pos, &s);
-            }
-            3 | 4 => {
-                let pos = rng.below(len + 1);
-                let a = random_attrs(&mut rng);
-                docs[i].text("t").split_block(pos, a.clone()).unwrap();
-                models[i].split_block(pos, a);
-            }
-            5 | 6 if !marks.is_empty() => {
-                let pos = marks[rng.below(marks.len())];
-                let a = random_attrs(&mut rng);
-                docs[i].text("t").update_block(pos, a.clone()).unwrap();
-                models[i].update_block(pos, a);
-            }
-            7 if !marks.is_empty() => {
-                let pos = marks[rng.below(marks.len())];
-                docs[i].text("t").join_block(pos).unwrap();
-                models[i].delete(pos, 1);
-            }
-            8 if len > 0 => {
-                let pos = rng.below(len);
-                let n = 1 + rng.below((len - pos).min(3));
-                docs[i].text("t").delete(pos, n).unwrap();
-                models[i].delete(pos, n);
-            }
-            9 => {
-                docs[i].commit();
-                old_versions[i].push(docs[i].version());
-            }
-            _ => network.send(&mut rng, &docs, i, &old_versions),
-        }
-        assert_eq!(delta(&docs[i]), models[i].to_delta(), "seed {seed}: local");
-        network.deliver_some(&mut rng, |to, bytes| {
-            deliver(&mut docs, &mut models, to, bytes, seed)
-        });
-    }
-    network.deliver_all(|to, bytes| deliver(&mut docs, &mut models, to, bytes, seed));
-    let model = weft_testkit::net::sync_everyone(&mut docs, &models);
-    let want = delta(&docs[0]);
-    assert_eq!(want, model.to_delta(), "seed {seed}: model");
-    for d in &docs {
-        assert!(d.pending_spans().is_empty(), "seed {seed}");
-        assert_eq!(delta(d), want, "seed {seed}");
-        assert_eq!(d.version(), docs[0].version(), "seed {seed}");
-        assert_eq!(
-            d.history_runs().unwrap(),
-            docs[0].history_runs().unwrap(),
-            "seed {seed}"
-        );
-    }
-    mirrors.check(&want, &format!("seed {seed}"));
-    // The blocks cover the text: contents and markers, in order.
-    let t = docs[0].get_text("t").unwrap();
-    let mut at = 0;
-    for b in t.blocks() {
-        assert_eq!(b.range.start, at, "seed {seed}");
-        at = b.range.end + usize::from(b.marker.is_some());
-        if let Some(m) = b.marker {
-            assert_eq!(t.block_at(m).unwrap(), Some(b.attributes.clone()));
-        }
-    }
-    assert_eq!(at, t.len(), "seed {seed}");
-    // A shallow copy at an older root shows the same and merges on.
-    let old = old_versions[0][rng.below(old_versions[0].len())].clone();
-    let root = docs[0].vv_to_frontiers(&old).unwrap();
-    let mut s = Doc::new();
-    s.import(&docs[0].export(ExportMode::ShallowSnapshot(&root)).unwrap())
-        .unwrap();
-    assert_eq!(delta(&s), want, "seed {seed}: shallow");
-    assert_eq!(
-        delta(&s.fork_at(&root).unwrap()),
-        delta(&docs[0].fork_at(&root).unwrap()),
-        "seed {seed}: shallow view"
-    );
-}
-
-/// Imports `bytes` into `docs[to]` and brings its model to what it then
-/// holds; they must agree.
-fn deliver(
-    docs: &mut [Doc],
-    models: &mut [weft_testkit::RefDoc],
-    to: usize,
-    bytes: &[u8],
-    seed: u64,
-) {
-    deliver_to_model(docs, models, to, bytes);
-    assert_eq!(
-        delta(&docs[to]),
-        models[to].to_delta(),
-        "seed {seed}: delivery"
-    );
-}
-
+/// Three peers type, mark, split, update and join blocks; their exports
+/// sit in a network and arrive late, out of order, twice, stale, whole,
+/// as snapshots into live documents and as range exports. Whenever what
+/// a replica holds changes it equals its reference model (which orders
+/// chars before markers and keeps block attributes per key by (Lamport,
+/// peer)); once all is delivered every replica holds the same delta,
+/// blocks (covering the text), version and history, and event-fed
+/// mirrors (chars, UTF-16, UTF-8) equal the text.
 #[test]
 fn random_blocks_converge_under_every_delivery_and_match_the_model() {
-    let extra: u64 = std::env::var("WEFT_STRESS_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    for seed in 0..30 + extra {
-        random_block_deliveries(seed, 200);
+    fn blocks(a: &mut Action) -> bool {
+        match a {
+            Action::Delete { len, .. } => {
+                *len %= 4;
+                true
+            }
+            Action::Insert { .. }
+            | Action::Block { .. }
+            | Action::Mark { .. }
+            | Action::Commit { .. }
+            | Action::Send { .. }
+            | Action::Deliver { .. } => true,
+            _ => false,
+        }
     }
+    Random {
+        seeds: 30,
+        keep: blocks,
+        ..Random::new(200)
+    }
+    .run(0xb10c);
 }
 
 /// A value nested `n` levels deep.

@@ -10,8 +10,8 @@
 use std::collections::BTreeMap;
 
 use weft::{Delta, Doc, ExportMode, Side, UndoManager, Unit, Value};
-use weft_testkit::net::Mirrors;
-use weft_testkit::{doc, full, sync, RefDoc, Rng};
+use weft_testkit::{doc, full, sync};
+use weft_testkit::{Action, Mirror, Random};
 
 fn image(name: &str) -> Value {
     Value::Map(BTreeMap::from([("image".to_owned(), Value::from(name))]))
@@ -139,7 +139,7 @@ fn embeds_sync_through_updates_snapshots_and_history() {
 #[test]
 fn events_and_undo_carry_embeds() {
     let mut a = doc(1);
-    let mirrors = Mirrors::attach(&mut a);
+    let mirrors = Mirror::attach(&mut a);
     let mut undo = UndoManager::new(&mut a);
     a.text("t").insert(0, "xyz").unwrap();
     a.commit();
@@ -149,7 +149,7 @@ fn events_and_undo_carry_embeds() {
     undo.checkpoint();
     a.text("t").delete(0, 3).unwrap(); // x, the embed, y
     a.commit();
-    let check = |a: &Doc| mirrors.check(&delta(a), "local");
+    let check = |a: &Doc| mirrors.check(a, &"local");
     check(&a);
     undo.undo(&mut a).unwrap().unwrap();
     assert_eq!(
@@ -217,73 +217,30 @@ fn quill_json_with_embeds_round_trips() {
     assert!(serde_json::from_str::<Vec<Delta>>(r#"[{"retain":-1}]"#).is_err());
 }
 
-/// Peers type and insert embeds at random, syncing now and then; each
-/// stays equal to the reference model (an embed is a U+FFFC char there)
-/// and, synced, all hold the same deltas, embeds included.
+/// Peers type, insert embeds, mark and delete at random, syncing through
+/// updates and snapshots; each stays equal to the reference model (which
+/// shows an embed as `Delta::Embed` with its styles) and, synced, all
+/// hold the same deltas, embeds included.
 #[test]
 fn random_embeds_converge_and_match_the_model() {
-    for seed in 0..30 {
-        let mut rng = Rng::new(seed ^ 0xe4be);
-        let mut docs: Vec<Doc> = (1..=3).map(doc).collect();
-        let mut models: Vec<RefDoc> = (1..=3).map(RefDoc::new).collect();
-        for _ in 0..150 {
-            let i = rng.below(3);
-            let len = models[i].len();
-            match rng.below(8) {
-                0..=2 => {
-                    let pos = rng.below(len + 1);
-                    let s = rng.text(3);
-                    docs[i].text("t").insert(pos, &s).unwrap();
-                    models[i].insert(pos, &s);
-                }
-                3 | 4 => {
-                    let pos = rng.below(len + 1);
-                    let v = Value::from(rng.below(1000) as i64);
-                    docs[i].text("t").insert_embed(pos, v).unwrap();
-                    models[i].insert(pos, "\u{FFFC}");
-                }
-                5 if len > 0 => {
-                    let pos = rng.below(len);
-                    let n = 1 + rng.below((len - pos).min(3));
-                    docs[i].text("t").delete(pos, n).unwrap();
-                    models[i].delete(pos, n);
-                }
-                _ => {
-                    let j = (i + 1 + rng.below(2)) % 3;
-                    let from = docs[i].clone();
-                    if rng.chance(30) {
-                        let bytes = from.export(ExportMode::Snapshot).unwrap();
-                        docs[j].import(&bytes).unwrap();
-                    } else {
-                        sync(&mut docs[j], &from);
-                    }
-                    let src = models[i].clone();
-                    models[j].merge_from(&src);
-                    assert_eq!(
-                        docs[j].text("t").to_string(),
-                        models[j].text(),
-                        "seed {seed}"
-                    );
-                }
+    fn embeds(a: &mut Action) -> bool {
+        match a {
+            Action::Delete { len, .. } => {
+                *len %= 4;
+                true
             }
-        }
-        for i in 0..3 {
-            for j in 0..3 {
-                if i != j {
-                    let from = docs[j].clone();
-                    sync(&mut docs[i], &from);
-                }
-            }
-        }
-        let d0 = delta(&docs[0]);
-        let embeds = d0
-            .iter()
-            .filter(|d| matches!(d, Delta::Embed { .. }))
-            .count();
-        let shown = docs[0].text("t").to_string().matches('\u{FFFC}').count();
-        assert_eq!(embeds, shown, "seed {seed}: every U+FFFC is an embed");
-        for d in &docs {
-            assert_eq!(delta(d), d0, "seed {seed}");
+            Action::Insert { .. }
+            | Action::Embed { .. }
+            | Action::Mark { .. }
+            | Action::Sync { .. }
+            | Action::SyncSnapshot { .. } => true,
+            _ => false,
         }
     }
+    Random {
+        seeds: 30,
+        keep: embeds,
+        ..Random::new(150)
+    }
+    .run(0xe4be);
 }

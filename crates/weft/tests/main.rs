@@ -20,7 +20,6 @@ mod maps;
 mod merge;
 mod presence;
 mod reads;
-mod rich_random;
 mod rich_text;
 mod serde;
 mod shallow;

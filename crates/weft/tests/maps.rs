@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use weft::{Doc, Error, EventTrigger, ExportMode, MapDiff, UndoManager, Value, VersionVector};
-use weft_testkit::net::{deliver_to_model, Network};
 use weft_testkit::{doc, full, map_contents, observe, sync};
+use weft_testkit::{Action, Random};
 
 fn entries(d: &Doc, name: &str) -> Vec<(String, Value)> {
     d.get_map(name).map_or_else(Vec::new, |m| {
@@ -412,133 +412,35 @@ fn shallow_snapshots_keep_the_roots_winning_map_writes() {
     }
 }
 
-/// Three peers write a few keys of two maps (and type a little) while a
-/// network delivers their exports late, out of order, twice, as whole
-/// histories, as stale exports, as snapshots into live documents and as
-/// range exports. Once everything is delivered, every replica holds the
-/// same maps, text and history, the reference model's maps, and what its
-/// events said.
-fn random_deliveries(seed: u64, steps: usize) {
-    let mut rng = weft_testkit::Rng::new(seed ^ 0x3a95);
-    let mut docs: Vec<Doc> = (1..=3).map(doc).collect();
-    let mut models: Vec<weft_testkit::RefDoc> = (1..=3).map(weft_testkit::RefDoc::new).collect();
-    let mut old_versions: Vec<Vec<VersionVector>> = vec![vec![VersionVector::new()]; 3];
-    let mut network = Network::default();
-    type Mirror = BTreeMap<String, BTreeMap<String, Value>>;
-    let mirror: Arc<Mutex<Mirror>> = Arc::default();
-    let m = Arc::clone(&mirror);
-    let _sub = docs[0].subscribe(move |e| {
-        let mut m = m.lock().unwrap();
-        for d in &e.maps {
-            let map = m.entry(d.name.clone()).or_default();
-            for (k, v) in &d.changes {
-                match v {
-                    Some(v) => map.insert(k.clone(), v.clone()),
-                    None => map.remove(k),
-                };
-            }
-        }
-    });
-    for _ in 0..steps {
-        let i = rng.below(3);
-        match rng.below(12) {
-            0..=5 => {
-                let map = ["m", "m", "n"][rng.below(3)];
-                let key = ["a", "b", "c"][rng.below(3)];
-                let value = (!rng.chance(25)).then(|| Value::from(rng.below(5) as i64));
-                let mut h = docs[i].map(map);
-                match &value {
-                    Some(v) => h.set(key, v.clone()).unwrap(),
-                    None => h.delete(key).unwrap(),
-                }
-                models[i].map_set(map, key, value);
-            }
-            6 => {
-                let len = docs[i].text("t").len();
-                let pos = rng.below(len + 1);
-                docs[i].text("t").insert(pos, "x").unwrap();
-                models[i].insert(pos, "x");
-            }
-            7 => {
-                docs[i].commit();
-                old_versions[i].push(docs[i].version());
-            }
-            _ => network.send(&mut rng, &docs, i, &old_versions),
-        }
-        // Deliver some of what is in flight, in random order; the
-        // receiver's model takes what the receiver now holds.
-        network.deliver_some(&mut rng, |to, bytes| {
-            deliver(&mut docs, &mut models, to, bytes)
-        });
-    }
-    network.deliver_all(|to, bytes| deliver(&mut docs, &mut models, to, bytes));
-    let model = weft_testkit::net::sync_everyone(&mut docs, &models);
-    for d in &docs {
-        assert!(d.pending_spans().is_empty(), "seed {seed}");
-        assert_eq!(map_contents(d), model.map_contents(), "seed {seed}: model");
-        assert_eq!(
-            d.get_text("t").map_or(0, |t| t.len()),
-            model.len(),
-            "seed {seed}"
-        );
-        assert_same(d, &docs[0]);
-    }
-    // Shallow copies, trimmed at the latest version and at an older one,
-    // show the same maps and go on merging.
-    let old = old_versions[0][rng.below(old_versions[0].len())].clone();
-    for root in [docs[0].frontiers(), docs[0].vv_to_frontiers(&old).unwrap()] {
-        let bytes = docs[0].export(ExportMode::ShallowSnapshot(&root)).unwrap();
-        let mut s = Doc::new();
-        s.import(&bytes).unwrap();
-        assert_eq!(
-            map_contents(&s),
-            map_contents(&docs[0]),
-            "seed {seed}: shallow"
-        );
-        assert_eq!(
-            map_contents(&s.fork_at(&root).unwrap()),
-            map_contents(&docs[0].fork_at(&root).unwrap()),
-            "seed {seed}: shallow view"
-        );
-        s.set_peer_id(9).unwrap();
-        s.map("m").set("a", "shallow").unwrap();
-        let mut d = docs[1].fork();
-        d.import(
-            &s.export(ExportMode::Updates { from: &d.version() })
-                .unwrap(),
-        )
-        .unwrap();
-        assert_eq!(
-            d.get_map("m").unwrap().get("a"),
-            Some(&Value::from("shallow"))
-        );
-    }
-    let mirrored: Vec<(String, Vec<(String, Value)>)> = mirror
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|(n, e)| (n.clone(), e.clone().into_iter().collect::<Vec<_>>()))
-        .filter(|(_, e)| !e.is_empty())
-        .collect();
-    assert_eq!(mirrored, map_contents(&docs[0]), "seed {seed}: events");
-}
-
-/// Imports `bytes` into `docs[to]` and brings its model to what it then
-/// holds.
-fn deliver(docs: &mut [Doc], models: &mut [weft_testkit::RefDoc], to: usize, bytes: &[u8]) {
-    deliver_to_model(docs, models, to, bytes);
-    assert_eq!(map_contents(&docs[to]), models[to].map_contents());
-}
-
+/// Three peers write a few keys of a map, delete and restart it (and
+/// type a little) while a network delivers their exports late, out of
+/// order, twice, as whole histories, as stale exports, as snapshots into
+/// live documents and as range exports. Each replica holds the reference
+/// model's maps whenever what it holds changes, and what its events
+/// said; once everything is delivered, every replica holds the same maps,
+/// text and history, and shallow copies show the same and merge on.
 #[test]
 fn random_map_writes_converge_under_every_delivery() {
-    let extra: u64 = std::env::var("WEFT_STRESS_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    for seed in 0..30 + extra {
-        random_deliveries(seed, 200);
+    fn maps(a: &mut Action) -> bool {
+        match a {
+            Action::DeleteContainer { map, .. } => {
+                *map = true;
+                true
+            }
+            Action::MapSet { .. }
+            | Action::Insert { .. }
+            | Action::Commit { .. }
+            | Action::Send { .. }
+            | Action::Deliver { .. } => true,
+            _ => false,
+        }
     }
+    Random {
+        seeds: 30,
+        keep: maps,
+        ..Random::new(200)
+    }
+    .run(0x3a95);
 }
 
 #[test]

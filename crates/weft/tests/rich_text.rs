@@ -3,7 +3,7 @@
 //! document, with the peer ids both ways round.
 
 use weft::{Attributes, Delta, Doc, Error, ExportMode, Unit, Value};
-use weft_testkit::full;
+use weft_testkit::{full, Action, Random};
 
 const T: &str = "t";
 
@@ -578,4 +578,42 @@ fn plain_text_has_no_attributes() {
     t.insert(0, "plain").unwrap();
     assert_eq!(t.to_delta(), vec![ins("plain")]);
     assert_eq!(t.slice_delta(1..3).unwrap(), vec![ins("la")]);
+}
+
+/// Three peers insert, delete, mark and unmark (emoji and CJK text, every
+/// expand rule, positions in chars, UTF-8 and UTF-16) and sync in random
+/// orders; whenever what a replica holds changes it must equal the
+/// reference model (naive per-char FugueMax with anchors, styles
+/// recomputed char by char), and cursors made at random places resolve
+/// on every replica where the model puts their char. Long runs grow
+/// multi-level trees with many leaf splits.
+#[test]
+fn three_peers_with_marks_match_the_reference_model() {
+    fn rich(a: &mut Action) -> bool {
+        match a {
+            Action::Delete { len, .. } => {
+                *len %= 3;
+                true
+            }
+            Action::Insert { .. }
+            | Action::Mark { .. }
+            | Action::Unmark { .. }
+            | Action::Commit { .. }
+            | Action::Sync { .. } => true,
+            _ => false,
+        }
+    }
+    let stats = Random {
+        seeds: 30,
+        keep: rich,
+        ..Random::new(300)
+    }
+    .run(0);
+    assert!(stats.cursor_checks > 10_000, "{stats:?}");
+    Random {
+        seeds: 2,
+        keep: rich,
+        ..Random::new(1500)
+    }
+    .run(1000);
 }

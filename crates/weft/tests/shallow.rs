@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 use traces::Trace;
-use weft::{Doc, Error, ExportMode, Frontiers, Unit, VersionVector};
-use weft_testkit::history::{apply, commit_infos, random_history, two};
+use weft::{Doc, Error, ExportMode, Frontiers, VersionVector};
 use weft_testkit::{replay, Rng};
+use weft_testkit::{Action, Random};
 
 fn shallow(doc: &Doc, at: &Frontiers) -> Doc {
     let bytes = doc.export(ExportMode::ShallowSnapshot(at)).unwrap();
@@ -89,111 +89,37 @@ fn b4_shallow_snapshot_round_trips_and_merges() {
     assert_eq!(copy.version(), doc.version());
 }
 
-/// Random three-peer runs: a shallow copy taken at a recorded version of
-/// one replica joins the others, everyone edits on and syncs (stale
-/// deliveries included); all converge, with the same history after the
-/// root, and a replica that trimmed nothing agrees.
+/// Random three-peer runs; at the end a shallow copy taken at a version
+/// the replicas held, and a shallow copy of that one, join, and everyone
+/// edits on and syncs: all converge, with the same history after the
+/// root, and a full replica at the root takes the rest from a shallow
+/// one. The shallow copy shows every recorded version after its root
+/// (fork_at, checkout, diffs both ways, SnapshotAt, re-trimming) as the
+/// full replica does, or, only for a version holding ops concurrent to
+/// the root, refuses with `TrimmedHistory`.
 #[test]
-fn random_shallow_replicas_converge() {
-    for seed in 0..40u64 {
-        let (mut docs, recorded) = random_history(seed, 60);
-        let mut rng = Rng::new(seed ^ 0x5a11);
-        let src = rng.below(docs.len());
-        // A root that every replica has: the shallow replica can only
-        // merge ops on top of it.
-        let mut common_v = docs[0].version();
-        for d in &docs[1..] {
-            common_v = meet(&common_v, &d.version());
-        }
-        let candidates: Vec<_> = recorded
-            .iter()
-            .filter(|r| {
-                common_v.includes_all(&r.version) && docs[src].version().includes_all(&r.version)
-            })
-            .collect();
-        let root = if candidates.is_empty() || rng.chance(20) {
-            docs[src].frontiers()
-        } else {
-            candidates[rng.below(candidates.len())].frontiers.clone()
-        };
-        let mut s = shallow(&docs[src], &root);
-        assert_eq!(delta(&s), delta(&docs[src]), "seed {seed}: state");
-        assert_eq!(s.version(), docs[src].version(), "seed {seed}");
-        s.set_peer_id(100 + seed).unwrap();
-        // A second shallow copy, from the first.
-        let s2 = shallow(&s, &s.frontiers());
-        assert_eq!(delta(&s2), delta(&s), "seed {seed}: shallow of shallow");
-
-        let mut all: Vec<Doc> = std::mem::take(&mut docs);
-        all.push(s);
-        all.push(s2);
-        let n = all.len();
-        for step in 0..40 {
-            let i = rng.below(n);
-            if rng.chance(60) {
-                edit(&mut rng, &mut all[i]);
-                all[i].commit();
-            } else {
-                let j = rng.below(n);
-                if i != j {
-                    let (to, from) = two(&mut all, i, j);
-                    send(to, from);
-                    let _ = step;
-                }
+fn random_shallow_replicas_converge_and_show_later_versions() {
+    fn edits(a: &mut Action) -> bool {
+        match a {
+            Action::Delete { len, .. } => {
+                *len %= 4;
+                true
             }
+            Action::Insert { .. }
+            | Action::Mark { .. }
+            | Action::MapSet { .. }
+            | Action::Commit { .. }
+            | Action::Sync { .. } => true,
+            _ => false,
         }
-        // Full sync, twice round.
-        for _ in 0..2 {
-            for i in 0..n {
-                for j in 0..n {
-                    if i != j {
-                        let (to, from) = two(&mut all, i, j);
-                        send(to, from);
-                    }
-                }
-            }
-        }
-        let first = delta(&all[0]);
-        for (k, d) in all.iter().enumerate() {
-            assert_eq!(delta(d), first, "seed {seed}: replica {k} text");
-            assert_eq!(
-                d.version(),
-                all[0].version(),
-                "seed {seed}: replica {k} version"
-            );
-            assert_eq!(
-                d.text_len("t", Unit::Utf16),
-                all[0].text_len("t", Unit::Utf16),
-                "seed {seed}"
-            );
-        }
-        // The history after the root is the same everywhere: each
-        // replica exports it, and a full replica that gets it from a
-        // shallow one holds the same text.
-        let since = all[n - 1].shallow_since().unwrap();
-        let root_v = all[0].frontiers_to_vv(&since).unwrap();
-        let from_full = all[0]
-            .export(ExportMode::Updates { from: &root_v })
-            .unwrap();
-        let from_shallow = all[n - 2]
-            .export(ExportMode::Updates { from: &root_v })
-            .unwrap();
-        let mut a = Doc::new();
-        a.import(&all[0].export(ExportMode::SnapshotAt(&since)).unwrap())
-            .unwrap();
-        let mut b = a.fork();
-        a.import(&from_full).unwrap();
-        b.import(&from_shallow).unwrap();
-        assert_eq!(delta(&a), first, "seed {seed}");
-        assert_eq!(delta(&b), first, "seed {seed}");
-        assert_eq!(ops(&a), ops(&b), "seed {seed}: history");
-        assert_eq!(ops(&a), ops(&all[0]), "seed {seed}: history");
-        assert_eq!(
-            commit_infos(&a),
-            commit_infos(&b),
-            "seed {seed}: commit infos"
-        );
     }
+    let stats = Random {
+        seeds: 40,
+        keep: edits,
+        ..Random::new(80)
+    }
+    .run(0x5a11);
+    assert!(stats.shallow_versions > 100, "{stats:?}");
 }
 
 /// Every op of the history: id -> (Lamport, what it depends on), however
@@ -208,50 +134,6 @@ fn ops(doc: &Doc) -> BTreeMap<(u64, u32), (u32, Vec<weft::OpId>)> {
                 vec![weft::OpId::new(c.id.peer, counter - 1)]
             };
             out.insert((c.id.peer, counter), (c.lamport + k as u32, deps));
-        }
-    }
-    out
-}
-
-/// [`ops`] after `v`.
-fn ops_after(doc: &Doc, v: &VersionVector) -> BTreeMap<(u64, u32), (u32, Vec<weft::OpId>)> {
-    let mut all = ops(doc);
-    all.retain(|&(p, c), _| c >= v.get(p));
-    all
-}
-
-/// A random insert, delete or mark.
-fn edit(rng: &mut Rng, doc: &mut Doc) {
-    let len = doc.text("t").len();
-    match rng.below(10) {
-        0..=4 => {
-            let s = rng.text(4);
-            doc.text("t").insert(rng.below(len + 1), &s).unwrap();
-        }
-        5..=7 if len > 0 => {
-            let pos = rng.below(len);
-            doc.text("t")
-                .delete(pos, 1 + rng.below((len - pos).min(3)))
-                .unwrap();
-        }
-        _ if len > 0 => {
-            let start = rng.below(len);
-            let end = start + 1 + rng.below(len - start);
-            let key = ["bold", "italic", "link"][rng.below(3)];
-            doc.text("t")
-                .mark(start..end, key, rng.below(3) as i64)
-                .unwrap();
-        }
-        _ => {}
-    }
-}
-
-fn meet(a: &VersionVector, b: &VersionVector) -> VersionVector {
-    let mut out = VersionVector::new();
-    for (p, n) in a.iter() {
-        let m = n.min(b.get(p));
-        if m > 0 {
-            out.set(p, m);
         }
     }
     out
@@ -365,11 +247,28 @@ fn marks_across_the_root_keep_working() {
     assert_eq!(delta(&again), delta(&a));
 }
 
+/// Two peers' merged history: concurrent typing, marks, deletes, a map.
+fn two_peer_history() -> Doc {
+    let mut a = typed("Hello 😀 world");
+    let mut b = fork_as(&a, 2);
+    a.text("t").mark(0..5, "bold", true).unwrap();
+    a.text("t").delete(5, 2).unwrap();
+    a.map("m").set("k", 1).unwrap();
+    b.text("t").insert(6, "文字 ").unwrap();
+    b.text("t").mark(2..9, "italic", true).unwrap();
+    b.map("m").set("k", 2).unwrap();
+    a.commit();
+    b.commit();
+    send(&mut a, &b);
+    a.text("t").insert(0, "> ").unwrap();
+    a.commit();
+    a
+}
+
 #[test]
 fn damaged_shallow_snapshots_are_refused() {
     let mut rng = Rng::new(7);
-    let (docs, _) = random_history(3, 40);
-    let doc = &docs[0];
+    let doc = &two_peer_history();
     let bytes = doc
         .export(ExportMode::ShallowSnapshot(&doc.frontiers()))
         .unwrap();
@@ -500,77 +399,6 @@ fn a_shallow_doc_retrims_at_later_versions() {
     other.import(&from_full).unwrap();
     assert_eq!(delta(&other), delta(&later));
     assert_eq!(ops(&other), ops(&later));
-}
-
-/// Every recorded version after a random root, on random histories: a
-/// shallow copy shows, forks, diffs and snapshots it as the full replica
-/// does, or (only for a version holding ops concurrent to the root, which
-/// it cannot place) refuses.
-#[test]
-fn shallow_views_match_the_full_replica() {
-    let (mut shown, mut retrimmed) = (0, 0);
-    for seed in 0..40u64 {
-        let (docs, recorded) = random_history(seed, 50);
-        let full = &docs[0];
-        let mut rng = Rng::new(seed);
-        let root = &recorded[rng.below(recorded.len())];
-        let root_v = full.frontiers_to_vv(&root.frontiers).unwrap();
-        let mut s = shallow(full, &root.frontiers);
-        for r in recorded.iter().filter(|r| r.version.includes_all(&root_v)) {
-            let Ok(fork) = s.fork_at(&r.frontiers) else {
-                assert!(matches!(
-                    s.fork_at(&r.frontiers),
-                    Err(Error::TrimmedHistory)
-                ));
-                assert_eq!(s.checkout(&r.frontiers), Err(Error::TrimmedHistory));
-                continue;
-            };
-            shown += 1;
-            assert_eq!(delta(&fork), r.delta, "seed {seed}: fork_at");
-            assert_eq!(fork.version(), r.version, "seed {seed}");
-            s.checkout(&r.frontiers).unwrap();
-            assert_eq!(delta(&s), r.delta, "seed {seed}: checkout");
-            s.checkout_to_latest().unwrap();
-            // Applied to that version, the diff gives the latest one (a
-            // diff to a version holding ops concurrent to the root
-            // compares texts, so it may be cut otherwise than the full
-            // replica's).
-            let mut mirror = r.delta.clone();
-            apply(
-                &s.diff(&r.frontiers, &s.frontiers()).unwrap(),
-                &mut mirror,
-                Unit::Char,
-            );
-            assert_eq!(mirror, delta(full), "seed {seed}: diff");
-            let mut back = delta(full);
-            apply(
-                &s.diff(&s.frontiers(), &r.frontiers).unwrap(),
-                &mut back,
-                Unit::Char,
-            );
-            assert_eq!(back, r.delta, "seed {seed}: diff back");
-            let mut old = Doc::new();
-            old.import(&s.export(ExportMode::SnapshotAt(&r.frontiers)).unwrap())
-                .unwrap();
-            assert_eq!(delta(&old), r.delta, "seed {seed}: SnapshotAt");
-            // Re-trimmed there: refused only when ops after that version
-            // are concurrent to the old root (the new root's view cannot
-            // place them).
-            match s.export(ExportMode::ShallowSnapshot(&r.frontiers)) {
-                Ok(bytes) => {
-                    retrimmed += 1;
-                    let mut re = Doc::new();
-                    re.import(&bytes).unwrap();
-                    assert_eq!(delta(&re), delta(full), "seed {seed}: re-trimmed");
-                    assert_eq!(ops_after(&re, &r.version), ops_after(full, &r.version));
-                }
-                Err(e) => assert_eq!(e, Error::TrimmedHistory),
-            }
-        }
-    }
-    eprintln!("{shown} versions shown, {retrimmed} re-trimmed");
-    assert!(shown > 100, "only {shown} versions shown");
-    assert!(retrimmed > 100, "only {retrimmed} re-trimmed");
 }
 
 /// Every text's delta by name (a missing text reads as empty).

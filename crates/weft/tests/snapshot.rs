@@ -675,17 +675,20 @@ fn huge_declared_lengths_are_refused_without_allocating() {
 /// snapshot round trips and snapshot merges among them, and a network
 /// that delays, reorders and duplicates messages, re-sends whole
 /// histories, exports from stale, future and unknown-peer versions and
-/// delivers damaged bytes; all peers must converge (`run_converge` checks
-/// text, deltas, versions, frontiers, every op's id, Lamport timestamp and
-/// deps, the pending set and invariants, and every snapshot's lazy reads
-/// and byte-identical re-export).
+/// delivers damaged bytes; every replica must equal the reference model
+/// whenever what it holds changes, and all peers must converge
+/// (`run_converge` checks text, deltas, versions, frontiers, every op's
+/// id, Lamport timestamp and deps, the pending set and invariants, every
+/// snapshot's lazy reads and byte-identical re-export, and everything
+/// [`weft_testkit::Checks`] lists).
 #[test]
 fn random_actions_with_snapshots_converge() {
     use weft_testkit::{random_actions, run_converge, Action};
-    let seeds: u64 = std::env::var("WEFT_STRESS_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(60);
+    let seeds: u64 = 40
+        + std::env::var("WEFT_STRESS_SEEDS")
+            .ok()
+            .and_then(|s| s.parse::<u64>().ok())
+            .unwrap_or(0);
     let (mut snapshots, mut network, mut total) = (0, 0, 0);
     for seed in 0..seeds {
         let actions = random_actions(seed, 3000);

@@ -2,7 +2,8 @@
 //! pending updates, idempotence and order independence.
 
 use weft::{Doc, ExportMode, IdSpan, VersionVector};
-use weft_testkit::{doc, full, RefDoc, Rng};
+use weft_testkit::{doc, full, Rng};
+use weft_testkit::{Action, Random};
 
 /// Sends `from` everything `to` lacks.
 fn sync(from: &mut Doc, to: &mut Doc) {
@@ -28,10 +29,6 @@ fn sync_pair(docs: &mut [Doc], i: usize, j: usize) {
 
 fn text(d: &mut Doc) -> String {
     d.text("t").to_string()
-}
-
-fn ref_version(r: &RefDoc) -> VersionVector {
-    r.version().into_iter().collect()
 }
 
 /// Two peers share "[]" and then type `a` and `b` concurrently between the
@@ -283,94 +280,35 @@ fn several_texts_sync_independently() {
     b.assert_invariants();
 }
 
-/// Three peers edit and sync in random orders; after every sync each
-/// document must equal the reference model fed the same ops.
-fn differential(seed: u64, steps: usize) {
-    let mut rng = Rng::new(seed);
-    let mut docs: Vec<Doc> = (1..=3).map(doc).collect();
-    let mut refs: Vec<RefDoc> = (1..=3).map(RefDoc::new).collect();
-    for step in 0..steps {
-        let i = rng.below(3);
-        match rng.below(10) {
-            0..=3 => {
-                let len = refs[i].len();
-                let pos = rng.below(len + 1);
-                let s = rng.text(4);
-                docs[i].text("t").insert(pos, &s).unwrap();
-                refs[i].insert(pos, &s);
-            }
-            4..=5 => {
-                let len = refs[i].len();
-                if len > 0 {
-                    let pos = rng.below(len);
-                    let n = 1 + rng.below((len - pos).min(5));
-                    docs[i].text("t").delete(pos, n).unwrap();
-                    refs[i].delete(pos, n);
-                }
-            }
-            6 => docs[i].commit(),
-            _ => {
-                let j = (i + 1 + rng.below(2)) % 3;
-                sync_pair(&mut docs, i, j);
-                let src = refs[i].clone();
-                refs[j].merge_from(&src);
-                let t = docs[j].text("t").to_string();
-                assert_eq!(
-                    t,
-                    refs[j].text(),
-                    "seed {seed} step {step}: text of peer {j}"
-                );
-                assert_eq!(
-                    docs[j].version(),
-                    ref_version(&refs[j]),
-                    "seed {seed} step {step}"
-                );
-                docs[j].assert_invariants();
-            }
-        }
-    }
-    // Full sync: everyone converges.
-    for _ in 0..2 {
-        for i in 0..3 {
-            for j in 0..3 {
-                if i != j {
-                    sync_pair(&mut docs, i, j);
-                }
-            }
-        }
-    }
-    let t0 = text(&mut docs[0]);
-    for d in &mut docs {
-        assert_eq!(text(d), t0, "seed {seed}: converged");
-        assert_eq!(d.version(), docs_version(&refs));
-    }
-}
-
-fn docs_version(refs: &[RefDoc]) -> VersionVector {
-    let mut v = VersionVector::new();
-    for r in refs {
-        v.merge(&ref_version(r));
-    }
-    v
-}
-
+/// Three peers type and delete (plain text) and sync in random orders,
+/// checked against the reference model whenever what one holds changes
+/// (the one random driver); long runs grow multi-level trees with many
+/// leaf splits.
 #[test]
 fn three_peers_match_the_reference_model() {
-    for seed in 0..40 {
-        differential(seed, 400);
+    fn plain(a: &mut Action) -> bool {
+        match a {
+            Action::Delete { len, .. } => {
+                *len %= 6;
+                true
+            }
+            Action::Insert { .. } | Action::Commit { .. } | Action::Sync { .. } => true,
+            _ => false,
+        }
     }
-    // Long runs grow multi-level trees with many leaf splits.
-    for seed in 100..103 {
-        differential(seed, 5000);
+    let stats = Random {
+        seeds: 30,
+        keep: plain,
+        ..Random::new(400)
     }
-    // `WEFT_STRESS_SEEDS=n` runs n more long seeds (use --release).
-    let extra: u64 = std::env::var("WEFT_STRESS_SEEDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    for seed in 1000..1000 + extra {
-        differential(seed, 3000);
+    .run(0);
+    assert!(stats.model_checks > 10_000, "{stats:?}");
+    Random {
+        seeds: 2,
+        keep: plain,
+        ..Random::new(4000)
     }
+    .run(100);
 }
 
 #[test]
@@ -388,79 +326,29 @@ fn docs_move_between_threads() {
     assert_eq!(text(&mut a), "sent from a thread");
 }
 
-/// Peers exchange updates through a lossy, reordering network: every
-/// update is delivered to each other peer at a random later time, some
-/// twice. Once everything is delivered all peers agree.
+/// Peers type and delete while their exports travel through a network
+/// that delivers late, in any order, some twice, whole histories, stale
+/// and future versions and op ranges; each delivery is checked against
+/// the model, and once everything is delivered all peers agree and
+/// nothing is left pending.
 #[test]
 fn reordered_and_duplicated_deliveries_converge() {
-    for seed in 0..20 {
-        let mut rng = Rng::new(500 + seed);
-        let mut docs: Vec<Doc> = (1..=3).map(doc).collect();
-        let mut last_sent: Vec<VersionVector> = vec![VersionVector::new(); 3];
-        // (recipient, bytes) waiting in the network.
-        let mut network: Vec<(usize, Vec<u8>)> = Vec::new();
-        for _ in 0..300 {
-            let i = rng.below(3);
-            match rng.below(6) {
-                0..=2 => {
-                    let len = docs[i].text("t").len();
-                    let pos = rng.below(len + 1);
-                    let s = rng.text(3);
-                    docs[i].text("t").insert(pos, &s).unwrap();
-                }
-                3 => {
-                    let len = docs[i].text("t").len();
-                    if len > 0 {
-                        let pos = rng.below(len);
-                        docs[i].text("t").delete(pos, 1).unwrap();
-                    }
-                }
-                4 => {
-                    // Broadcast what changed since the last broadcast.
-                    let bytes = docs[i]
-                        .export(ExportMode::Updates {
-                            from: &last_sent[i],
-                        })
-                        .unwrap();
-                    last_sent[i] = docs[i].version();
-                    for j in (0..3).filter(|&j| j != i) {
-                        network.push((j, bytes.clone()));
-                        if rng.chance(20) {
-                            network.push((j, bytes.clone()));
-                        }
-                    }
-                }
-                _ => {
-                    if !network.is_empty() {
-                        let (to, bytes) = network.swap_remove(rng.below(network.len()));
-                        docs[to].import(&bytes).unwrap();
-                    }
-                }
+    fn network(a: &mut Action) -> bool {
+        match a {
+            Action::Delete { len, .. } => {
+                *len %= 2;
+                true
             }
-        }
-        for (i, d) in docs.iter_mut().enumerate() {
-            let bytes = d
-                .export(ExportMode::Updates {
-                    from: &last_sent[i],
-                })
-                .unwrap();
-            for j in (0..3).filter(|&j| j != i) {
-                network.push((j, bytes.clone()));
-            }
-        }
-        while !network.is_empty() {
-            let (to, bytes) = network.swap_remove(rng.below(network.len()));
-            docs[to].import(&bytes).unwrap();
-        }
-        let t0 = text(&mut docs[0]);
-        let v0 = docs[0].version();
-        for d in &mut docs {
-            assert!(d.pending_spans().is_empty(), "seed {seed}");
-            assert_eq!(text(d), t0, "seed {seed}");
-            assert_eq!(d.version(), v0, "seed {seed}");
-            d.assert_invariants();
+            Action::Insert { .. } | Action::Send { .. } | Action::Deliver { .. } => true,
+            _ => false,
         }
     }
+    Random {
+        seeds: 20,
+        keep: network,
+        ..Random::new(300)
+    }
+    .run(500);
 }
 
 /// Exporting from a version that no real peer could have (counters that
