@@ -2,8 +2,10 @@
 //! same run.
 //!
 //! ```text
-//! cargo run --release -p examples --bin undo -- [TRACE] [--runs R]
+//! cargo run --release -p examples --bin undo -- [TRACE] [--runs R] [--only PART]
 //! ```
+//!
+//! `--only undo|rounds|typing|paste` runs one part (for a profiler).
 //!
 //! Each figure is the median of `--runs` runs (default 11), in ms:
 //!
@@ -34,7 +36,7 @@ use traces::Trace;
 use weft::{Doc, ExportMode, Frontiers, UndoManager};
 
 const USAGE: &str = "\
-usage: undo [TRACE.json.gz] [--runs R]
+usage: undo [TRACE.json.gz] [--runs R] [--only undo|rounds|typing|paste]
 
 Times one undo after 1,000 and 100,000 remote ops, imports with 2,000 undo steps against none,
 typing a trace with an undo manager against without, and checkout around a 1.2M-char paste.";
@@ -49,13 +51,15 @@ fn main() -> ExitCode {
     }
 }
 
-fn parse_args() -> Result<(String, usize), Box<dyn Error>> {
+fn parse_args() -> Result<(String, usize, Option<String>), Box<dyn Error>> {
     let mut path = "traces/sequential/automerge-paper.json.gz".to_owned();
     let mut runs = 11;
+    let mut only = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--runs" => runs = count_arg("--runs", args.next())?,
+            "--only" => only = Some(args.next().ok_or("--only needs a part")?),
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -64,7 +68,7 @@ fn parse_args() -> Result<(String, usize), Box<dyn Error>> {
             _ => path = a,
         }
     }
-    Ok((path, runs))
+    Ok((path, runs, only))
 }
 
 /// A small deterministic generator (xorshift).
@@ -84,11 +88,20 @@ fn ms(t: Instant) -> f64 {
 }
 
 fn run() -> Result<(), Box<dyn Error>> {
-    let (path, runs) = parse_args()?;
-    undo_after_remote_ops(runs)?;
-    imports_with_steps(runs.min(5))?;
-    typing_with_a_manager(&path, runs.min(7))?;
-    paste_and_checkout(runs.min(5))?;
+    let (path, runs, only) = parse_args()?;
+    let part = |name: &str| only.as_deref().is_none_or(|o| o == name);
+    if part("undo") {
+        undo_after_remote_ops(runs)?;
+    }
+    if part("rounds") {
+        imports_with_steps(runs.min(5))?;
+    }
+    if part("typing") {
+        typing_with_a_manager(&path, runs.min(7))?;
+    }
+    if part("paste") {
+        paste_and_checkout(runs.min(5))?;
+    }
     Ok(())
 }
 
