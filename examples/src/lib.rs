@@ -7,10 +7,21 @@ use std::time::Instant;
 
 use traces::Trace;
 
-/// Counts heap allocations (alloc and realloc calls) of the whole process.
+/// Counts heap allocations (alloc and realloc calls) of the whole process,
+/// and the bytes they hold (live, and the peak since [`reset_heap_peak`]).
 pub struct CountingAlloc;
 
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
+static LIVE: AtomicU64 = AtomicU64::new(0);
+static PEAK: AtomicU64 = AtomicU64::new(0);
+
+/// Adds `grow` bytes to the live count (and the peak); then takes `shrink`.
+#[inline]
+fn track(grow: usize, shrink: usize) {
+    let live = LIVE.fetch_add(grow as u64, Ordering::Relaxed) + grow as u64;
+    PEAK.fetch_max(live, Ordering::Relaxed);
+    LIVE.fetch_sub(shrink as u64, Ordering::Relaxed);
+}
 
 // SAFETY: every method forwards to the system allocator with the caller's
 // arguments unchanged; the counter is a relaxed atomic with no effect on
@@ -19,17 +30,21 @@ static ALLOCS: AtomicU64 = AtomicU64::new(0);
 unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
+        track(layout.size(), 0);
         // SAFETY: same contract as `GlobalAlloc::alloc`, upheld by our caller.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        track(0, layout.size());
         // SAFETY: `ptr` was returned by `System` through this allocator.
         unsafe { System.dealloc(ptr, layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // The old block is held until the new one is filled (a move).
+        track(new_size, layout.size());
         // SAFETY: `ptr` was returned by `System` through this allocator.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -41,6 +56,25 @@ static GLOBAL: CountingAlloc = CountingAlloc;
 /// Heap allocations made so far by the process.
 pub fn allocations() -> u64 {
     ALLOCS.load(Ordering::Relaxed)
+}
+
+/// Bytes the process holds on the heap now (as asked for, without the
+/// allocator's own overhead).
+pub fn heap_live() -> u64 {
+    LIVE.load(Ordering::Relaxed)
+}
+
+/// Starts a new heap peak at the bytes held now; returns them.
+pub fn reset_heap_peak() -> u64 {
+    let live = LIVE.load(Ordering::Relaxed);
+    PEAK.store(live, Ordering::Relaxed);
+    live
+}
+
+/// The most bytes the heap held since [`reset_heap_peak`] (a realloc
+/// counts its old and new blocks together).
+pub fn heap_peak() -> u64 {
+    PEAK.load(Ordering::Relaxed)
 }
 
 /// A field of `/proc/self/status` in KiB (Linux), e.g. `"VmHWM:"`.

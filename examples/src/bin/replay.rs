@@ -37,7 +37,10 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use examples::{allocations, count_arg, proc_status_kib, reset_peak_rss, Flat, Stats};
+use examples::{
+    allocations, count_arg, heap_live, heap_peak, proc_status_kib, reset_heap_peak, reset_peak_rss,
+    Flat, Stats,
+};
 use traces::{LoadError, Trace};
 use weft::{Delta, Doc, ExportMode, VersionVector};
 
@@ -413,10 +416,13 @@ fn run() -> Result<bool, Box<dyn Error>> {
     let peak_reset = reset_peak_rss();
     let rss_before = proc_status_kib("VmRSS:").unwrap_or(0);
     let allocs_before = allocations();
+    let heap_before = reset_heap_peak();
     let t = Instant::now();
     let doc = apply_weft(&flat, args.times)?;
     let first_apply = t.elapsed().as_secs_f64();
     let allocs = allocations() - allocs_before;
+    let heap_peak = heap_peak() - heap_before;
+    let heap_kept = heap_live() - heap_before;
     let peak = proc_status_kib("VmHWM:").unwrap_or(0);
     let rss_after = proc_status_kib("VmRSS:").unwrap_or(0);
     let (ops, runs, changes, items) = doc.debug_sizes();
@@ -588,6 +594,12 @@ fn run() -> Result<bool, Box<dyn Error>> {
         } else {
             "; the peak could NOT be reset, so it may be an earlier one"
         },
+    );
+    println!(
+        "  net peak heap       {:9.3} MB  (bytes the replay held on the heap at its peak; {:.3} MB \
+         at its end, the document)",
+        mb(heap_peak / 1024),
+        mb(heap_kept / 1024),
     );
     println!(
         "  memory with doc     {:9.3} MB  (the whole process right after the replay)",

@@ -15,7 +15,7 @@ use std::ops::Range;
 
 use crate::error::{Error, Result};
 use crate::id::{Seq, TextIdx, NO_SEQ};
-use crate::oplog::{check, OpKind, OpLog, OpRun, NO_CONTENT};
+use crate::oplog::{check, OpKind, OpLog, OpRun, Runs, NO_CONTENT};
 use crate::text::{
     fill_origins, items_from_history, style_spans, Item, PlainBuilder, Segment, StoredStyles,
     TreeBuilder, Unloaded,
@@ -615,7 +615,7 @@ pub(super) fn push_insert(
 /// first seq: `order` lists all segments by seq (packed as seq << 32 |
 /// position in the concatenation of `segments`), so one walk beside the
 /// runs finds them all.
-fn first_runs(ops: &[OpRun], order: &[u64], segments: &[Vec<Segment>]) -> Vec<Vec<u32>> {
+fn first_runs(ops: &Runs, order: &[u64], segments: &[Vec<Segment>]) -> Vec<Vec<u32>> {
     let total: usize = segments.iter().map(Vec::len).sum();
     let mut run_of = vec![0u32; total];
     let mut ri = 0usize;

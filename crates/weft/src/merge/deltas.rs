@@ -93,7 +93,7 @@ pub(super) fn watch(log: &OpLog, texts: &mut TextTable, plan: &Plan) -> Watch {
 pub(super) fn record(watch: Watch, log: &OpLog, texts: &mut TextTable, draft: &mut Draft) {
     let mut inserted: BTreeMap<TextIdx, Vec<Range<Seq>>> = BTreeMap::new();
     let from = log.op_index(watch.first_new);
-    for op in &log.ops()[from..] {
+    for op in log.ops().iter_from(from) {
         if matches!(op.kind, OpKind::Insert { .. }) {
             inserted.entry(op.text).or_default().push(op.seq..op.end());
         }

@@ -22,6 +22,7 @@ mod mark;
 mod missing;
 pub(crate) mod object;
 mod op;
+mod runs;
 mod trimmed;
 pub(crate) use trimmed::minus;
 mod versions;
@@ -34,6 +35,7 @@ pub(crate) use map::{is_reserved, public_name, MapNames, MapSet, PublicNames, RE
 pub(crate) use mark::{KeyTable, Mark};
 pub(crate) use object::{Object, Objects, BLOCK_KEY_PREFIX, EMBED_CHAR};
 pub(crate) use op::{origins_at, AnchorOp, OpKind, OpRun, NO_CONTENT};
+pub(crate) use runs::Runs;
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -96,7 +98,7 @@ pub(crate) struct OpLog {
     /// counter.
     by_peer: Vec<Vec<u32>>,
     /// The op runs from seq `ops_from` on, in seq order.
-    ops: Vec<OpRun>,
+    ops: Runs,
     /// 0, or while the op runs of a lazily imported snapshot's history
     /// are not loaded yet, the seq where the loaded runs start (see
     /// [`OpLog::defer_ops`]).
@@ -173,7 +175,7 @@ impl OpLog {
     /// The op runs, by seq (from seq 0 unless [`OpLog::defer_ops`] left
     /// some unloaded).
     #[inline]
-    pub fn ops(&self) -> &[OpRun] {
+    pub fn ops(&self) -> &Runs {
         &self.ops
     }
 
@@ -240,7 +242,7 @@ impl OpLog {
             changes: self.changes.clone(),
             dep_pool: self.dep_pool.clone(),
             by_peer: self.by_peer.clone(),
-            ops: Vec::new(),
+            ops: Runs::default(),
             ops_from: 0,
             content: String::new(),
             marks: Vec::new(),
@@ -707,9 +709,7 @@ impl OpLog {
     pub fn runs_in(&self, range: Range<Seq>) -> impl Iterator<Item = (&OpRun, Range<Seq>)> + '_ {
         let first = self.op_index(range.start);
         self.ops
-            .get(first..)
-            .unwrap_or(&[])
-            .iter()
+            .iter_from(first)
             .take_while(move |r| r.seq < range.end)
             .map(move |r| (r, range.start.max(r.seq)..range.end.min(r.end())))
     }

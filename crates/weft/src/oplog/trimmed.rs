@@ -231,7 +231,7 @@ impl OpLog {
             .map(|list| list.iter().copied().filter(|&c| c < count).collect())
             .collect();
         let next_lamport = changes.iter().map(|c| c.lamport + c.len).max().unwrap_or(0);
-        let mut ops: Vec<super::OpRun> = Vec::new();
+        let mut ops = super::Runs::default();
         for (run, seqs) in self.runs_in(0..end) {
             let mut run = *run;
             if seqs.end < run.end() {

@@ -9,6 +9,8 @@
 use generic_btree::rle::{CanRemove, HasLength, Mergeable, Sliceable, TryInsert};
 use generic_btree::{BTreeTrait, Child, FindResult, Query};
 
+use smallvec::SmallVec;
+
 use crate::id::Seq;
 use crate::unit::Unit;
 
@@ -169,6 +171,34 @@ impl Chunk {
         index
     }
 
+    /// Takes `items[at..]` out of the chunk (no allocation).
+    pub fn take_tail(&mut self, at: usize) -> SmallVec<[Item; CHUNK_CAP]> {
+        let tail: SmallVec<[Item; CHUNK_CAP]> = self.items.drain(at..).collect();
+        self.counts.sub(counts_of(&tail));
+        tail
+    }
+
+    /// Takes `items[..at]` out of the chunk (no allocation).
+    pub fn take_head(&mut self, at: usize) -> SmallVec<[Item; CHUNK_CAP]> {
+        let head: SmallVec<[Item; CHUNK_CAP]> = self.items.drain(..at).collect();
+        self.counts.sub(counts_of(&head));
+        head
+    }
+
+    /// Puts `items` after the chunk's items. The chunk must have room.
+    pub fn append(&mut self, items: &[Item]) {
+        debug_assert!(self.items.len() + items.len() <= CHUNK_CAP);
+        self.items.extend_from_slice(items);
+        self.counts.add(counts_of(items));
+    }
+
+    /// Puts `items` before the chunk's items. The chunk must have room.
+    pub fn prepend(&mut self, items: &[Item]) {
+        debug_assert!(self.items.len() + items.len() <= CHUNK_CAP);
+        self.items.splice(0..0, items.iter().copied());
+        self.counts.add(counts_of(items));
+    }
+
     /// Moves `items[at..]` into a new chunk.
     pub fn split_off(&mut self, at: usize) -> Chunk {
         // Not `Vec::split_off`: its exact-size vector would need a second
@@ -255,7 +285,7 @@ impl TreeBuilder {
 }
 
 /// The summed counts of `items`.
-fn counts_of(items: &[Item]) -> Counts {
+pub(crate) fn counts_of(items: &[Item]) -> Counts {
     let mut counts = Counts::default();
     for item in items {
         counts.add(item.counts());
