@@ -305,7 +305,7 @@ fn paste_and_checkout(runs: usize) -> Result<(), Box<dyn Error>> {
         let t = Instant::now();
         d.checkout(&empty)?;
         out.push(ms(t));
-        if d.text("t").len() != 0 {
+        if !d.text("t").is_empty() {
             return Err("the empty version shows text".into());
         }
         let t = Instant::now();

@@ -191,8 +191,18 @@ impl Earlier for OpLog {
     }
 
     fn cancellable(&self, seqs: Range<Seq>, text: TextIdx) -> bool {
-        let from = self.op_index(seqs.start);
-        Runs(self.ops().get(from..).unwrap_or(&[])).cancellable(seqs, text)
+        let mut i = self.op_index(seqs.start);
+        let mut at = seqs.start;
+        while at < seqs.end {
+            match self.ops().get(i) {
+                Some(run) if run.seq <= at && run.text == text && cancellable(&run.kind) => {
+                    at = run.end();
+                    i += 1;
+                }
+                _ => return false,
+            }
+        }
+        true
     }
 }
 
