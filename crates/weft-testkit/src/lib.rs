@@ -57,7 +57,7 @@ pub use helpers::{
 pub use import::{import_target, run_import};
 pub use mirror::Mirror;
 pub use model::{expand_of, RefDoc};
-pub use random::{random_actions_where, Random, Stats};
+pub use random::{history_actions, random_actions_where, Random, Stats};
 pub use rng::Rng;
 pub use small::run_small_decode;
 pub use text_vs_string::run_text_vs_string;

@@ -111,3 +111,24 @@ pub fn random_actions_where(seed: u64, steps: usize, keep: fn(&mut Action) -> bo
     out.truncate(steps);
     out
 }
+
+/// A [`Random::keep`] for history tests: text edits (deletes of at most
+/// three chars, so texts grow), marks, map writes, commits and the
+/// deliveries of updates (no snapshots, forks or damaged bytes).
+pub fn history_actions(a: &mut Action) -> bool {
+    match a {
+        Action::Delete { len, .. } => {
+            *len %= 4;
+            true
+        }
+        Action::Insert { .. }
+        | Action::Mark { .. }
+        | Action::Unmark { .. }
+        | Action::MapSet { .. }
+        | Action::Commit { .. }
+        | Action::Sync { .. }
+        | Action::Send { .. }
+        | Action::Deliver { .. } => true,
+        _ => false,
+    }
+}

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use weft::{
     Delta, Doc, DocEvent, Error, EventTrigger, ExportMode, Frontiers, OpId, Side, UndoManager, Unit,
 };
-use weft_testkit::{Action, Random};
+use weft_testkit::{history_actions, Random};
 
 /// A mirror of text "t" in `unit`, kept by events alone.
 fn mirror(doc: &mut Doc, unit: Unit) -> (Arc<Mutex<Vec<Delta>>>, weft::Subscription) {
@@ -36,26 +36,9 @@ fn delta(doc: &Doc) -> Vec<Delta> {
 /// mirrors fed by checkout events follow each move.
 #[test]
 fn checkout_shows_every_recorded_version_and_mirrors_follow() {
-    fn history(a: &mut Action) -> bool {
-        match a {
-            Action::Delete { len, .. } => {
-                *len %= 4;
-                true
-            }
-            Action::Insert { .. }
-            | Action::Mark { .. }
-            | Action::Unmark { .. }
-            | Action::MapSet { .. }
-            | Action::Commit { .. }
-            | Action::Sync { .. }
-            | Action::Send { .. }
-            | Action::Deliver { .. } => true,
-            _ => false,
-        }
-    }
     let stats = Random {
         seeds: 10,
-        keep: history,
+        keep: history_actions,
         ..Random::new(150)
     }
     .run(0xc0c0);

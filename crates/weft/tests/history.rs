@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 
 use weft::{Delta, Doc, Error, ExportMode, Frontiers, IdSpan, OpId, Unit, VersionVector};
 use weft_testkit::history::{apply, commit_infos};
-use weft_testkit::{Action, Random};
+use weft_testkit::{history_actions, Random};
 
 /// Random three-peer runs (edits, marks, map writes, commits with
 /// messages and timestamps, syncs and a network); at the end the
@@ -19,26 +19,9 @@ use weft_testkit::{Action, Random};
 /// version. Commit messages reach every replica.
 #[test]
 fn random_runs_match_what_each_version_held() {
-    fn history(a: &mut Action) -> bool {
-        match a {
-            Action::Delete { len, .. } => {
-                *len %= 4;
-                true
-            }
-            Action::Insert { .. }
-            | Action::Mark { .. }
-            | Action::Unmark { .. }
-            | Action::MapSet { .. }
-            | Action::Commit { .. }
-            | Action::Sync { .. }
-            | Action::Send { .. }
-            | Action::Deliver { .. } => true,
-            _ => false,
-        }
-    }
     let stats = Random {
         seeds: 12,
-        keep: history,
+        keep: history_actions,
         ..Random::new(150)
     }
     .run(0x5eed);

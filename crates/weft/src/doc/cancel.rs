@@ -351,14 +351,12 @@ impl Doc {
         }
     }
 
-    /// The pieces [`Doc::revert_ops`] makes for this peer's ops `ops`,
-    /// appended to `pieces`: (seqs, text, cancel them: else delete the
-    /// chars they inserted).
-    fn revert_pieces(
+    /// Calls `f` with each op run (clipped: the ops it holds of them) of
+    /// this peer's ops `ops` (counters), in order.
+    fn own_runs(
         &self,
         ops: std::ops::Range<crate::id::Counter>,
-        pieces: &mut Vec<(Range<Seq>, TextIdx, bool)>,
-        writes: &mut Vec<Seq>,
+        mut f: impl FnMut(&OpRun, Range<Seq>) -> Result<()>,
     ) -> Result<()> {
         let mut counter = ops.start;
         while counter < ops.end {
@@ -374,34 +372,45 @@ impl Doc {
                 .ok_or(Error::UnknownOp(here))?;
             let k = (ops.end - counter).min(change.counter_end() - counter);
             for (run, part) in self.log.runs_in(seq..seq + k) {
-                let cancel = match run.kind {
-                    OpKind::Insert { .. } => false,
-                    OpKind::Delete { .. } | OpKind::MarkStart { .. } | OpKind::Cancel { .. } => {
-                        true
-                    }
-                    OpKind::MapSet { set } => {
-                        let register = self.log.map_set(set).is_some_and(|m| {
-                            crate::oplog::REGISTERS.contains(&self.log.map_names().name(m.map))
-                        });
-                        if register {
-                            writes.extend(part);
-                        }
-                        continue;
-                    }
-                    OpKind::MarkEnd { .. } => continue,
-                };
-                match pieces.last_mut() {
-                    Some((last, t, c))
-                        if last.end == part.start && *t == run.text && *c == cancel =>
-                    {
-                        last.end = part.end;
-                    }
-                    _ => pieces.push((part, run.text, cancel)),
-                }
+                f(run, part)?;
             }
             counter += k;
         }
         Ok(())
+    }
+
+    /// The pieces [`Doc::revert_ops`] makes for this peer's ops `ops`,
+    /// appended to `pieces`: (seqs, text, cancel them: else delete the
+    /// chars they inserted); the seqs of register writes to `writes`.
+    fn revert_pieces(
+        &self,
+        ops: std::ops::Range<crate::id::Counter>,
+        pieces: &mut Vec<(Range<Seq>, TextIdx, bool)>,
+        writes: &mut Vec<Seq>,
+    ) -> Result<()> {
+        self.own_runs(ops, |run, part| {
+            let cancel = match run.kind {
+                OpKind::Insert { .. } => false,
+                OpKind::Delete { .. } | OpKind::MarkStart { .. } | OpKind::Cancel { .. } => true,
+                OpKind::MapSet { set } => {
+                    let register = self.log.map_set(set).is_some_and(|m| {
+                        crate::oplog::REGISTERS.contains(&self.log.map_names().name(m.map))
+                    });
+                    if register {
+                        writes.extend(part);
+                    }
+                    return Ok(());
+                }
+                OpKind::MarkEnd { .. } => return Ok(()),
+            };
+            match pieces.last_mut() {
+                Some((last, t, c)) if last.end == part.start && *t == run.text && *c == cancel => {
+                    last.end = part.end;
+                }
+                _ => pieces.push((part, run.text, cancel)),
+            }
+            Ok(())
+        })
     }
 
     /// The ops `first.counter..+len` of this peer as seq ranges, each in
@@ -414,39 +423,25 @@ impl Doc {
             .ok_or(Error::UnknownOp(first))?;
         let before = self.log.next_seq();
         let mut pieces: Vec<(Range<Seq>, TextIdx)> = Vec::new();
-        let mut counter = first.counter;
-        while counter < end {
-            let here = OpId::new(first.peer, counter);
-            let seq = self.log.id_to_seq(here).ok_or(Error::UnknownOp(here))?;
-            if seq < self.log.trimmed_end() {
-                return Err(Error::TrimmedHistory);
+        self.own_runs(first.counter..end, |run, part| {
+            let ok = check::cancel_targets(
+                &self.log,
+                part.clone(),
+                (run.text, before),
+                (first.peer, self.peer),
+            );
+            if !ok {
+                let at = self.log.seq_to_id(part.start);
+                return Err(Error::NotCancellable(at));
             }
-            let change = self
-                .log
-                .changes()
-                .get(self.log.change_index(seq))
-                .ok_or(Error::UnknownOp(here))?;
-            let k = (end - counter).min(change.counter_end() - counter);
-            for (run, part) in self.log.runs_in(seq..seq + k) {
-                let ok = check::cancel_targets(
-                    &self.log,
-                    part.clone(),
-                    (run.text, before),
-                    (first.peer, self.peer),
-                );
-                if !ok {
-                    let at = OpId::new(first.peer, counter + (part.start - seq));
-                    return Err(Error::NotCancellable(at));
+            match pieces.last_mut() {
+                Some((last, t)) if last.end == part.start && *t == run.text => {
+                    last.end = part.end;
                 }
-                match pieces.last_mut() {
-                    Some((last, t)) if last.end == part.start && *t == run.text => {
-                        last.end = part.end;
-                    }
-                    _ => pieces.push((part, run.text)),
-                }
+                _ => pieces.push((part, run.text)),
             }
-            counter += k;
-        }
+            Ok(())
+        })?;
         Ok(pieces)
     }
 }
