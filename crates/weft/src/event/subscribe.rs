@@ -204,7 +204,7 @@ impl Observers {
     }
 
     /// The commit callbacks, copied out of the lock.
-    pub fn commit_callbacks(&self) -> Vec<CommitCallback> {
+    pub fn commit_callbacks(&self) -> smallvec::SmallVec<[CommitCallback; 2]> {
         self.0
             .lock()
             .iter()

@@ -22,6 +22,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use smallvec::SmallVec;
+
 use crate::cursor::Cursor;
 use crate::doc::Doc;
 use crate::error::{Error, Result};
@@ -34,7 +36,7 @@ use crate::value::Value;
 #[derive(Debug, Clone, Default)]
 struct Step {
     /// Counter ranges of this peer's ops, in the order they were made.
-    ops: Vec<Range<Counter>>,
+    ops: SmallVec<[Range<Counter>; 1]>,
     /// Per map, the value (`None`: absent) each key the step changed
     /// goes back to.
     maps: BTreeMap<String, BTreeMap<String, Option<Value>>>,
@@ -47,7 +49,7 @@ impl Step {
     /// An empty step.
     fn new(selection: Vec<Cursor>, at: u64) -> Step {
         Step {
-            ops: Vec::new(),
+            ops: SmallVec::new(),
             maps: BTreeMap::new(),
             selection,
             at,
@@ -121,7 +123,12 @@ impl State {
         if c.ops.is_empty() {
             return;
         }
-        let now = (self.clock)();
+        // The clock is read only to merge steps.
+        let now = if self.merge_interval_ms > 0 {
+            (self.clock)()
+        } else {
+            0
+        };
         self.redo.clear();
         let merge = !self.checkpoint
             && self.merge_interval_ms > 0
