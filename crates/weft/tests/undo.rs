@@ -238,6 +238,14 @@ fn undoing_all_of_a_peers_steps_removes_exactly_its_edits() {
                     let s = ["a", "xy", "é", "😀", " ", "hello"][rng.below(6)];
                     let pos = rng.below(len + 1);
                     peers[i].text("t").insert(pos, s).unwrap();
+                    // Sometimes a second insert elsewhere in the same
+                    // step: its chars continue the first's seqs but not
+                    // its place.
+                    if rng.chance(30) {
+                        let len = peers[i].text("t").len();
+                        let pos = rng.below(len + 1);
+                        peers[i].text("t").insert(pos, "zz").unwrap();
+                    }
                 }
                 4..=6 if len > 0 => {
                     let pos = rng.below(len);

@@ -250,10 +250,13 @@ impl Doc {
                 }
             };
             for (seqs, _) in deletes.iter().filter(|d| d.1 == t) {
-                // An insert run's chars keep their order: its first and
-                // last char bound it.
-                see(seqs.start);
-                see(seqs.end - 1);
+                // The chars of one insert run of the log keep their order:
+                // its first and last char bound it (a piece may join runs
+                // typed at different places).
+                for (_, part) in self.log.runs_in(seqs.clone()) {
+                    see(part.start);
+                    see(part.end - 1);
+                }
             }
             for f in flips.iter().filter(|f| f.text == t) {
                 match f.what {
