@@ -96,32 +96,17 @@ impl Doc {
         writes: &[Seq],
     ) -> Vec<(crate::id::MapIdx, Box<str>, Option<crate::value::Value>)> {
         let mine = |seq: Seq| writes.binary_search(&seq).is_ok();
-        let mut keys: Vec<(crate::id::MapIdx, &str)> = self
-            .log
-            .map_sets()
-            .iter()
-            .filter(|m| mine(m.seq))
-            .map(|m| (m.map, &*m.key))
-            .collect();
-        keys.sort_unstable();
-        keys.dedup();
+        let keys = crate::oplog::keys_of(self.log.map_sets().iter().filter(|m| mine(m.seq)));
         let mut out = Vec::new();
         for (map, key) in keys {
-            let writes_of_key: Vec<&crate::oplog::MapSet> = self
-                .log
-                .map_sets()
-                .iter()
-                .filter(|m| m.map == map && &*m.key == key)
-                .collect();
-            let winner = writes_of_key.iter().max_by_key(|m| m.stamp());
+            let winner = self.log.winning_write(map, key, |_| true);
             if !winner.is_some_and(|w| mine(w.seq)) {
                 // A later write outside them took the key.
                 continue;
             }
-            let before = writes_of_key
-                .iter()
-                .filter(|m| !mine(m.seq))
-                .max_by_key(|m| m.stamp())
+            let before = self
+                .log
+                .winning_write(map, key, |seq| !mine(seq))
                 .and_then(|m| m.value.clone());
             out.push((map, key.into(), before));
         }

@@ -235,25 +235,21 @@ impl Doc {
         };
         // A commit's ops are consecutive seqs.
         let mine = |seq| (first..=last).contains(&seq);
-        let mut keys: Vec<(crate::id::MapIdx, &str)> = sets
-            .iter()
-            .rev()
-            .take_while(|m| m.seq >= first)
-            .filter(|m| mine(m.seq))
-            .map(|m| (m.map, &*m.key))
-            .collect();
-        keys.sort_unstable();
-        keys.dedup();
+        let keys = crate::oplog::keys_of(
+            sets.iter()
+                .rev()
+                .take_while(|m| m.seq >= first)
+                .filter(|m| mine(m.seq)),
+        );
         let mut out = Vec::new();
         for (map, key) in keys {
             let raw = self.log.map_names().name(map);
             if crate::oplog::REGISTERS.contains(&raw) {
                 continue;
             }
-            let before = sets
-                .iter()
-                .filter(|m| m.map == map && &*m.key == key && !mine(m.seq))
-                .max_by_key(|m| m.stamp())
+            let before = self
+                .log
+                .winning_write(map, key, |seq| !mine(seq))
                 .and_then(|m| m.value.clone());
             out.push((
                 crate::oplog::public_name(raw).to_owned(),
@@ -267,13 +263,7 @@ impl Doc {
     /// The op that set `key` of map `name` (as shown) last, if any.
     pub(crate) fn map_key_writer(&self, name: &str, key: &str) -> Option<crate::OpId> {
         let map = self.shown_map(name)?;
-        let seq = self
-            .log
-            .map_sets()
-            .iter()
-            .filter(|m| m.map == map && &*m.key == key)
-            .max_by_key(|m| m.stamp())?
-            .seq;
+        let seq = self.log.winning_write(map, key, |_| true)?.seq;
         Some(self.log.seq_to_id(seq))
     }
 

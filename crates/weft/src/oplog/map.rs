@@ -28,6 +28,14 @@ impl MapSet {
     }
 }
 
+/// The distinct (map, key) pairs `writes` set, sorted.
+pub(crate) fn keys_of<'a>(writes: impl Iterator<Item = &'a MapSet>) -> Vec<(MapIdx, &'a str)> {
+    let mut keys: Vec<(MapIdx, &str)> = writes.map(|m| (m.map, &*m.key)).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
 /// Map names, interned.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct MapNames {

@@ -31,7 +31,7 @@ pub(crate) use cancel::{Flip, Flipped};
 pub(crate) use change::Change;
 pub(crate) use commits::{AddedChange, CommitInfo};
 use heads::Heads;
-pub(crate) use map::{is_reserved, public_name, MapNames, MapSet, PublicNames, REGISTERS};
+pub(crate) use map::{is_reserved, keys_of, public_name, MapNames, MapSet, PublicNames, REGISTERS};
 pub(crate) use mark::{KeyTable, Mark};
 pub(crate) use object::{Object, Objects, BLOCK_KEY_PREFIX, EMBED_CHAR};
 pub(crate) use op::{origins_at, AnchorOp, OpKind, OpRun, NO_CONTENT};
@@ -367,6 +367,20 @@ impl OpLog {
     #[inline]
     pub fn objects(&self) -> &Objects {
         &self.objects
+    }
+
+    /// The write of `key` in map `map` that wins (the greatest stamp)
+    /// among the map ops whose seq `counts` takes, if any. O(map ops).
+    pub fn winning_write(
+        &self,
+        map: MapIdx,
+        key: &str,
+        counts: impl Fn(Seq) -> bool,
+    ) -> Option<&MapSet> {
+        self.map_sets
+            .iter()
+            .filter(|m| m.map == map && &*m.key == key && counts(m.seq))
+            .max_by_key(|m| m.stamp())
     }
 
     /// Every map op, by arrival.
