@@ -181,6 +181,18 @@ pub fn sync(to: &mut Doc, from: &Doc) {
     to.import(&bytes).unwrap();
 }
 
+/// `a` and `b` get everything the other has: `b` imports from `a` first
+/// if `a_first`, else `a` from `b` first.
+pub fn exchange(a: &mut Doc, b: &mut Doc, a_first: bool) {
+    if a_first {
+        sync(b, a);
+        sync(a, b);
+    } else {
+        sync(a, b);
+        sync(b, a);
+    }
+}
+
 /// Everything `doc` can give a peer that has nothing: the whole history
 /// as an update, or for a shallow document (which has no whole history)
 /// its shallow snapshot.

@@ -51,8 +51,8 @@ pub use action::{
 };
 pub use converge::{drive, run_converge, Checks};
 pub use helpers::{
-    body, doc, full, map_contents, observe, replay, section, styled_doc, sync, varint, wrap,
-    Observed, Replica,
+    body, doc, exchange, full, map_contents, observe, replay, section, styled_doc, sync, varint,
+    wrap, Observed, Replica,
 };
 pub use import::{import_target, run_import};
 pub use mirror::Mirror;

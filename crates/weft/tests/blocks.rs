@@ -9,7 +9,7 @@
 )]
 
 use weft::{Attributes, Delta, Doc, Error, ExportMode, UndoManager, Unit, Value};
-use weft_testkit::{doc, full, sync};
+use weft_testkit::{doc, exchange, full, sync};
 use weft_testkit::{Action, Mirror, Random};
 
 fn delta(d: &Doc) -> Vec<Delta> {
@@ -32,14 +32,6 @@ fn titled(peer: u64) -> Doc {
     t.split_block(5, heading(1)).unwrap();
     d.commit();
     d
-}
-
-/// Both docs get what the other has.
-fn exchange(a: &mut Doc, b: &mut Doc) {
-    let from_a = a.clone();
-    sync(b, &from_a);
-    let from_b = b.clone();
-    sync(a, &from_b);
 }
 
 #[test]
@@ -146,7 +138,7 @@ fn typing_at_a_block_edge_is_independent_of_peer_order() {
         a.text("t").split_block(7, [("list", "bullet")]).unwrap();
         a.commit();
         b.commit();
-        exchange(&mut a, &mut b);
+        exchange(&mut a, &mut b, true);
         assert_eq!(delta(&a), delta(&b), "peers {pa}, {pb}");
         assert_eq!(
             delta(&a),
@@ -165,7 +157,7 @@ fn typing_at_a_block_edge_is_independent_of_peer_order() {
         b.text("t").split_block(2, heading(4)).unwrap();
         a.commit();
         b.commit();
-        exchange(&mut a, &mut b);
+        exchange(&mut a, &mut b, true);
         assert_eq!(delta(&a), delta(&b));
         assert_eq!(a.text("t").blocks().len(), 4);
     }
@@ -184,7 +176,7 @@ fn concurrent_updates_joins_and_retyping_of_one_block_converge() {
         b.text("t").update_block(5, [("align", "right")]).unwrap();
         a.commit();
         b.commit();
-        exchange(&mut a, &mut b);
+        exchange(&mut a, &mut b, true);
         assert_eq!(delta(&a), delta(&b));
         let winner = if pa > pb { 2 } else { 3 };
         assert_eq!(
@@ -203,7 +195,7 @@ fn concurrent_updates_joins_and_retyping_of_one_block_converge() {
         b.text("t").insert(7, "!").unwrap();
         a.commit();
         b.commit();
-        exchange(&mut a, &mut b);
+        exchange(&mut a, &mut b, true);
         assert_eq!(delta(&a), delta(&b));
         assert_eq!(
             delta(&a),
@@ -221,7 +213,7 @@ fn concurrent_updates_joins_and_retyping_of_one_block_converge() {
         b.text("t").split_block(10, heading(2)).unwrap();
         a.commit();
         b.commit();
-        exchange(&mut a, &mut b);
+        exchange(&mut a, &mut b, true);
         assert_eq!(delta(&a), delta(&b));
         assert_eq!(
             delta(&a),
@@ -234,7 +226,7 @@ fn concurrent_updates_joins_and_retyping_of_one_block_converge() {
         // Both join the same block: one marker deleted twice.
         a.text("t").join_block(9).unwrap();
         b.text("t").join_block(9).unwrap();
-        exchange(&mut a, &mut b);
+        exchange(&mut a, &mut b, true);
         assert_eq!(delta(&a), vec![Delta::insert("Ti--tle!body")]);
         assert_eq!(delta(&a), delta(&b));
     }

@@ -8,22 +8,11 @@
 use std::sync::{Arc, Mutex};
 
 use weft::{Delta, Doc, ExportMode, OpId, Unit};
-use weft_testkit::{doc, full, sync};
+use weft_testkit::{doc, exchange, full, sync};
 
 /// The id of the next op `d` makes (its peer's next counter).
 fn next_id(d: &Doc) -> OpId {
     OpId::new(d.peer_id(), d.version().get(d.peer_id()))
-}
-
-/// `a` and `b` exchange everything, in the order `a_first` says.
-fn exchange(a: &mut Doc, b: &mut Doc, a_first: bool) {
-    if a_first {
-        sync(b, a);
-        sync(a, b);
-    } else {
-        sync(a, b);
-        sync(b, a);
-    }
 }
 
 /// Checks that `a` and `b` hold the same history and texts, and that a

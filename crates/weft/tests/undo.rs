@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use weft::{CommitOptions, Delta, Doc, ExportMode, Side, UndoManager, VersionVector};
-use weft_testkit::{doc, sync, Rng};
+use weft_testkit::{doc, exchange, sync, Rng};
 
 fn text(d: &mut Doc) -> String {
     d.text("t").to_string()
@@ -363,17 +363,6 @@ fn both_orders(scenario: impl Fn(&mut Doc, &mut Doc, bool) -> Vec<Delta>, want: 
             a.assert_invariants();
             b.assert_invariants();
         }
-    }
-}
-
-/// Exchanges everything between `a` and `b`, `a`'s side first or not.
-fn exchange(a: &mut Doc, b: &mut Doc, a_first: bool) {
-    if a_first {
-        sync(b, a);
-        sync(a, b);
-    } else {
-        sync(a, b);
-        sync(b, a);
     }
 }
 
