@@ -240,50 +240,13 @@ impl Resolver<'_> {
         (text, before): (TextIdx, Seq),
         out: &mut Vec<Range<Seq>>,
     ) -> Result<()> {
-        out.clear();
-        let mut counter = id.counter;
-        let end = id.counter.checked_add(n).ok_or(Error::UnknownId(id))?;
-        while counter < end {
-            let here = OpId::new(id.peer, counter);
-            // The latest planned change first (most deletes remove what
-            // was just typed), then the log, then earlier changes: the
-            // log and the plan hold different ops.
-            let latest = self.latest(here);
-            let in_log = match latest {
-                Some(_) => None,
-                None => self.log.id_to_seq(here),
-            };
-            let (seqs, ok) = if let Some(seq) = in_log {
-                let change = self
-                    .log
-                    .changes()
-                    .get(self.log.change_index(seq))
-                    .ok_or(Error::UnknownId(here))?;
-                let k = (end - counter).min(change.counter_end() - counter);
-                let seqs = seq..seq + k;
-                (seqs.clone(), check::targets(self.log, seqs, text, before))
-            } else if let Some((start, stop, seq0)) = latest.or_else(|| self.planned_earlier(here))
-            {
-                let k = (end - counter).min(stop - counter);
-                let seq = seq0 + (counter - start);
-                let seqs = seq..seq + k;
-                (
-                    seqs.clone(),
-                    check::targets(&PlannedSoFar(self), seqs, text, before),
-                )
+        self.resolve(id, n, out, |seqs, planned| {
+            Ok(if planned {
+                check::targets(&PlannedSoFar(self), seqs, text, before)
             } else {
-                return Err(Error::UnknownId(here));
-            };
-            if !ok {
-                return Err(Error::UnknownId(here));
-            }
-            counter += seqs.end - seqs.start;
-            match out.last_mut() {
-                Some(last) if last.end == seqs.start => last.end = seqs.end,
-                _ => out.push(seqs),
-            }
-        }
-        Ok(())
+                check::targets(self.log, seqs, text, before)
+            })
+        })
     }
 
     /// Resolves ops `id.counter..id.counter + n` of `id.peer`, which
@@ -298,52 +261,69 @@ impl Resolver<'_> {
         (text, before, peer): (TextIdx, Seq, PeerId),
         out: &mut Planned,
     ) -> Result<()> {
-        out.pieces.clear();
+        let planned_ops = &out.ops;
+        self.resolve(id, n, &mut out.pieces, |seqs, planned| {
+            let peers = (id.peer, peer);
+            if planned {
+                let runs = check::Runs(planned_ops);
+                Ok(check::cancel_targets(&runs, seqs, (text, before), peers))
+            } else if seqs.start < self.log.trimmed_end() {
+                // A shallow document's root ops are stand-ins.
+                Err(Error::TrimmedHistory)
+            } else {
+                Ok(check::cancel_targets(self.log, seqs, (text, before), peers))
+            }
+        })
+    }
+
+    /// Resolves ops `id.counter..id.counter + n` of `id.peer` to
+    /// ascending seq ranges in `out` (cleared first), one piece per change
+    /// they fall in, each of which `ok(seqs, planned)` must take (planned:
+    /// an op of this update, else of the log).
+    #[inline(always)]
+    fn resolve(
+        &self,
+        id: OpId,
+        n: u32,
+        out: &mut Vec<Range<Seq>>,
+        mut ok: impl FnMut(Range<Seq>, bool) -> Result<bool>,
+    ) -> Result<()> {
+        out.clear();
         let mut counter = id.counter;
         let end = id.counter.checked_add(n).ok_or(Error::UnknownId(id))?;
         while counter < end {
             let here = OpId::new(id.peer, counter);
-            let (seqs, ok) = if let Some((start, stop, seq0)) = self.planned(here) {
-                let k = (end - counter).min(stop - counter);
-                let seq = seq0 + (counter - start);
-                let seqs = seq..seq + k;
-                let planned = check::Runs(&out.ops);
-                let ok = check::cancel_targets(
-                    &planned,
-                    seqs.clone(),
-                    (text, before),
-                    (here.peer, peer),
-                );
-                (seqs, ok)
-            } else if let Some(seq) = self.log.id_to_seq(here) {
-                // A shallow document's root ops are stand-ins.
-                if seq < self.log.trimmed_end() {
-                    return Err(Error::TrimmedHistory);
-                }
+            // The latest planned change first (most deletes remove what
+            // was just typed), then the log, then earlier changes: the
+            // log and the plan hold different ops.
+            let latest = self.latest(here);
+            let in_log = match latest {
+                Some(_) => None,
+                None => self.log.id_to_seq(here),
+            };
+            let (seqs, planned) = if let Some(seq) = in_log {
                 let change = self
                     .log
                     .changes()
                     .get(self.log.change_index(seq))
                     .ok_or(Error::UnknownId(here))?;
                 let k = (end - counter).min(change.counter_end() - counter);
-                let seqs = seq..seq + k;
-                let ok = check::cancel_targets(
-                    self.log,
-                    seqs.clone(),
-                    (text, before),
-                    (here.peer, peer),
-                );
-                (seqs, ok)
+                (seq..seq + k, false)
+            } else if let Some((start, stop, seq0)) = latest.or_else(|| self.planned_earlier(here))
+            {
+                let k = (end - counter).min(stop - counter);
+                let seq = seq0 + (counter - start);
+                (seq..seq + k, true)
             } else {
                 return Err(Error::UnknownId(here));
             };
-            if !ok {
+            if !ok(seqs.clone(), planned)? {
                 return Err(Error::UnknownId(here));
             }
             counter += seqs.end - seqs.start;
-            match out.pieces.last_mut() {
+            match out.last_mut() {
                 Some(last) if last.end == seqs.start => last.end = seqs.end,
-                _ => out.pieces.push(seqs),
+                _ => out.push(seqs),
             }
         }
         Ok(())
