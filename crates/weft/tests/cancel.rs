@@ -300,3 +300,26 @@ fn events_follow_cancels() {
     drop(subs);
     let _ = Unit::Char;
 }
+
+/// `Doc::revert_ops` refuses counters this peer has not made and a
+/// checked-out document; nothing changes then.
+#[test]
+fn revert_ops_refuses_unknown_ops_and_detached_documents() {
+    let mut a = doc(1);
+    a.text("t").insert(0, "abc").unwrap();
+    a.commit();
+    let v = a.frontiers();
+    let version = a.version();
+    assert_eq!(
+        a.revert_ops(&[2..9]),
+        Err(weft::Error::UnknownOp(OpId::new(1, 3)))
+    );
+    assert_eq!(a.version(), version);
+    assert_eq!(plain(&mut a), "abc");
+    a.checkout(&v).unwrap();
+    assert_eq!(a.revert_ops(&[0..3]), Err(weft::Error::Detached));
+    a.checkout_to_latest().unwrap();
+    a.revert_ops(&[0..3]).unwrap();
+    assert_eq!(plain(&mut a), "");
+    a.assert_invariants();
+}

@@ -386,3 +386,63 @@ fn an_update_naming_billions_of_ops_stays_small() {
     copy.load().unwrap();
     assert_eq!(copy.text("t").to_string(), "x");
 }
+
+/// Forged cancel runs (update format 5, sub-kind 1) are refused whole:
+/// a cancel of an insert, of an op the update does not hold, an empty
+/// run, and a cancel in a format version before cancels.
+#[test]
+fn forged_cancels_are_rejected() {
+    let doc = target();
+    let before = state(&doc);
+    let mut a = Doc::new();
+    a.set_peer_id(7).unwrap();
+    a.text("t").insert(0, "ab").unwrap(); // ops 0, 1
+    a.text("t").delete(1, 1).unwrap(); // op 2
+    a.cancel(weft::OpId::new(7, 2), 1).unwrap(); // op 3
+    let good = full(&a);
+    assert_eq!(good[4], 5, "cancels are format version 5");
+    // The cancel run: escape, sub-kind 1, length 1, text 0, target
+    // relative to its own id 3@7 (same peer, 1 back: zigzag 2, so 5).
+    let at = good
+        .windows(6)
+        .position(|w| w == [0x06, 0x00, 0x01, 0x01, 0x00, 0x05])
+        .expect("the cancel run is in the update");
+    let forged = |patch: &dyn Fn(&mut Vec<u8>)| {
+        let mut bytes = good.clone();
+        patch(&mut bytes);
+        let sum = xxh3_64(&bytes[16..]);
+        bytes[8..16].copy_from_slice(&sum.to_le_bytes());
+        bytes
+    };
+    // Its target made the insert 0@7 (3 back: zigzag 6, so 13).
+    let insert = forged(&|b| b[at + 5] = 13);
+    assert_eq!(
+        import_checked(&doc, &before, &insert),
+        Err(Error::UnknownId(weft::OpId::new(7, 0)))
+    );
+    // Its target is itself (0 back).
+    let itself = forged(&|b| b[at + 5] = 1);
+    assert!(import_checked(&doc, &before, &itself).is_err());
+    // An empty run.
+    let empty = forged(&|b| b[at + 3] = 0);
+    assert!(matches!(
+        import_checked(&doc, &before, &empty),
+        Err(Error::Malformed {
+            what: "op length",
+            ..
+        })
+    ));
+    // Sub-kind 1 in a version 4 update.
+    let old = forged(&|b| b[4] = 4);
+    assert!(matches!(
+        import_checked(&doc, &before, &old),
+        Err(Error::Malformed {
+            what: "op kind",
+            ..
+        })
+    ));
+    // The unforged update imports.
+    let mut copy = doc.clone();
+    copy.import(&good).unwrap();
+    assert_eq!(copy.text("t").to_string(), "ab");
+}
