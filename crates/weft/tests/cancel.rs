@@ -311,15 +311,18 @@ fn revert_ops_refuses_unknown_ops_and_detached_documents() {
     let v = a.frontiers();
     let version = a.version();
     assert_eq!(
-        a.revert_ops(&[2..9]),
+        a.revert_ops(std::slice::from_ref(&(2..9))),
         Err(weft::Error::UnknownOp(OpId::new(1, 3)))
     );
     assert_eq!(a.version(), version);
     assert_eq!(plain(&mut a), "abc");
     a.checkout(&v).unwrap();
-    assert_eq!(a.revert_ops(&[0..3]), Err(weft::Error::Detached));
+    assert_eq!(
+        a.revert_ops(std::slice::from_ref(&(0..3))),
+        Err(weft::Error::Detached)
+    );
     a.checkout_to_latest().unwrap();
-    a.revert_ops(&[0..3]).unwrap();
+    a.revert_ops(std::slice::from_ref(&(0..3))).unwrap();
     assert_eq!(plain(&mut a), "");
     a.assert_invariants();
 }
