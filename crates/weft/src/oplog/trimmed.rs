@@ -299,6 +299,7 @@ impl OpLog {
                 loaded_end: end,
             })),
             cancels: Default::default(),
+            deleters: None,
         };
         // The cancels in force at the root.
         log.recount_cancels().ok()?;
