@@ -326,3 +326,52 @@ fn revert_ops_refuses_unknown_ops_and_detached_documents() {
     assert_eq!(plain(&mut a), "");
     a.assert_invariants();
 }
+
+/// An undo manager attached to a lazily opened snapshot, before its
+/// history loads: undoing a delete still finds another peer's delete of
+/// the same char in the history loaded later (the index of deletes
+/// starts again when the runs move under it).
+#[test]
+fn undo_after_a_lazy_snapshot_loads_still_sees_other_deletes() {
+    let text: String = (0..3_000)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    let mut a = doc(1);
+    let mut undo_a = weft::UndoManager::new(&mut a);
+    a.text("t").insert(0, &text).unwrap();
+    a.commit();
+    // A deletes char 2,500 and undoes it: it shows, its delete is in the
+    // history.
+    a.text("t").delete(2_500, 1).unwrap();
+    a.commit();
+    undo_a.undo(&mut a).unwrap();
+    assert_eq!(plain(&mut a), text);
+    let mut c = doc(3);
+    c.import(&a.export(ExportMode::Snapshot).unwrap()).unwrap();
+    // C deletes 20 chars far from it, one commit each, while its history
+    // is not loaded (the first edit loads all but the history's op runs);
+    // then the manager comes, and C deletes char 2,500 too.
+    for k in 0..20 {
+        c.text("t").delete(k, 1).unwrap();
+        c.commit();
+    }
+    let mut undo_c = weft::UndoManager::new(&mut c);
+    c.text("t").delete(2_480, 1).unwrap();
+    c.commit();
+    let mut want: String = text
+        .chars()
+        .enumerate()
+        .filter(|&(i, _)| !(i < 40 && i % 2 == 0) && i != 2_500)
+        .map(|(_, ch)| ch)
+        .collect();
+    assert_eq!(plain(&mut c), want);
+    // A redoes: its delete is in force again.
+    undo_a.redo(&mut a).unwrap();
+    c.import(&full(&a)).unwrap();
+    undo_c.undo(&mut c).unwrap();
+    assert!(plain(&mut c) == want, "A's delete holds");
+    exchange(&mut a, &mut c, true);
+    want = plain(&mut a);
+    assert_eq!(plain(&mut c), want);
+    converged(&mut a, &mut c);
+}
