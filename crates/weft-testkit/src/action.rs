@@ -214,6 +214,17 @@ pub enum Action {
         /// The map instead of the text.
         map: bool,
     },
+    /// Peer `peer`'s undo manager undoes its last step (an exact undo:
+    /// cancels and deletes by id, map values written back).
+    Undo {
+        /// Which peer.
+        peer: u8,
+    },
+    /// Peer `peer`'s undo manager redoes its last undone step.
+    Redo {
+        /// Which peer.
+        peer: u8,
+    },
 }
 
 /// The block attributes an [`Action::Block`] with `op` writes: one of two

@@ -44,6 +44,7 @@ mod rng;
 mod small;
 mod text_vs_string;
 mod time_travel;
+mod undo;
 
 pub use action::{
     block_attrs, config, from_bytes, random_actions, Action, Payload, PosUnit, KEYS, MAP_KEYS,
@@ -56,7 +57,7 @@ pub use helpers::{
 };
 pub use import::{import_target, run_import};
 pub use mirror::Mirror;
-pub use model::{expand_of, RefDoc};
+pub use model::{expand_of, MapsBack, RefDoc};
 pub use random::{history_actions, random_actions_where, Random, Stats};
 pub use rng::Rng;
 pub use small::run_small_decode;

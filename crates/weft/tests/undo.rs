@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use weft::{CommitOptions, Delta, Doc, ExportMode, Side, UndoManager, VersionVector};
-use weft_testkit::{doc, exchange, sync, Rng};
+use weft_testkit::{doc, exchange, sync, Action, Random, Rng};
 
 fn text(d: &mut Doc) -> String {
     d.text("t").to_string()
@@ -528,4 +528,50 @@ fn an_undo_that_changes_nothing_visible_still_has_its_redo() {
     // " two" is back only in A's undo: B's delete still holds.
     assert_eq!(a.text("t").to_string(), "one");
     assert_eq!(undo.redo_count(), 0);
+}
+
+/// Undo managers of every peer undo and redo their steps (text, marks,
+/// maps) while updates arrive stale, duplicated, out of order and as
+/// snapshots into live documents: every replica equals the reference
+/// model, cancels included, whenever what it holds changes.
+#[test]
+fn every_peer_undoing_and_redoing_matches_the_reference_model() {
+    // Reimports and forks become undos and redos (more of them).
+    fn undoable(a: &mut Action) -> bool {
+        match *a {
+            Action::Delete { ref mut len, .. } => {
+                *len %= 4;
+                true
+            }
+            Action::Reimport { peer } => {
+                *a = Action::Undo { peer };
+                true
+            }
+            Action::Fork { from, .. } => {
+                *a = Action::Redo { peer: from };
+                true
+            }
+            Action::Block { .. } | Action::Embed { .. } | Action::Corrupt { .. } => false,
+            _ => true,
+        }
+    }
+    let stats = Random {
+        seeds: 20,
+        keep: undoable,
+        ..Random::new(150)
+    }
+    .run(0);
+    assert!(stats.undos > 200, "{stats:?}");
+}
+
+/// The same with every kind of action: embeds, blocks and their
+/// attributes, container deletes, damaged bytes, forks.
+#[test]
+fn undo_and_redo_among_every_action_match_the_reference_model() {
+    let stats = Random {
+        seeds: 10,
+        ..Random::new(200)
+    }
+    .run(100);
+    assert!(stats.undos > 30, "{stats:?}");
 }
