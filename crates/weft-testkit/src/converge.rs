@@ -134,16 +134,16 @@ const RECORDED_CAP: usize = 24;
 /// Most cursors followed at once.
 const CURSOR_CAP: usize = 6;
 
-struct Driver {
-    docs: Vec<Doc>,
-    models: Vec<RefDoc>,
+pub(crate) struct Driver {
+    pub(crate) docs: Vec<Doc>,
+    pub(crate) models: Vec<RefDoc>,
     /// Per replica, how far into the pool's log its model caught up.
     caught: Vec<usize>,
     mirrors: Vec<Mirror>,
     /// Per replica, its undo manager and the model of its stacks.
-    undoers: Vec<Undoer>,
+    pub(crate) undoers: Vec<Undoer>,
     /// Every op any peer made, in the order they were made.
-    pool: RefDoc,
+    pub(crate) pool: RefDoc,
     net: Network,
     checks: Checks,
     rng: Rng,
@@ -156,12 +156,12 @@ struct Driver {
     /// Per replica, the version a shallow one was trimmed at.
     roots: Vec<Option<VersionVector>>,
     next_peer: u64,
-    step: usize,
+    pub(crate) step: usize,
     stats: std::cell::Cell<Stats>,
 }
 
 impl Driver {
-    fn new(n: usize, checks: Checks, seed: u64) -> Driver {
+    pub(crate) fn new(n: usize, checks: Checks, seed: u64) -> Driver {
         let mut docs: Vec<Doc> = (1..=n as u64).map(new_doc).collect();
         let mirrors = docs.iter_mut().map(Mirror::attach).collect();
         let models: Vec<RefDoc> = (1..=n as u64).map(RefDoc::new).collect();
@@ -194,7 +194,7 @@ impl Driver {
         self.docs.len()
     }
 
-    fn act(&mut self, action: &Action) {
+    pub(crate) fn act(&mut self, action: &Action) {
         if self.checks.cursors && self.rng.chance(10) {
             self.new_cursor();
         }
@@ -208,7 +208,7 @@ impl Driver {
 
     /// Each replica's own ops committed since the last call become a step
     /// of its model undo stack (see [`Undoer::note`]).
-    fn note_commits(&mut self) {
+    pub(crate) fn note_commits(&mut self) {
         if !self.checks.model {
             return;
         }
@@ -219,7 +219,7 @@ impl Driver {
 
     /// Peer `i`'s undo manager undoes (`undo`) or redoes its last step,
     /// checked against the model of its stacks.
-    fn undo(&mut self, i: usize, undo: bool, action: &Action) {
+    pub(crate) fn undo(&mut self, i: usize, undo: bool, action: &dyn std::fmt::Debug) {
         self.attach(i);
         self.docs[i].commit();
         self.note_commits();
@@ -644,7 +644,7 @@ impl Driver {
     }
 
     /// What is still in flight arrives, and everyone gets everything.
-    fn deliver_everything(&mut self) {
+    pub(crate) fn deliver_everything(&mut self) {
         for (to, bytes) in std::mem::take(&mut self.net.waiting) {
             deliver(&mut self.docs, to, &bytes);
         }
@@ -660,7 +660,7 @@ impl Driver {
 
     /// What is still in flight arrives, then everyone syncs; all must
     /// agree, with the model too.
-    fn finish(mut self) -> Stats {
+    pub(crate) fn finish(mut self) -> Stats {
         self.deliver_everything();
         let roots = std::mem::take(&mut self.roots);
         let (first, rest) = self.docs.split_first_mut().expect("at least two peers");
@@ -767,7 +767,7 @@ impl Driver {
         self.stats.get()
     }
 
-    fn count(&self, f: impl FnOnce(&mut Stats)) {
+    pub(crate) fn count(&self, f: impl FnOnce(&mut Stats)) {
         let mut s = self.stats.get();
         f(&mut s);
         self.stats.set(s);

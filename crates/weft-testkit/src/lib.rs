@@ -62,3 +62,4 @@ pub use random::{history_actions, random_actions_where, Random, Stats};
 pub use rng::Rng;
 pub use small::run_small_decode;
 pub use text_vs_string::run_text_vs_string;
+pub use undo::undo_all;

@@ -4,14 +4,16 @@
 //! reference model by [`RefDoc::revert_ops`] plus the map write-back
 //! the manager documents.
 
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use weft::{Doc, Subscription, UndoManager};
+use weft::{Delta, Doc, Subscription, UndoManager, Value};
 
+use crate::converge::{Checks, Driver};
 use crate::model::MapsBack;
-use crate::RefDoc;
+use crate::{Action, RefDoc, Stats};
 
 /// Most steps a manager keeps (its default).
 const MAX_STEPS: usize = 100;
@@ -129,12 +131,12 @@ impl Undoer {
     }
 
     /// The number of steps the model can undo.
-    pub(crate) fn undo_count(&self) -> usize {
+    fn undo_count(&self) -> usize {
         self.undo.len()
     }
 
     /// The number of steps the model can redo.
-    pub(crate) fn redo_count(&self) -> usize {
+    fn redo_count(&self) -> usize {
         self.redo.len()
     }
 }
@@ -171,4 +173,115 @@ fn revert(model: &mut RefDoc, step: &ModelStep) -> ModelStep {
         },
         maps: back,
     }
+}
+
+/// The undo-all property: `peers` replicas run `actions` (with every
+/// delivery of [`crate::drive`], the model checked throughout; undo and
+/// redo actions of replica 0 are dropped, the others' are made), then
+/// everything is delivered; replica 0 (peer P) undoes every one of its
+/// steps with its [`UndoManager`], everything is delivered again, then
+/// it redoes them all and everything is delivered once more.
+///
+/// After the undos every replica must show exactly the document the
+/// other peers' ops make alone, defined on the reference model as:
+/// - text and marks: the pool of every op replayed with every op of P
+///   counting as never made ([`RefDoc::with_ghost`]): P's chars are
+///   hidden but keep their places, so that the others' ops, which may
+///   name them (text typed inside P's text, a mark glued to P's char),
+///   land where they did; P's deletes, marks and cancels do nothing;
+/// - maps: a key P never wrote, or whose latest write (before the undos)
+///   is another peer's, shows the greatest write of the other peers; a
+///   key P wrote last shows what P saw before its first write of it (the
+///   manager writes values back; when no write of another peer was
+///   concurrent with P's, that is the other peers' writes alone too).
+///
+/// After the redos every replica must show exactly what replica 0
+/// showed before the undos. Then the run ends as [`crate::drive`] does
+/// (all agree, with the model and their event mirrors).
+///
+/// # Panics
+///
+/// When any of that does not hold.
+pub fn undo_all(peers: usize, actions: &[Action], seed: u64) -> Stats {
+    let checks = Checks {
+        model: true,
+        cursors: false,
+        checkouts: false,
+        versions: false,
+        shallow: false,
+    };
+    let mut d = Driver::new(peers, checks, seed);
+    for (step, action) in actions.iter().enumerate() {
+        d.step = step;
+        let mine = matches!(
+            *action,
+            Action::Undo { peer } | Action::Redo { peer } if usize::from(peer) % peers == 0
+        );
+        if !mine {
+            d.act(action);
+        }
+    }
+    d.count(|s| s.actions += actions.len());
+    d.deliver_everything();
+    d.note_commits();
+    let before = shown(&mut d.docs[0]);
+    let p = d.docs[0].peer_id();
+    let winners = d.pool.map_winners();
+    let firsts = d.pool.first_befores(p);
+    let steps = d.undoers[0].undo_count();
+    assert!(steps < MAX_STEPS, "every step of P is kept");
+    while d.undoers[0].undo_count() > 0 {
+        d.undo(0, true, &"undo all");
+    }
+    assert!(!d.undoers[0].manager.can_undo(), "the manager undid all");
+    d.deliver_everything();
+    let mut ghost = RefDoc::with_ghost(p);
+    ghost.merge_from(&d.pool);
+    let mut maps: BTreeMap<String, BTreeMap<String, Value>> = ghost
+        .map_contents()
+        .into_iter()
+        .map(|(name, entries)| (name, entries.into_iter().collect()))
+        .collect();
+    for ((name, key), writer) in winners {
+        if writer != p {
+            continue;
+        }
+        let value = firsts
+            .get(&(name.clone(), key.clone()))
+            .expect("P wrote the key")
+            .clone();
+        let map = maps.entry(name).or_default();
+        match value {
+            Some(v) => map.insert(key, v),
+            None => map.remove(&key),
+        };
+    }
+    maps.retain(|_, m| !m.is_empty());
+    let alone = (ghost.to_delta(), maps);
+    for (k, doc) in d.docs.iter_mut().enumerate() {
+        assert_eq!(
+            shown(doc),
+            alone,
+            "replica {k} after P undid its {steps} steps vs the others' ops alone"
+        );
+    }
+    while d.undoers[0].redo_count() > 0 {
+        d.undo(0, false, &"redo all");
+    }
+    assert!(!d.undoers[0].manager.can_redo(), "the manager redid all");
+    d.deliver_everything();
+    for (k, doc) in d.docs.iter_mut().enumerate() {
+        assert_eq!(shown(doc), before, "replica {k} after P redid its steps");
+    }
+    d.finish()
+}
+
+/// What `doc` shows: text "t" as a delta, and its maps.
+fn shown(doc: &mut Doc) -> (Vec<Delta>, BTreeMap<String, BTreeMap<String, Value>>) {
+    let delta = doc.get_text("t").map_or_else(Vec::new, |t| t.to_delta());
+    let maps = crate::map_contents(doc)
+        .into_iter()
+        .map(|(name, entries)| (name, entries.into_iter().collect()))
+        .collect();
+    (delta, maps)
 }

@@ -209,4 +209,37 @@ impl RefDoc {
             .and_then(|m| m.get(key))
             .and_then(|e| e.2.clone())
     }
+
+    /// Per (map, key) of the maps shown, the peer whose write wins.
+    pub fn map_winners(&self) -> BTreeMap<(String, String), u64> {
+        let mut out = BTreeMap::new();
+        for (raw, m) in &self.maps {
+            for (key, e) in m {
+                out.insert((public(raw).to_owned(), key.clone()), e.1);
+            }
+        }
+        out
+    }
+
+    /// Per (map, key) peer `peer` wrote locally, the value the key had
+    /// before its first write of it.
+    pub fn first_befores(&self, peer: u64) -> BTreeMap<(String, String), Option<Value>> {
+        let mut out = BTreeMap::new();
+        for (op, _) in &self.log {
+            if let RefOp::MapSet {
+                id,
+                map,
+                key,
+                before: Some(before),
+                ..
+            } = op
+            {
+                if id.0 == peer {
+                    out.entry((public(map).to_owned(), key.clone()))
+                        .or_insert_with(|| before.clone());
+                }
+            }
+        }
+        out
+    }
 }
