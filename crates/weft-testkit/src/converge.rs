@@ -1,10 +1,11 @@
 //! The one random multi-peer driver ([`run_converge`] for the fuzz
 //! target, [`Random`] for seeded tests). Peers edit, mark, write maps,
-//! embeds and blocks, delete containers, and sync through updates and
-//! snapshots, sent directly or through a network that reorders, delays,
-//! duplicates and re-sends; every replica is compared with the reference
-//! model whenever what it holds changes, and at the end they must all
-//! agree.
+//! embeds and blocks, delete containers, undo and redo (each replica's
+//! `UndoManager` against a model of its stacks, `crate::undo`), and sync
+//! through updates and snapshots, sent directly or through a network
+//! that reorders, delays, duplicates and re-sends; every replica is
+//! compared with the reference model whenever what it holds changes, and
+//! at the end they must all agree.
 //!
 //! The model of a replica is kept as every network keeps it: one pool
 //! ([`RefDoc`]) logs every op any peer ever made, in the order they were
@@ -625,9 +626,11 @@ impl Driver {
             self.settle(self.n() - 1, &"a shallow copy joins");
         }
         // Edits and syncs only: no export from below the root (and no
-        // SyncAll: among five, the end does that).
+        // SyncAll: among five, the end does that), and no undo or redo
+        // while SHALLOW_REFUSES_CANCELS.
         let tail = random_actions_where(self.rng.next_u64(), 40, |a: &mut Action| {
-            !matches!(
+            let undo = matches!(a, Action::Undo { .. } | Action::Redo { .. });
+            let left_out = matches!(
                 a,
                 Action::Send { .. }
                     | Action::Deliver { .. }
@@ -635,8 +638,8 @@ impl Driver {
                     | Action::Fork { .. }
                     | Action::SyncSnapshot { .. }
                     | Action::SyncAll
-            ) && !(SHALLOW_REFUSES_CANCELS
-                && matches!(a, Action::Undo { .. } | Action::Redo { .. }))
+            );
+            !(left_out || SHALLOW_REFUSES_CANCELS && undo)
         });
         for action in &tail {
             self.act(action);

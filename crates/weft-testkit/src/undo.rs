@@ -74,7 +74,7 @@ impl Undoer {
         self.redo.clear();
         self.undo.push(ModelStep {
             maps: model.step_maps(ops.clone()),
-            ops: vec![ops],
+            ops: std::iter::once(ops).collect(),
         });
         if self.undo.len() > MAX_STEPS {
             self.undo.remove(0);
@@ -167,7 +167,7 @@ fn revert(model: &mut RefDoc, step: &ModelStep) -> ModelStep {
     let end = model.own_next();
     ModelStep {
         ops: if end > first {
-            vec![first..end]
+            std::iter::once(first..end).collect()
         } else {
             Vec::new()
         },

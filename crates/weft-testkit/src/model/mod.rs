@@ -195,6 +195,10 @@ impl<'a> Styles<'a> {
     }
 }
 
+/// A block attribute write: (Lamport, peer, key, value, id of the
+/// write's first op, the mark start a cancel names).
+type BlockWrite = (u32, u64, String, Value, Id);
+
 /// A map of the reference model: key -> (Lamport, peer, value) of the
 /// greatest write.
 type RefMap = BTreeMap<String, (u32, u64, Option<Value>)>;
@@ -225,9 +229,8 @@ pub struct RefDoc {
     /// Largest Lamport timestamp known, plus one.
     next_lamport: u32,
     maps: BTreeMap<String, RefMap>,
-    /// Per block marker, its attribute writes: (Lamport, peer, key,
-    /// value, id of the write's first op).
-    block_sets: HashMap<Id, Vec<(u32, u64, String, Value, Id)>>,
+    /// Per block marker, its attribute writes.
+    block_sets: HashMap<Id, Vec<BlockWrite>>,
     /// Marks whose end anchor arrived (a start without its end styles
     /// nothing).
     ended: HashSet<Id>,
