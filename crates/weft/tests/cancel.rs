@@ -363,3 +363,35 @@ fn a_cancelled_delete_shows_its_char_in_a_document_loaded_from_a_snapshot() {
         b.assert_invariants();
     }
 }
+
+/// One run of cancels may flip a delete off and back on several times
+/// along its chains (a redo that cancels both a cancel of a delete and a
+/// cancel of the cancel that cancelled that delete): the char must show
+/// as the final counts say, not as the last flip seen. (Found by the
+/// random driver: the char stayed deleted after the redo.)
+#[test]
+fn a_delete_flipped_twice_in_one_run_shows_its_final_state() {
+    let mut a = doc(2);
+    a.text("t").insert(0, "bc").unwrap(); // ops 0, 1
+    a.text("t").delete(1, 1).unwrap(); // op 2 deletes "c"
+    a.revert_ops(&[2..3]).unwrap(); // op 3 cancels op 2
+    a.commit();
+    assert_eq!(a.text("t").to_string(), "bc");
+    // Undo all: ops 4, 5 delete "b", "c"; 6 cancels 2; 7 cancels 3.
+    a.revert_ops(&[0..4]).unwrap();
+    a.commit();
+    assert_eq!(a.text("t").to_string(), "");
+    // Redo all: 8, 9 cancel the deletes 4, 5; 10 cancels 6 (2 back in
+    // force), 11 cancels 7 (3 back in force: 2 cancelled again).
+    let mut b = doc(1);
+    sync(&mut b, &a);
+    a.revert_ops(&[4..8]).unwrap();
+    a.commit();
+    assert_eq!(a.text("t").to_string(), "bc");
+    a.assert_invariants();
+    sync(&mut b, &a);
+    assert_eq!(b.text("t").to_string(), "bc", "remote");
+    let mut c = Doc::new();
+    c.import(&full(&a)).unwrap();
+    assert_eq!(c.text("t").to_string(), "bc", "whole history");
+}
