@@ -374,18 +374,18 @@ fn a_delete_flipped_twice_in_one_run_shows_its_final_state() {
     let mut a = doc(2);
     a.text("t").insert(0, "bc").unwrap(); // ops 0, 1
     a.text("t").delete(1, 1).unwrap(); // op 2 deletes "c"
-    a.revert_ops(&[2..3]).unwrap(); // op 3 cancels op 2
+    a.revert_ops(std::slice::from_ref(&(2..3))).unwrap(); // op 3 cancels op 2
     a.commit();
     assert_eq!(a.text("t").to_string(), "bc");
     // Undo all: ops 4, 5 delete "b", "c"; 6 cancels 2; 7 cancels 3.
-    a.revert_ops(&[0..4]).unwrap();
+    a.revert_ops(std::slice::from_ref(&(0..4))).unwrap();
     a.commit();
     assert_eq!(a.text("t").to_string(), "");
     // Redo all: 8, 9 cancel the deletes 4, 5; 10 cancels 6 (2 back in
     // force), 11 cancels 7 (3 back in force: 2 cancelled again).
     let mut b = doc(1);
     sync(&mut b, &a);
-    a.revert_ops(&[4..8]).unwrap();
+    a.revert_ops(std::slice::from_ref(&(4..8))).unwrap();
     a.commit();
     assert_eq!(a.text("t").to_string(), "bc");
     a.assert_invariants();
