@@ -225,6 +225,17 @@ pub enum Action {
         /// Which peer.
         peer: u8,
     },
+    /// Peer `peer` reverts its own ops `from..from + len` (counters,
+    /// reduced to those it made) with `Doc::revert_ops`, wherever they
+    /// fall: inside insert runs, a mark's start without its end.
+    Revert {
+        /// Which peer.
+        peer: u8,
+        /// First counter (modulo the peer's ops).
+        from: u16,
+        /// Number of ops (`1 + len % 8`, clamped).
+        len: u8,
+    },
 }
 
 /// The block attributes an [`Action::Block`] with `op` writes: one of two

@@ -236,6 +236,31 @@ impl Driver {
         self.record(i);
     }
 
+    /// Peer `i` reverts some of its own ops (see [`Action::Revert`]) on
+    /// the document and on the model.
+    fn revert(&mut self, i: usize, from: u16, len: u8, action: &Action) {
+        self.attach(i);
+        let made = self.docs[i].version().get(self.docs[i].peer_id());
+        if made == 0 {
+            return;
+        }
+        let start = u32::from(from) % made;
+        let ops = start..made.min(start + 1 + u32::from(len % 8));
+        if self.checks.model && self.models[i].ambiguous_in(ops.clone()) {
+            return;
+        }
+        self.docs[i]
+            .revert_ops(std::slice::from_ref(&ops))
+            .expect("a peer reverts ops it made");
+        if self.checks.model {
+            let at = self.models[i].log_len();
+            self.models[i].revert_ops(std::slice::from_ref(&ops));
+            self.pool.merge_since(&self.models[i], at);
+        }
+        self.count(|s| s.undos += 1);
+        self.compare(i, action);
+    }
+
     /// Runs one action.
     fn act_on(&mut self, action: &Action) {
         let n = self.n();
@@ -292,6 +317,7 @@ impl Driver {
             }
             Action::Undo { peer } => self.undo(peer as usize % n, true, action),
             Action::Redo { peer } => self.undo(peer as usize % n, false, action),
+            Action::Revert { peer, from, len } => self.revert(peer as usize % n, from, len, action),
             Action::Commit { peer } => {
                 let i = peer as usize % n;
                 self.commit(i);
@@ -626,10 +652,13 @@ impl Driver {
             self.settle(self.n() - 1, &"a shallow copy joins");
         }
         // Edits and syncs only: no export from below the root (and no
-        // SyncAll: among five, the end does that), and no undo or redo
-        // while SHALLOW_REFUSES_CANCELS.
+        // SyncAll: among five, the end does that), and no undo, redo or
+        // revert while SHALLOW_REFUSES_CANCELS.
         let tail = random_actions_where(self.rng.next_u64(), 40, |a: &mut Action| {
-            let undo = matches!(a, Action::Undo { .. } | Action::Redo { .. });
+            let undo = matches!(
+                a,
+                Action::Undo { .. } | Action::Redo { .. } | Action::Revert { .. }
+            );
             let left_out = matches!(
                 a,
                 Action::Send { .. }
@@ -795,7 +824,7 @@ fn shallow_copy(doc: &Doc, at: &Frontiers) -> Option<Doc> {
 /// received cancels writes snapshots it cannot read back. While this
 /// holds, a run whose history has cancels skips the shallow replicas
 /// ([`shallow_copy`] gives `None`), and the shallow replicas' tail of
-/// actions has no undo or redo. Temporary: remove this const and its
+/// actions has no undo, redo or revert. Temporary: remove this const and its
 /// uses when shallow snapshots keep cancels.
 const SHALLOW_REFUSES_CANCELS: bool = true;
 
