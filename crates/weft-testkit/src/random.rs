@@ -21,8 +21,8 @@ pub struct Stats {
     pub versions: usize,
     /// Versions after its root a shallow copy showed at the end.
     pub shallow_versions: usize,
-    /// Undo and redo steps made (by undo managers, checked against the
-    /// model).
+    /// Undo and redo steps made by undo managers, and reverts of ranges
+    /// of a peer's ops (each checked against the model).
     pub undos: usize,
 }
 
