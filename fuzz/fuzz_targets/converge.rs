@@ -1,5 +1,7 @@
-//! 2 to 5 peers edit, mark and sync in arbitrary orders; they must end up
-//! identical (text, delta, version, frontiers) with intact invariants.
+//! 2 to 5 peers edit, mark, undo and redo (each with an `UndoManager`,
+//! checked against the reference model) and sync in arbitrary orders;
+//! they must end up identical (text, delta, version, frontiers) with
+//! intact invariants.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -214,6 +214,28 @@ pub enum Action {
         /// The map instead of the text.
         map: bool,
     },
+    /// Peer `peer`'s undo manager undoes its last step (an exact undo:
+    /// cancels and deletes by id, map values written back).
+    Undo {
+        /// Which peer.
+        peer: u8,
+    },
+    /// Peer `peer`'s undo manager redoes its last undone step.
+    Redo {
+        /// Which peer.
+        peer: u8,
+    },
+    /// Peer `peer` reverts its own ops `from..from + len` (counters,
+    /// reduced to those it made) with `Doc::revert_ops`, wherever they
+    /// fall: inside insert runs, a mark's start without its end.
+    Revert {
+        /// Which peer.
+        peer: u8,
+        /// First counter (modulo the peer's ops).
+        from: u16,
+        /// Number of ops (`1 + len % 8`, clamped).
+        len: u8,
+    },
 }
 
 /// The block attributes an [`Action::Block`] with `op` writes: one of two

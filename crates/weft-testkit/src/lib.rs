@@ -10,14 +10,17 @@
 //! - The one random multi-peer driver, [`drive`]: peers run actions and
 //!   sync through every delivery a network makes (pending, stale, future,
 //!   duplicated, whole histories, op ranges, snapshots into live
-//!   documents, damaged bytes); whenever what a replica holds changes it
-//!   must equal the reference model ([`RefDoc`], brought to the replica's
-//!   version from a pool of every op made) and its event [`Mirror`]; at
+//!   documents, damaged bytes) and undo and redo with an `UndoManager`
+//!   each (checked against a model of its stacks); whenever what a
+//!   replica holds changes it must equal the reference model ([`RefDoc`],
+//!   cancels included, brought to the replica's version from a pool of
+//!   every op made) and its event [`Mirror`]; at
 //!   the end all hold the same text, deltas, maps, versions and history,
 //!   and the versions they held show again through the history API (see
 //!   [`Checks`]). [`run_converge`] is the fuzz target's entry;
 //!   [`Random`] runs it on seeds with the actions, peers and steps a test
 //!   needs (`WEFT_STRESS_SEEDS=n` adds n seeds) and returns [`Stats`].
+//!   [`undo_all`] runs it, then has one peer undo and redo every step.
 //! - The other fuzz questions: [`run_text_vs_string`] (one document
 //!   against a `String`), [`run_import`] (hostile bytes imported) and
 //!   [`run_small_decode`] (versions, cursors and presence messages).
@@ -44,6 +47,7 @@ mod rng;
 mod small;
 mod text_vs_string;
 mod time_travel;
+mod undo;
 
 pub use action::{
     block_attrs, config, from_bytes, random_actions, Action, Payload, PosUnit, KEYS, MAP_KEYS,
@@ -56,8 +60,9 @@ pub use helpers::{
 };
 pub use import::{import_target, run_import};
 pub use mirror::Mirror;
-pub use model::{expand_of, RefDoc};
+pub use model::{expand_of, MapsBack, RefDoc};
 pub use random::{history_actions, random_actions_where, Random, Stats};
 pub use rng::Rng;
 pub use small::run_small_decode;
 pub use text_vs_string::run_text_vs_string;
+pub use undo::undo_all;

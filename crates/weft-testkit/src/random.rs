@@ -21,6 +21,9 @@ pub struct Stats {
     pub versions: usize,
     /// Versions after its root a shallow copy showed at the end.
     pub shallow_versions: usize,
+    /// Undo and redo steps made by undo managers, and reverts of ranges
+    /// of a peer's ops (each checked against the model).
+    pub undos: usize,
 }
 
 impl std::ops::AddAssign for Stats {
@@ -31,6 +34,7 @@ impl std::ops::AddAssign for Stats {
         self.checkouts += o.checkouts;
         self.versions += o.versions;
         self.shallow_versions += o.shallow_versions;
+        self.undos += o.undos;
     }
 }
 

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use weft::{CommitOptions, Delta, Doc, ExportMode, Side, UndoManager, VersionVector};
-use weft_testkit::{doc, exchange, sync, Rng};
+use weft_testkit::{doc, exchange, sync, Action, Random, Rng};
 
 fn text(d: &mut Doc) -> String {
     d.text("t").to_string()
@@ -528,4 +528,104 @@ fn an_undo_that_changes_nothing_visible_still_has_its_redo() {
     // " two" is back only in A's undo: B's delete still holds.
     assert_eq!(a.text("t").to_string(), "one");
     assert_eq!(undo.redo_count(), 0);
+}
+
+/// Undo managers of every peer undo and redo their steps (text, marks,
+/// maps) while updates arrive stale, duplicated, out of order and as
+/// snapshots into live documents: every replica equals the reference
+/// model, cancels included, whenever what it holds changes.
+#[test]
+fn every_peer_undoing_and_redoing_matches_the_reference_model() {
+    // Reimports and forks become undos and redos (more of them).
+    fn undoable(a: &mut Action) -> bool {
+        match *a {
+            Action::Delete { ref mut len, .. } => {
+                *len %= 4;
+                true
+            }
+            Action::Reimport { peer } => {
+                *a = Action::Undo { peer };
+                true
+            }
+            Action::Fork { from, .. } => {
+                *a = Action::Redo { peer: from };
+                true
+            }
+            Action::Block { .. } | Action::Embed { .. } | Action::Corrupt { .. } => false,
+            _ => true,
+        }
+    }
+    let stats = Random {
+        seeds: 20,
+        keep: undoable,
+        ..Random::new(150)
+    }
+    .run(0);
+    assert!(stats.undos > 200, "{stats:?}");
+}
+
+/// The same with every kind of action: embeds, blocks and their
+/// attributes, container deletes, damaged bytes, forks.
+#[test]
+fn undo_and_redo_among_every_action_match_the_reference_model() {
+    let stats = Random {
+        seeds: 10,
+        ..Random::new(200)
+    }
+    .run(100);
+    assert!(stats.undos > 30, "{stats:?}");
+}
+
+/// Over 1,000 seeds, three peers edit text, marks and maps, undo and
+/// redo, and sync through every delivery (stale, duplicated, reordered,
+/// snapshots into live documents); then everything is delivered, one
+/// peer undoes every one of its steps, and every replica shows exactly
+/// the document the other peers' ops make alone; it redoes them all, and
+/// every replica shows what it did before the undos (see
+/// `weft_testkit::undo_all` for the exact definitions, maps included).
+#[test]
+fn undoing_all_of_a_peers_steps_among_three_leaves_the_others_ops_alone() {
+    // Half the commits are the undoing peer's (replica 0): more steps.
+    fn keep(a: &mut Action) -> bool {
+        match a {
+            Action::Delete { len, .. } => {
+                *len %= 4;
+                true
+            }
+            Action::Commit { peer } => {
+                if *peer % 2 == 0 {
+                    *peer = 0;
+                }
+                true
+            }
+            Action::Insert { .. }
+            | Action::Mark { .. }
+            | Action::Unmark { .. }
+            | Action::MapSet { .. }
+            | Action::Sync { .. }
+            | Action::Send { .. }
+            | Action::Deliver { .. }
+            | Action::SyncAll
+            | Action::SyncSnapshot { .. }
+            | Action::Undo { .. }
+            | Action::Redo { .. } => true,
+            _ => false,
+        }
+    }
+    let seeds: u64 = 1000
+        + std::env::var("WEFT_STRESS_SEEDS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+    let mut stats = weft_testkit::Stats::default();
+    for seed in 0..seeds {
+        let actions = weft_testkit::random_actions_where(seed, 24, keep);
+        let run = std::panic::catch_unwind(|| weft_testkit::undo_all(3, &actions, seed));
+        match run {
+            Ok(s) => stats += s,
+            Err(_) => panic!("seed {seed} failed: {actions:#?}"),
+        }
+    }
+    eprintln!("{stats:?}");
+    assert!(stats.undos > 2 * seeds as usize, "{stats:?}");
 }

@@ -27,7 +27,8 @@ pub(crate) fn cancel(log: &mut OpLog, texts: &mut TextTable, run: &OpRun) -> Res
 
 /// Shows in the texts what `flips` (from [`OpLog::record_cancels`])
 /// switched: chars whose deletes went off show again (unless another
-/// delete in force removes them), chars whose deletes are back go.
+/// delete in force removes them), chars whose deletes are back go
+/// (unless no delete in force removes them after all the flips).
 ///
 /// # Errors
 ///
@@ -49,15 +50,24 @@ pub(crate) fn show_flips(log: &mut OpLog, texts: &mut TextTable, flips: &[Flip])
         let state = texts.get_mut(text).ok_or(Error::Internal {
             what: "cancel text",
         })?;
-        state.revive(&shown, log.content());
+        state.revive(&shown, log);
         // Local positions need a focus whose start is known.
         state.drop_focus();
     }
-    for (text, chars) in on {
+    for (text, mut chars) in on {
+        // A delete may flip on and back off within the flips (along two
+        // chains of one run): what counts is whether a delete in force
+        // removes the char now.
+        chars.sort_unstable();
+        chars.dedup();
+        let shown = log.not_deleted(text, &chars);
         let state = texts.get_mut(text).ok_or(Error::Internal {
             what: "cancel text",
         })?;
-        for c in chars {
+        for c in chars
+            .into_iter()
+            .filter(|c| shown.binary_search(c).is_err())
+        {
             state.remote_delete(c..c + 1, log.content());
         }
         state.drop_focus();

@@ -826,30 +826,43 @@ impl TextState {
     }
 
     /// Shows the deleted chars of `chars` (seqs, in any order) again:
-    /// what cancelling their deletes does. Chars visible already, and
-    /// chars whose text this document never received, are left as they
-    /// are. O(chars x log n).
-    pub fn revive(&mut self, chars: &[Seq], content: &str) {
+    /// what cancelling their deletes does. A tombstone without text (as
+    /// a snapshot loads them) takes its char's text from the insert run
+    /// of `log`; chars visible already, and chars whose text this
+    /// document never received, are left as they are. O(chars x log n).
+    pub fn revive(&mut self, chars: &[Seq], log: &crate::oplog::OpLog) {
         self.build_index();
         for &seq in chars {
             let (leaf, i, _) = self.position_of(seq);
             let item = self.chunk(leaf).items[i];
-            if !item.contains(seq)
-                || item.is_visible_text()
-                || item.is_anchor()
-                || item.byte_start == crate::oplog::NO_CONTENT
-            {
+            if !item.contains(seq) || item.is_visible_text() || item.is_anchor() {
                 continue;
             }
+            let text = if item.byte_start == crate::oplog::NO_CONTENT {
+                match char_text(log, seq) {
+                    Some(text) => Some(text),
+                    None => continue,
+                }
+            } else {
+                None
+            };
             self.set_focus(leaf, None);
-            self.revive_in_item(leaf, i, seq - item.seq, content);
+            self.revive_in_item(leaf, i, seq - item.seq, log.content(), text);
         }
     }
 
     /// Makes char `o` of deleted item `i` of `leaf` visible, splitting
     /// the item around it and merging it with visible neighbours of its
-    /// run.
-    fn revive_in_item(&mut self, leaf: LeafIndex, i: usize, o: u32, content: &str) {
+    /// run; `text` (byte start, bytes, UTF-16 units) for an item without
+    /// text.
+    fn revive_in_item(
+        &mut self,
+        leaf: LeafIndex,
+        i: usize,
+        o: u32,
+        content: &str,
+        text: Option<(u32, u32, u32)>,
+    ) {
         let item = self.chunk(leaf).items[i];
         let needed = usize::from(o > 0) + usize::from(o + 1 < item.len);
         let (leaf, mut i) = self.make_room(leaf, i, needed);
@@ -864,6 +877,11 @@ impl TextState {
             chunk.items.insert(i + 1, right);
         }
         let target = &mut chunk.items[i];
+        if let Some((byte_start, bytes, utf16)) = text {
+            target.byte_start = byte_start;
+            target.bytes = bytes;
+            target.utf16 = utf16;
+        }
         target.deleted = false;
         let counts = target.counts();
         chunk.counts.add(counts);
@@ -1161,4 +1179,21 @@ fn units_within(text: &str, unit: Unit, rel: u32) -> Option<Counts> {
         c.utf16 += ch.len_utf16() as u32;
     }
     (c.get(unit) == rel).then_some(c)
+}
+
+/// Where the text of char `seq` is in `log`'s content (byte start,
+/// bytes, UTF-16 units), if its insert run has it.
+fn char_text(log: &crate::oplog::OpLog, seq: Seq) -> Option<(u32, u32, u32)> {
+    let run = log
+        .ops()
+        .get(log.op_index(seq))
+        .filter(|r| r.seq <= seq && seq < r.end())?;
+    let text = run.content(log.content())?;
+    let (skip, _) = crate::unit::prefix_units(text.as_bytes(), seq - run.seq);
+    let rest = text.get(skip as usize..)?;
+    let (bytes, utf16) = crate::unit::prefix_units(rest.as_bytes(), 1);
+    match run.kind {
+        crate::oplog::OpKind::Insert { byte_start, .. } => Some((byte_start + skip, bytes, utf16)),
+        _ => None,
+    }
 }

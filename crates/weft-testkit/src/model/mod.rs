@@ -6,6 +6,13 @@
 //! incarnation in a register map, and each text op names the incarnation
 //! it went to: the incarnation shown is in `items`, the others wait in
 //! `hidden`.
+//!
+//! Cancels (undo and redo) are computed by their naive definition in
+//! [`cancel`].
+
+mod cancel;
+
+pub use cancel::MapsBack;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -102,6 +109,15 @@ enum RefOp {
         map: String,
         key: String,
         value: Option<Value>,
+        /// For a local write of a public map, the value the key had
+        /// before (what an undo manager writes back).
+        before: Option<Option<Value>>,
+    },
+    /// Cancels op `target` (an earlier delete, mark start or cancel of
+    /// the same peer).
+    Cancel {
+        id: Id,
+        target: Id,
     },
 }
 
@@ -113,7 +129,8 @@ impl RefOp {
             | RefOp::Anchor { id, .. }
             | RefOp::BlockStart { id }
             | RefOp::BlockSet { id, .. }
-            | RefOp::MapSet { id, .. } => *id,
+            | RefOp::MapSet { id, .. }
+            | RefOp::Cancel { id, .. } => *id,
         }
     }
 }
@@ -151,7 +168,7 @@ impl<'a> Styles<'a> {
                 };
                 self.attributes = None;
             }
-        } else if doc.ended.contains(&a.mark) {
+        } else if doc.live(a.mark) {
             let mark = &doc.marks[&a.mark];
             self.active.push((a.mark, mark));
             let key = mark.key.as_str();
@@ -177,6 +194,10 @@ impl<'a> Styles<'a> {
         })
     }
 }
+
+/// A block attribute write: (Lamport, peer, key, value, id of the
+/// write's first op, the mark start a cancel names).
+type BlockWrite = (u32, u64, String, Value, Id);
 
 /// A map of the reference model: key -> (Lamport, peer, value) of the
 /// greatest write.
@@ -208,9 +229,8 @@ pub struct RefDoc {
     /// Largest Lamport timestamp known, plus one.
     next_lamport: u32,
     maps: BTreeMap<String, RefMap>,
-    /// Per block marker, its attribute writes: key -> (Lamport, peer,
-    /// value) of the greatest.
-    block_sets: HashMap<Id, BTreeMap<String, (u32, u64, Value)>>,
+    /// Per block marker, its attribute writes.
+    block_sets: HashMap<Id, Vec<BlockWrite>>,
     /// Marks whose end anchor arrived (a start without its end styles
     /// nothing).
     ended: HashSet<Id>,
@@ -218,6 +238,18 @@ pub struct RefDoc {
     shown: String,
     /// The other incarnations of "t".
     hidden: HashMap<String, Vec<RefItem>>,
+    /// Per char, the delete ops of it.
+    deleters: HashMap<Id, Vec<Id>>,
+    /// Per op, the cancel ops of it.
+    cancels: HashMap<Id, Vec<Id>>,
+    /// A peer whose ops count as never made (see [`RefDoc::with_ghost`]).
+    ghost: Option<u64>,
+    /// Register write-backs of a revert that wrote back both registers
+    /// (a text's and a map's): Weft orders them by the order the document
+    /// first saw each register map, which the model does not follow, so
+    /// which of these ops wrote which key is left open (the driver
+    /// reverts them only together).
+    ambiguous: HashSet<Id>,
 }
 
 /// The registers of deleted texts and maps, as Weft keeps them.
@@ -409,14 +441,26 @@ impl RefDoc {
     }
 
     /// The attributes of block marker `item`: its base, then per key the
-    /// greatest write.
+    /// greatest write whose first op (a mark start) is not cancelled.
     fn block_attributes(&self, item: &RefItem) -> Option<Attributes> {
         let mut out = item.block.clone()?;
-        for (k, (_, _, v)) in self.block_sets.get(&item.id).into_iter().flatten() {
+        let mut greatest: BTreeMap<&str, (u32, u64, &Value)> = BTreeMap::new();
+        for (lamport, peer, key, value, start) in
+            self.block_sets.get(&item.id).into_iter().flatten()
+        {
+            if self.is_cancelled(*start) {
+                continue;
+            }
+            let e = greatest.entry(key).or_insert((0, 0, value));
+            if (*lamport, *peer) >= (e.0, e.1) {
+                *e = (*lamport, *peer, value);
+            }
+        }
+        for (k, (_, _, v)) in greatest {
             if v.is_null() {
                 out.remove(k);
             } else {
-                out.insert(k.clone(), v.clone());
+                out.insert(k.to_owned(), v.clone());
             }
         }
         Some(out)
@@ -618,7 +662,7 @@ impl RefDoc {
             if let Some(a) = item.anchor {
                 if a.end {
                     active.retain(|&m| m != a.mark);
-                } else if self.ended.contains(&a.mark) {
+                } else if self.live(a.mark) {
                     active.push(a.mark);
                 }
             }
@@ -803,7 +847,7 @@ impl RefDoc {
                 anchor: None,
                 left: *left,
                 right: *right,
-                deleted: false,
+                deleted: self.char_deleted(*id),
                 block: block.clone(),
                 embed: embed.clone(),
             }),
@@ -814,15 +858,15 @@ impl RefDoc {
                 key,
                 value,
             } => {
-                let entry = self
-                    .block_sets
-                    .entry(*target)
-                    .or_default()
-                    .entry(key.clone())
-                    .or_insert((0, 0, Value::Null));
-                if (lamport, id.0) > (entry.0, entry.1) {
-                    *entry = (lamport, id.0, value.clone());
-                }
+                // The write's first op is its mark start.
+                let start = (id.0, id.1 - 1);
+                self.block_sets.entry(*target).or_default().push((
+                    lamport,
+                    id.0,
+                    key.clone(),
+                    value.clone(),
+                    start,
+                ));
             }
             RefOp::Anchor {
                 id,
@@ -867,15 +911,23 @@ impl RefDoc {
                     },
                 );
             }
-            RefOp::Delete { target, .. } => {
+            RefOp::Delete { id, target, .. } => {
+                self.deleters.entry(*target).or_default().push(*id);
                 let i = self.index_of(*target);
-                self.items[i].deleted = true;
+                self.items[i].deleted = self.char_deleted(*target);
             }
+            RefOp::Cancel { id, target } => {
+                self.cancels.entry(*target).or_default().push(*id);
+                self.refresh_deleted();
+            }
+            // The ghost's writes count as never made.
+            RefOp::MapSet { id, .. } if self.ghost == Some(id.0) => {}
             RefOp::MapSet {
                 id,
                 map,
                 key,
                 value,
+                ..
             } => {
                 let entry = self
                     .maps
@@ -908,11 +960,13 @@ impl RefDoc {
             return;
         }
         let id = self.next_id();
+        let before = (!map.starts_with('\u{1}') || public(map) != map).then_some(now);
         self.apply(RefOp::MapSet {
             id,
             map: map.to_owned(),
             key: key.to_owned(),
             value,
+            before,
         });
     }
 
