@@ -31,6 +31,9 @@ use crate::event::{Committed, EventTrigger, Subscription};
 use crate::id::{Counter, PeerId};
 use crate::value::Value;
 
+/// Per map, per key, the value to write back (`None`: absent).
+type StepMaps = BTreeMap<String, BTreeMap<String, Option<Value>>>;
+
 /// One undo or redo step: this peer's ops to revert, the map values to
 /// write back and the selection to restore.
 #[derive(Debug, Clone, Default)]
@@ -38,8 +41,10 @@ struct Step {
     /// Counter ranges of this peer's ops, in the order they were made.
     ops: SmallVec<[Range<Counter>; 1]>,
     /// Per map, the value (`None`: absent) each key the step changed
-    /// goes back to.
-    maps: BTreeMap<String, BTreeMap<String, Option<Value>>>,
+    /// goes back to; `None` for a step without map writes (most: typing
+    /// pushes a step per commit and drops the oldest, so a step that
+    /// writes no map holds nothing to free).
+    maps: Option<Box<StepMaps>>,
     selection: Vec<Cursor>,
     /// When it was pushed (ms), for merging.
     at: u64,
@@ -50,7 +55,7 @@ impl Step {
     fn new(selection: Vec<Cursor>, at: u64) -> Step {
         Step {
             ops: SmallVec::new(),
-            maps: BTreeMap::new(),
+            maps: None,
             selection,
             at,
         }
@@ -69,9 +74,14 @@ impl Step {
 
     /// Adds the values a later local commit's map writes replaced: a
     /// key's earlier value wins, it is what the whole step goes back to.
+    #[inline]
     fn add_maps(&mut self, maps: &[(String, String, Option<Value>)]) {
+        if maps.is_empty() {
+            return;
+        }
+        let all = self.maps.get_or_insert_default();
         for (map, key, value) in maps {
-            let keys = self.maps.entry(map.clone()).or_default();
+            let keys = all.entry(map.clone()).or_default();
             keys.entry(key.clone()).or_insert_with(|| value.clone());
         }
     }
@@ -374,7 +384,7 @@ impl UndoManager {
         let back = done?;
         let mut other = Step::new(step.selection.clone(), 0);
         other.add(&(first..doc.version().get(self.peer)));
-        other.maps = back;
+        other.maps = (!back.is_empty()).then(|| Box::new(back));
         let mut guard = self.lock();
         let s = &mut *guard;
         other.at = (s.clock)();
@@ -406,7 +416,7 @@ impl UndoManager {
         };
         doc.revert_ops(&step.ops)?;
         let mut back: BTreeMap<String, BTreeMap<String, Option<Value>>> = BTreeMap::new();
-        for (name, keys) in &step.maps {
+        for (name, keys) in step.maps.iter().flat_map(|m| m.iter()) {
             for (key, value) in keys {
                 let peer = doc.peer_id();
                 let taken = doc.map_key_writer(name, key).is_some_and(|w| {
