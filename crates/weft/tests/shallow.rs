@@ -467,3 +467,160 @@ fn views_after_the_root_with_empty_texts_first() {
         s.checkout_to_latest().unwrap();
     }
 }
+
+/// What a replica shows: every text's delta, the maps, the version.
+fn shown(
+    doc: &Doc,
+) -> (
+    Vec<(String, Vec<weft::Delta>)>,
+    Vec<(String, Vec<(String, weft::Value)>)>,
+    VersionVector,
+) {
+    let mut texts: Vec<_> = doc
+        .text_names()
+        .map(|n| (n.to_owned(), doc.get_text(n).unwrap().to_delta()))
+        .collect();
+    texts.sort_by(|a, b| a.0.cmp(&b.0));
+    (texts, weft_testkit::map_contents(doc), doc.version())
+}
+
+/// Peer 1's history of edits, undos and redos (one commit a step), a
+/// peer 2's concurrent edits merged into it, and the frontiers after
+/// each step.
+fn undo_history() -> (Doc, Vec<Frontiers>) {
+    let mut a = weft_testkit::doc(1);
+    let mut undo = weft::UndoManager::new(&mut a);
+    let mut steps = Vec::new();
+    let mut step = |a: &mut Doc, f: &mut dyn FnMut(&mut Doc, &mut weft::UndoManager)| {
+        f(a, &mut undo);
+        a.commit();
+        steps.push(a.frontiers());
+    };
+    step(&mut a, &mut |a, _| {
+        a.text("t").insert(0, "hello brave new world").unwrap()
+    }); // 0
+    step(&mut a, &mut |a, _| {
+        a.text("t").mark(0..5, "bold", true).unwrap()
+    }); // 1
+    step(&mut a, &mut |a, _| a.text("t").delete(6, 6).unwrap()); // 2
+    step(&mut a, &mut |a, u| assert!(u.undo(a).unwrap().is_some())); // 3: cancels 2
+    step(&mut a, &mut |a, _| {
+        a.text("t").mark(0..11, "link", "x").unwrap()
+    }); // 4
+    step(&mut a, &mut |a, u| assert!(u.undo(a).unwrap().is_some())); // 5: cancels 4
+    step(&mut a, &mut |a, _| a.text("t").delete(0, 2).unwrap()); // 6
+    step(&mut a, &mut |a, u| assert!(u.undo(a).unwrap().is_some())); // 7: cancels 6
+    step(&mut a, &mut |a, u| assert!(u.redo(a).unwrap().is_some())); // 8: cancels 7
+    step(&mut a, &mut |a, _| a.map("m").set("k", 8).unwrap()); // 9
+    let mut b = fork_as(&a, 2);
+    b.text("t").insert(3, "[b]").unwrap();
+    b.commit();
+    step(&mut a, &mut |a, _| a.text("t").delete(1, 3).unwrap()); // 10
+    step(&mut a, &mut |a, u| {
+        assert!(u.undo(a).unwrap().is_some()); // cancels 10
+        send(a, &b);
+    }); // 11
+    drop(step);
+    (a, steps)
+}
+
+/// The steps of [`undo_history`] a cancel after them reaches below
+/// (an undo or redo of an op made at or before them).
+const REFUSED_ROOTS: [usize; 5] = [2, 4, 6, 7, 10];
+
+/// A shallow snapshot of a history with undo and redo, at every step:
+/// refused exactly where a later cancel reaches below the root, else
+/// the copy shows what the full document shows (latest, every later
+/// step, re-exports), and both take the same further edits, undos and
+/// redos, from a full peer and from the shallow copy itself.
+#[test]
+fn shallow_snapshots_of_undo_histories_match_the_full_document() {
+    let (a, steps) = undo_history();
+    let mut kept = 0;
+    for (i, root) in steps.iter().enumerate() {
+        let bytes = a.export(ExportMode::ShallowSnapshot(root));
+        if REFUSED_ROOTS.contains(&i) {
+            assert!(
+                matches!(bytes, Err(Error::Unsupported { .. })),
+                "root {i}: {bytes:?}"
+            );
+            continue;
+        }
+        kept += 1;
+        let bytes = bytes.unwrap();
+        // Cancels after the root, or a mark cancelled at it (from step
+        // 5 on): version 7.
+        assert_eq!(bytes[4], 7, "root {i}");
+        let mut s = Doc::new();
+        s.import(&bytes).unwrap();
+        assert_eq!(shown(&s), shown(&a), "root {i}");
+        s.assert_invariants();
+        // Every step from the root on, as the full document shows it.
+        for later in &steps[i..] {
+            let (x, y) = (s.fork_at(later).unwrap(), a.fork_at(later).unwrap());
+            assert_eq!(shown(&x), shown(&y), "root {i}, at {later:?}");
+            assert_eq!(s.diff(root, later).unwrap(), a.diff(root, later).unwrap());
+        }
+        // Re-exports: snapshot, shallow at its root and at the latest,
+        // the updates after the root into the full document's root.
+        for mode in [
+            ExportMode::Snapshot,
+            ExportMode::ShallowSnapshot(root),
+            ExportMode::ShallowSnapshot(&a.frontiers()),
+        ] {
+            let mut again = Doc::new();
+            again.import(&s.export(mode).unwrap()).unwrap();
+            assert_eq!(shown(&again), shown(&a), "root {i}, re-exported");
+            again.load().unwrap();
+            again.assert_invariants();
+        }
+        let mut at_root = a.fork_at(root).unwrap();
+        let after = s
+            .export(ExportMode::Updates {
+                from: &at_root.version(),
+            })
+            .unwrap();
+        at_root.import(&after).unwrap();
+        assert_eq!(shown(&at_root), shown(&a), "root {i}, updates");
+
+        // Further edits, undos and redos after the root: by a full peer,
+        // by the shallow copy, and peer 1 redoing its last undo.
+        let mut full = a.fork();
+        let mut c = fork_as(&a, 3);
+        let mut cu = weft::UndoManager::new(&mut c);
+        c.text("t").insert(0, "C").unwrap();
+        c.commit();
+        c.text("t").delete(2, 4).unwrap();
+        c.commit();
+        c.text("t").mark(1..6, "italic", true).unwrap();
+        c.commit();
+        cu.undo(&mut c).unwrap();
+        cu.undo(&mut c).unwrap();
+        cu.redo(&mut c).unwrap();
+        s.set_peer_id(4).unwrap();
+        let mut su = weft::UndoManager::new(&mut s);
+        s.text("t").delete(0, 3).unwrap();
+        s.commit();
+        s.text("t").insert(1, "S").unwrap();
+        s.commit();
+        su.undo(&mut s).unwrap();
+        su.undo(&mut s).unwrap();
+        su.redo(&mut s).unwrap();
+        for (from, to) in [(&c, &mut full), (&c, &mut s)] {
+            send(to, from);
+        }
+        send(&mut full, &s);
+        send(&mut s, &full);
+        assert_eq!(shown(&s), shown(&full), "root {i}, further edits");
+        s.assert_invariants();
+        let mut again = Doc::new();
+        again
+            .import(
+                &s.export(ExportMode::ShallowSnapshot(&s.frontiers()))
+                    .unwrap(),
+            )
+            .unwrap();
+        assert_eq!(shown(&again), shown(&full), "root {i}, trimmed again");
+    }
+    assert_eq!(kept, steps.len() - REFUSED_ROOTS.len());
+}

@@ -22,13 +22,13 @@ use crate::text::{
 };
 
 use super::columns::{self, Neighbours};
-use super::root::{decode_ranges, push_root};
+use super::root::{cancel_root_marks, decode_ranges, decode_starts, push_root};
 use crate::unit::bytes_of_chars;
 
 use super::packed::{unpack, Codec};
 use super::snapshot::{
     key, SegmentReader, Snapshot, KEY_CHANGES, KEY_DELETED, KEY_DELETED_LATER, KEY_HISTORY,
-    KEY_ROOT_MAP_SETS, KEY_ROOT_MARKS, KEY_SEGMENTS,
+    KEY_ROOT_CANCELLED, KEY_ROOT_MAP_SETS, KEY_ROOT_MARKS, KEY_SEGMENTS,
 };
 use super::snapshot_history;
 
@@ -217,6 +217,14 @@ impl Snapshot {
                 &later,
                 doc_index,
             )?;
+            if let Some(value) = self.store.get(KEY_ROOT_CANCELLED) {
+                if self.version < 7 {
+                    return Err(bad("cancelled root marks before version 7"));
+                }
+                let value = self.unpack(value, "cancelled root marks")?;
+                let starts = decode_starts(&value, self.trimmed)?;
+                cancel_root_marks(&mut side, &starts, self.trimmed)?;
+            }
             seq = self.trimmed;
         }
         // Version 4 predicts origins from the segments' document order.
@@ -232,12 +240,18 @@ impl Snapshot {
                 .ok_or(bad("history block"))?;
             let block = self.unpack(value, "history block")?;
             // The block's text indexes are the snapshot's.
-            let shallow = self.trimmed > 0;
+            let trimmed = self.trimmed;
+            let version = self.version;
             let push = |side: &mut OpLog, mut run: OpRun| {
-                // Shallow snapshots of histories with cancels are not
-                // written (see `Doc::shallow_snapshot`).
-                if shallow && matches!(run.kind, OpKind::Cancel { .. }) {
-                    return Err(bad("cancel in a shallow snapshot"));
+                // A shallow snapshot holds cancels from version 7 on, and
+                // only of ops after its root (whose ops are stand-ins).
+                if let OpKind::Cancel { target } = run.kind {
+                    if trimmed > 0 && version < 7 {
+                        return Err(bad("cancel in a shallow snapshot before version 7"));
+                    }
+                    if target < trimmed {
+                        return Err(bad("cancel of a root op"));
+                    }
                 }
                 run.text = doc_index
                     .get(run.text.as_usize())
@@ -291,8 +305,16 @@ impl Snapshot {
         if !deleted.is_empty() {
             log.push_content_owned(deleted);
         }
+        // The root's chars deleted in the snapshot: those not in "e" were
+        // deleted at the root already.
+        let root_deleted: Vec<Range<Seq>> = by_seq
+            .iter()
+            .take_while(|v| v.0.seq < self.trimmed)
+            .filter(|v| v.0.deleted)
+            .map(|v| v.0.seq..v.0.seq + v.0.len)
+            .collect();
         log.attach_history(side);
-        log.set_revivable(later);
+        log.set_revivable(later, root_deleted);
         Ok(Loaded {
             segments,
             first_runs,

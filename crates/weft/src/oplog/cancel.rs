@@ -72,13 +72,6 @@ impl OpLog {
         }
     }
 
-    /// Whether the history holds a cancel op (in force or not).
-    pub fn has_cancel_ops(&self) -> bool {
-        self.ops()
-            .iter()
-            .any(|r| matches!(r.kind, OpKind::Cancel { .. }))
-    }
-
     /// Puts the cancels of `run` (a cancel run already in the log) in
     /// force, and returns the deletes and marks whose effect flipped, for
     /// the texts to show. Marks' [`super::Mark::cancelled`] are updated
@@ -155,30 +148,6 @@ impl OpLog {
         Ok(flips)
     }
 
-    /// Recounts which ops are cancelled from the cancel runs of the log
-    /// (for a log cut from another one: the cancels of the ops cut off
-    /// no longer count).
-    ///
-    /// # Errors
-    ///
-    /// As [`OpLog::record_cancels`].
-    pub fn recount_cancels(&mut self) -> Result<()> {
-        self.cancels.clear();
-        for m in &mut self.marks {
-            m.cancelled = false;
-        }
-        let runs: Vec<OpRun> = self
-            .ops()
-            .iter()
-            .filter(|r| matches!(r.kind, OpKind::Cancel { .. }))
-            .copied()
-            .collect();
-        for run in &runs {
-            self.record_cancels(run)?;
-        }
-        Ok(())
-    }
-
     /// Of the chars `chars` of `text` (sorted, distinct), those no delete
     /// in force (not cancelled) removes. O(runs of the log + chars).
     pub fn not_deleted(&self, text: TextIdx, chars: &[Seq]) -> Vec<Seq> {
@@ -186,6 +155,9 @@ impl OpLog {
             return Vec::new();
         };
         let mut covered = vec![false; chars.len()];
+        // A shallow document's root ops are stand-ins (see `trimmed.rs`):
+        // what they deleted is `deleted_at_root`.
+        let root = self.trimmed_end();
         for r in self.ops() {
             let OpKind::Delete { reversed, .. } = r.kind else {
                 continue;
@@ -205,7 +177,7 @@ impl OpLog {
                 } else {
                     c - targets.start
                 };
-                if !self.is_cancelled(r.seq + offset) {
+                if r.seq + offset >= root && !self.is_cancelled(r.seq + offset) {
                     if let Some(slot) = covered.get_mut(k) {
                         *slot = true;
                     }
@@ -215,7 +187,7 @@ impl OpLog {
         chars
             .iter()
             .zip(covered)
-            .filter_map(|(&c, covered)| (!covered).then_some(c))
+            .filter_map(|(&c, covered)| (!covered && !self.deleted_at_root(c)).then_some(c))
             .collect()
     }
 }

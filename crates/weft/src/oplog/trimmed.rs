@@ -47,6 +47,12 @@ pub(crate) struct Trimmed {
     pub later: Vec<Range<Seq>>,
     /// The ops the snapshot held.
     pub loaded_end: Seq,
+    /// The root's chars that a delete of the root removes (in force at
+    /// the root, so for good: see [`OpLog::cancel_below`]) and that a
+    /// kept op after it deletes too (a delete concurrent to the root):
+    /// the only root chars a cancel of a later delete could wrongly
+    /// show again (see [`OpLog::deleted_at_root`]).
+    pub dead: Vec<Range<Seq>>,
 }
 
 impl OpLog {
@@ -97,6 +103,7 @@ impl OpLog {
             partial: BTreeSet::new(),
             later: Vec::new(),
             loaded_end: self.next_seq,
+            dead: Vec::new(),
         }));
         let first = self.change_index(end);
         for ci in first..self.changes.len() {
@@ -170,6 +177,31 @@ impl OpLog {
         joined(ranges.collect())
     }
 
+    /// As [`OpLog::targets_in`], only the deletes in force (not
+    /// cancelled).
+    pub fn targets_in_force(&self, seqs: Range<Seq>, below: Seq) -> Vec<Range<Seq>> {
+        if seqs.is_empty() || below == 0 {
+            return Vec::new();
+        }
+        let mut ranges = Vec::new();
+        for (r, part) in self.runs_in(seqs) {
+            if !matches!(r.kind, super::OpKind::Delete { .. }) {
+                continue;
+            }
+            for op in part {
+                if self.is_cancelled(op) {
+                    continue;
+                }
+                if let Some(t) = r.delete_targets(op - r.seq, 1) {
+                    if t.start < below {
+                        ranges.push(t);
+                    }
+                }
+            }
+        }
+        joined(ranges)
+    }
+
     /// The chars of this shallow document's root that were visible at
     /// the root and are deleted now: those the snapshot named (key "e"),
     /// and those deleted by ops merged since it loaded (made on top of
@@ -186,9 +218,15 @@ impl OpLog {
     /// The chars below seq `at` (at least this document's own root) that
     /// are visible at the version of the ops below `at` and deleted now:
     /// what a shallow snapshot rooted there keeps the text of (key "e").
+    /// Whether a delete is in force is read now: the caller made sure
+    /// that no op from `at` on cancels one below it
+    /// ([`OpLog::cancel_below`]), so it was the same at that version.
     pub fn visible_later(&self, at: Seq) -> Vec<Range<Seq>> {
         let own = self.trimmed_end().min(at);
-        let dead = self.targets_in(own..at, at);
+        let dead = self.targets_in_force(own..at, at);
+        // Deleted now: by a delete in force (one whose cancel showed
+        // its chars again leaves them visible, with their text).
+        let deleted = self.targets_in_force(own..self.next_seq, at);
         let mut all = self.revivable();
         all.extend(
             self.targets_in(at..self.next_seq, at)
@@ -198,15 +236,55 @@ impl OpLog {
                     (start < r.end).then_some(start..r.end)
                 }),
         );
-        minus(&joined(all), &dead)
+        let visible = minus(&joined(all), &dead);
+        minus(&visible, &minus(&visible, &deleted))
     }
 
     /// Records the root's chars a loaded snapshot says were visible at
-    /// the root and are deleted (key "e").
-    pub fn set_revivable(&mut self, later: Vec<Range<Seq>>) {
+    /// the root and are deleted (key "e"), and those of `deleted` (the
+    /// root's chars deleted in it) that were deleted at the root too
+    /// (the rest), where a kept op deletes them again (see
+    /// [`Trimmed::dead`]).
+    pub fn set_revivable(&mut self, later: Vec<Range<Seq>>, deleted: Vec<Range<Seq>>) {
+        let Some(end) = self.trimmed.as_deref().map(|t| t.end) else {
+            return;
+        };
+        let dead = minus(&joined(deleted), &later);
+        let again = self.targets_in(end..self.next_seq, end);
+        // `dead` within `again`.
+        let dead = minus(&dead, &minus(&dead, &again));
         if let Some(t) = self.trimmed.as_mut() {
             t.later = later;
+            t.dead = dead;
         }
+    }
+
+    /// Whether char `seq` of this shallow document's root was deleted at
+    /// the root, where a kept op deletes it too (so a cancel of that op
+    /// leaves it deleted: a delete of the root removes it for good).
+    /// False for a full history and for the chars after the root.
+    pub fn deleted_at_root(&self, seq: Seq) -> bool {
+        let Some(t) = self.trimmed.as_deref().filter(|t| seq < t.end) else {
+            return false;
+        };
+        let i = t.dead.partition_point(|r| r.end <= seq);
+        t.dead.get(i).is_some_and(|r| r.start <= seq)
+    }
+
+    /// Whether an op outside `root` (a causally closed version) cancels
+    /// one inside it: a shallow snapshot rooted there cannot be written,
+    /// since its root's ops are stand-ins that a cancel cannot switch
+    /// off (see [`crate::ExportMode::ShallowSnapshot`]). O(cancel ops x
+    /// log n).
+    pub fn cancel_below(&self, root: &VersionVector) -> bool {
+        self.ops().iter().any(|r| {
+            let Some(targets) = r.cancel_targets(0, r.len) else {
+                return false;
+            };
+            (r.seq..r.end()).zip(targets).any(|(op, target)| {
+                !root.includes(self.seq_to_id(op)) && root.includes(self.seq_to_id(target))
+            })
+        })
     }
 
     /// The history of a shallow document's root version alone: the same
@@ -264,7 +342,7 @@ impl OpLog {
                 })
             })
             .collect();
-        let mut log = OpLog {
+        Some(OpLog {
             peers: self.peers.clone(),
             changes,
             dep_pool: self.dep_pool.clone(),
@@ -297,12 +375,13 @@ impl OpLog {
                 // At the root those chars are visible again.
                 later: Vec::new(),
                 loaded_end: end,
+                dead: t.dead.clone(),
             })),
+            // The root's ops are stand-ins, none a cancel; the marks keep
+            // the cancelled flags they had at the root (no op after the
+            // root cancels a root op).
             cancels: Default::default(),
-        };
-        // The cancels in force at the root.
-        log.recount_cancels().ok()?;
-        Some(log)
+        })
     }
 
     /// [`Error::TrimmedHistory`] if one of `pieces` (change index, seqs)
