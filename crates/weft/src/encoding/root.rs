@@ -97,12 +97,17 @@ pub(super) fn decode_starts(value: &[u8], limit: Seq) -> Result<Vec<Seq>> {
     let mut out: Vec<Seq> = Vec::with_capacity(bounded_capacity(n));
     let mut at: Seq = 0;
     for _ in 0..n {
+        // An error names the varint's first byte.
+        let offset = r.offset();
         let gap = r.u32("cancelled root mark")?;
         let start = at
             .checked_add(gap)
             .filter(|&s| (gap > 0 || out.is_empty()) && s < limit);
         let Some(start) = start else {
-            return Err(r.malformed("cancelled root mark"));
+            return Err(Error::Malformed {
+                offset,
+                what: "cancelled root mark",
+            });
         };
         out.push(start);
         at = start;

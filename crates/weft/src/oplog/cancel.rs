@@ -49,6 +49,15 @@ pub(crate) enum Flipped {
     Mark(MarkIdx),
 }
 
+/// Where the log keeps the text of one char: its insert's bytes in
+/// [`OpLog::content`] (see [`OpLog::char_text`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CharText {
+    pub byte_start: u32,
+    pub bytes: u32,
+    pub utf16: u32,
+}
+
 /// A broken invariant of the log: only a bug of ours gets here (the
 /// rules of `check.rs` admit only cancels of deletes, mark starts and
 /// cancels, each made before it).
@@ -146,6 +155,29 @@ impl OpLog {
             }
         }
         Ok(flips)
+    }
+
+    /// The text of char `seq` in [`OpLog::content`], from its insert:
+    /// `None` if `seq` is no insert or the document never received its
+    /// text. For showing a char again whose item has no text (a text
+    /// built from a snapshot's segments keeps none for deleted chars).
+    /// O(log n + chars before it in its run).
+    pub fn char_text(&self, seq: Seq) -> Option<CharText> {
+        let run = self
+            .ops()
+            .get(self.op_index(seq))
+            .filter(|r| r.seq <= seq && seq < r.end())?;
+        let OpKind::Insert { byte_start, .. } = run.kind else {
+            return None;
+        };
+        let text = run.content(self.content())?.as_bytes();
+        let (skip, _) = crate::unit::prefix_units(text, seq - run.seq);
+        let (bytes, utf16) = crate::unit::prefix_units(text.get(skip as usize..)?, 1);
+        Some(CharText {
+            byte_start: byte_start + skip,
+            bytes,
+            utf16,
+        })
     }
 
     /// Of the chars `chars` of `text` (sorted, distinct), those no delete

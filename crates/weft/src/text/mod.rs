@@ -51,6 +51,7 @@ mod style;
 mod table;
 mod view;
 
+use crate::oplog::CharText;
 pub use blocks::Block;
 pub(crate) use changes::render;
 pub(crate) use chunk::{Counts, TreeBuilder};
@@ -826,30 +827,49 @@ impl TextState {
     }
 
     /// Shows the deleted chars of `chars` (seqs, in any order) again:
-    /// what cancelling their deletes does. Chars visible already, and
-    /// chars whose text this document never received, are left as they
-    /// are. O(chars x log n).
-    pub fn revive(&mut self, chars: &[Seq], content: &str) {
+    /// what cancelling their deletes does. A deleted item without text
+    /// (built from a snapshot's segments) takes it from `text_of` (the
+    /// log's inserts). Chars visible already, and chars whose text this
+    /// document never received, are left as they are. O(chars x log n).
+    pub fn revive(
+        &mut self,
+        chars: &[Seq],
+        content: &str,
+        text_of: impl Fn(Seq) -> Option<CharText>,
+    ) {
         self.build_index();
         for &seq in chars {
             let (leaf, i, _) = self.position_of(seq);
             let item = self.chunk(leaf).items[i];
-            if !item.contains(seq)
-                || item.is_visible_text()
-                || item.is_anchor()
-                || item.byte_start == crate::oplog::NO_CONTENT
-            {
+            if !item.contains(seq) || item.is_visible_text() || item.is_anchor() {
                 continue;
             }
+            // A deleted item built from a snapshot's segments has no text:
+            // the log's insert has it.
+            let text = if item.byte_start == crate::oplog::NO_CONTENT {
+                match text_of(seq) {
+                    Some(text) => Some(text),
+                    None => continue,
+                }
+            } else {
+                None
+            };
             self.set_focus(leaf, None);
-            self.revive_in_item(leaf, i, seq - item.seq, content);
+            self.revive_in_item(leaf, i, seq - item.seq, content, text);
         }
     }
 
     /// Makes char `o` of deleted item `i` of `leaf` visible, splitting
     /// the item around it and merging it with visible neighbours of its
     /// run.
-    fn revive_in_item(&mut self, leaf: LeafIndex, i: usize, o: u32, content: &str) {
+    fn revive_in_item(
+        &mut self,
+        leaf: LeafIndex,
+        i: usize,
+        o: u32,
+        content: &str,
+        text: Option<CharText>,
+    ) {
         let item = self.chunk(leaf).items[i];
         let needed = usize::from(o > 0) + usize::from(o + 1 < item.len);
         let (leaf, mut i) = self.make_room(leaf, i, needed);
@@ -865,6 +885,11 @@ impl TextState {
         }
         let target = &mut chunk.items[i];
         target.deleted = false;
+        if let Some(text) = text {
+            target.byte_start = text.byte_start;
+            target.bytes = text.bytes;
+            target.utf16 = text.utf16;
+        }
         let counts = target.counts();
         chunk.counts.add(counts);
         chunk.merge_left(i + 1);
