@@ -299,16 +299,8 @@ impl Snapshot {
         if !deleted.is_empty() {
             log.push_content_owned(deleted);
         }
-        // The root's chars deleted in the snapshot: those not in "e" were
-        // deleted at the root already.
-        let root_deleted: Vec<Range<Seq>> = by_seq
-            .iter()
-            .take_while(|v| v.0.seq < self.trimmed)
-            .filter(|v| v.0.deleted)
-            .map(|v| v.0.seq..v.0.seq + v.0.len)
-            .collect();
         log.attach_history(side);
-        log.set_revivable(later, root_deleted);
+        log.set_revivable(later);
         Ok(Loaded {
             segments,
             first_runs,

@@ -187,8 +187,12 @@ impl OpLog {
             return Vec::new();
         };
         let mut covered = vec![false; chars.len()];
-        // A shallow document's root ops are stand-ins (see `trimmed.rs`):
-        // what they deleted is `deleted_at_root`.
+        // A shallow document's root ops are stand-ins (see `trimmed.rs`)
+        // without targets: skipped. A char a root op deleted for good (no
+        // op after the root cancels a root op) may be returned here when
+        // a delete concurrent to the root, of it too, is cancelled; it
+        // has no text in a shallow document (its snapshot keeps none), so
+        // `TextState::revive` leaves it deleted.
         let root = self.trimmed_end();
         for r in self.ops() {
             let OpKind::Delete { reversed, .. } = r.kind else {
@@ -219,7 +223,7 @@ impl OpLog {
         chars
             .iter()
             .zip(covered)
-            .filter_map(|(&c, covered)| (!covered && !self.deleted_at_root(c)).then_some(c))
+            .filter_map(|(&c, covered)| (!covered).then_some(c))
             .collect()
     }
 }

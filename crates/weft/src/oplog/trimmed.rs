@@ -47,12 +47,6 @@ pub(crate) struct Trimmed {
     pub later: Vec<Range<Seq>>,
     /// The ops the snapshot held.
     pub loaded_end: Seq,
-    /// The root's chars that a delete of the root removes (in force at
-    /// the root, so for good: see [`OpLog::cancel_below`]) and that a
-    /// kept op after it deletes too (a delete concurrent to the root):
-    /// the only root chars a cancel of a later delete could wrongly
-    /// show again (see [`OpLog::deleted_at_root`]).
-    pub dead: Vec<Range<Seq>>,
 }
 
 impl OpLog {
@@ -103,7 +97,6 @@ impl OpLog {
             partial: BTreeSet::new(),
             later: Vec::new(),
             loaded_end: self.next_seq,
-            dead: Vec::new(),
         }));
         let first = self.change_index(end);
         for ci in first..self.changes.len() {
@@ -241,34 +234,11 @@ impl OpLog {
     }
 
     /// Records the root's chars a loaded snapshot says were visible at
-    /// the root and are deleted (key "e"), and those of `deleted` (the
-    /// root's chars deleted in it) that were deleted at the root too
-    /// (the rest), where a kept op deletes them again (see
-    /// [`Trimmed::dead`]).
-    pub fn set_revivable(&mut self, later: Vec<Range<Seq>>, deleted: Vec<Range<Seq>>) {
-        let Some(end) = self.trimmed.as_deref().map(|t| t.end) else {
-            return;
-        };
-        let dead = minus(&joined(deleted), &later);
-        let again = self.targets_in(end..self.next_seq, end);
-        // `dead` within `again`.
-        let dead = minus(&dead, &minus(&dead, &again));
+    /// the root and are deleted (key "e").
+    pub fn set_revivable(&mut self, later: Vec<Range<Seq>>) {
         if let Some(t) = self.trimmed.as_mut() {
             t.later = later;
-            t.dead = dead;
         }
-    }
-
-    /// Whether char `seq` of this shallow document's root was deleted at
-    /// the root, where a kept op deletes it too (so a cancel of that op
-    /// leaves it deleted: a delete of the root removes it for good).
-    /// False for a full history and for the chars after the root.
-    pub fn deleted_at_root(&self, seq: Seq) -> bool {
-        let Some(t) = self.trimmed.as_deref().filter(|t| seq < t.end) else {
-            return false;
-        };
-        let i = t.dead.partition_point(|r| r.end <= seq);
-        t.dead.get(i).is_some_and(|r| r.start <= seq)
     }
 
     /// Whether an op outside `root` (a causally closed version) cancels
@@ -375,7 +345,6 @@ impl OpLog {
                 // At the root those chars are visible again.
                 later: Vec::new(),
                 loaded_end: end,
-                dead: t.dead.clone(),
             })),
             // The root's ops are stand-ins, none a cancel; the marks keep
             // the cancelled flags they had at the root (no op after the
