@@ -469,13 +469,14 @@ fn views_after_the_root_with_empty_texts_first() {
 }
 
 /// What a replica shows: every text's delta, the maps, the version.
-fn shown(
-    doc: &Doc,
-) -> (
+type Shown = (
     Vec<(String, Vec<weft::Delta>)>,
     Vec<(String, Vec<(String, weft::Value)>)>,
     VersionVector,
-) {
+);
+
+/// [`Shown`] of `doc`.
+fn shown(doc: &Doc) -> Shown {
     let mut texts: Vec<_> = doc
         .text_names()
         .map(|n| (n.to_owned(), doc.get_text(n).unwrap().to_delta()))
@@ -520,7 +521,6 @@ fn undo_history() -> (Doc, Vec<Frontiers>) {
         assert!(u.undo(a).unwrap().is_some()); // cancels 10
         send(a, &b);
     }); // 11
-    drop(step);
     (a, steps)
 }
 

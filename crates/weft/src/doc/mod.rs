@@ -137,6 +137,18 @@ pub enum ExportMode<'a> {
     ///   rebuilt version cannot place them; [`Doc::diff`] to the latest
     ///   version then compares texts instead).
     ///
+    /// Cancels (undo and redo, [`Doc::cancel`]) made before the root show
+    /// in the root's state; those after it, of ops after it, are kept
+    /// history like any op (such a snapshot is format version 7). A
+    /// root that a later cancel reaches below (an undo or redo, made
+    /// after the root, of an op made before it) cannot be written, since
+    /// the root's ops are gone: the export returns
+    /// [`crate::Error::Unsupported`] (a root after that cancel, or the
+    /// latest version, never is refused), and a shallow document
+    /// refuses such a cancel from a peer, or made locally, with
+    /// [`crate::Error::TrimmedHistory`], as it refuses ops concurrent to
+    /// its root.
+    ///
     /// Pass [`Doc::frontiers`] to trim everything; an older version keeps
     /// the ops after it, so peers still editing from there can merge.
     /// It is made small rather than fast to write: its texts are LZ4

@@ -18,6 +18,17 @@
 //!   later chars and with the root's chars deleted since visible again
 //!   ([`OpLog::revivable`]: a shallow snapshot keeps their text), then the
 //!   ops up to that version merged in.
+//!
+//! Cancels: a root's cancels are stand-ins too (deletes without
+//! targets), their effect baked into the root's state (the chars the
+//! segments show, the root marks' cancelled flags, key "C"). No op after
+//! the root cancels a root op: a writer refuses such a root
+//! ([`OpLog::cancel_below`]), the loader such a cancel, and a shallow
+//! document such a remote or local cancel (`TrimmedHistory`). So what is
+//! in force at the root is what is in force now, and a cancel after the
+//! root works on kept ops only: [`OpLog::not_deleted`] skips the
+//! stand-ins, and a char a root delete removed has no text, so no cancel
+//! shows it again.
 
 use std::collections::BTreeSet;
 use std::ops::Range;
