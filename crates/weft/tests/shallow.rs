@@ -560,7 +560,14 @@ fn shallow_snapshots_of_undo_histories_match_the_full_document() {
             let (x, y) = (s.fork_at(later).unwrap(), a.fork_at(later).unwrap());
             assert_eq!(shown(&x), shown(&y), "root {i}, at {later:?}");
             assert_eq!(s.diff(root, later).unwrap(), a.diff(root, later).unwrap());
+            s.checkout(later).unwrap();
+            assert_eq!(shown(&s).0, shown(&y).0, "root {i}, checkout {later:?}");
         }
+        s.checkout_to_latest().unwrap();
+        // Into a live document at the root: what it lacks merges.
+        let mut live = a.fork_at(root).unwrap();
+        live.import(&bytes).unwrap();
+        assert_eq!(shown(&live), shown(&a), "root {i}, into a live document");
         // Re-exports: snapshot, shallow at its root and at the latest,
         // the updates after the root into the full document's root.
         for mode in [
