@@ -57,6 +57,14 @@ impl Doc {
         self.apply_local(pieces)
     }
 
+    /// Builds the index of which deletes name which chars (see
+    /// `OpLog::index_deleters`), so that undoing a delete costs what the
+    /// step names however long the history since: an undo manager asks
+    /// for it when attached.
+    pub(crate) fn index_deleters(&mut self) {
+        self.log.index_deleters();
+    }
+
     /// Undoes this peer's ops `ops` (counters) exactly: the chars its
     /// inserts made are deleted (by id: wherever they are now, also those
     /// another peer deleted meanwhile), its deletes, mark starts and
@@ -201,7 +209,7 @@ impl Doc {
             })?;
             state.remote_delete(targets, self.log.content());
         }
-        crate::merge::show_flips(&self.log, &mut self.texts, &flips)?;
+        crate::merge::show_flips(&mut self.log, &mut self.texts, &flips)?;
         for &t in &touched {
             if let Some(state) = self.texts.get_mut(t) {
                 // Local positions need a focus whose start is known.

@@ -631,6 +631,7 @@ impl Doc {
             Decoded::Snapshot(snapshot) => {
                 let mut draft = self.new_draft();
                 let status = self.import_snapshot(snapshot, draft.as_mut())?;
+                self.log.keep_deleters();
                 self.emit_import(draft, &status, origin);
                 return Ok(status);
             }
@@ -639,6 +640,8 @@ impl Doc {
         self.commit();
         let mut draft = self.new_draft();
         let status = self.import_update(update, || bytes.into(), draft.as_mut())?;
+        // The import reads its own delete runs, not the next undo.
+        self.log.keep_deleters();
         self.emit_import(draft, &status, origin);
         Ok(status)
     }

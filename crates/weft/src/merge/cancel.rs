@@ -32,7 +32,7 @@ pub(crate) fn cancel(log: &mut OpLog, texts: &mut TextTable, run: &OpRun) -> Res
 /// # Errors
 ///
 /// [`Error::Internal`] for a flip in a text the table lacks (a bug).
-pub(crate) fn show_flips(log: &OpLog, texts: &mut TextTable, flips: &[Flip]) -> Result<()> {
+pub(crate) fn show_flips(log: &mut OpLog, texts: &mut TextTable, flips: &[Flip]) -> Result<()> {
     // Per text: chars whose delete went off, chars whose delete is back.
     let mut off: BTreeMap<TextIdx, Vec<Seq>> = BTreeMap::new();
     let mut on: BTreeMap<TextIdx, Vec<Seq>> = BTreeMap::new();

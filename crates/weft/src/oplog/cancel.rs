@@ -180,13 +180,33 @@ impl OpLog {
         })
     }
 
+    /// Builds the index of which delete runs name which chars, or brings
+    /// it up to date with the runs added since (each run is read once).
+    /// An undo manager asks for it when attached; after that, imports keep
+    /// it up to date (see [`OpLog::keep_deleters`]).
+    pub fn index_deleters(&mut self) {
+        let runs = &self.ops;
+        self.deleters.get_or_insert_default().catch_up(runs);
+    }
+
+    /// Brings the index of [`OpLog::index_deleters`] up to date if there
+    /// is one (after an import: the import pays for reading its runs, not
+    /// the next undo).
+    pub fn keep_deleters(&mut self) {
+        if self.deleters.is_some() {
+            self.index_deleters();
+        }
+    }
+
     /// Of the chars `chars` of `text` (sorted, distinct), those no delete
-    /// in force (not cancelled) removes. O(runs of the log + chars).
-    pub fn not_deleted(&self, text: TextIdx, chars: &[Seq]) -> Vec<Seq> {
-        let (Some(&low), Some(&high)) = (chars.first(), chars.last()) else {
-            return Vec::new();
+    /// in force (not cancelled) removes. O(chars x the delete runs whose
+    /// targets are near each char), however long the history (the first
+    /// call reads every run once, see [`OpLog::index_deleters`]).
+    pub fn not_deleted(&mut self, text: TextIdx, chars: &[Seq]) -> Vec<Seq> {
+        self.index_deleters();
+        let Some(index) = self.deleters.as_deref() else {
+            return chars.to_vec();
         };
-        let mut covered = vec![false; chars.len()];
         // A shallow document's root ops are stand-ins (see `trimmed.rs`)
         // without targets: skipped. A char a root op deleted for good (no
         // op after the root cancels a root op) may be returned here when
@@ -194,36 +214,29 @@ impl OpLog {
         // has no text in a shallow document (its snapshot keeps none), so
         // `TextState::revive` leaves it deleted.
         let root = self.trimmed_end();
-        for r in self.ops() {
-            let OpKind::Delete { reversed, .. } = r.kind else {
-                continue;
-            };
-            let Some(targets) = r.delete_targets(0, r.len) else {
-                continue;
-            };
-            if r.text != text || targets.end <= low || targets.start > high {
-                continue;
-            }
-            // The candidates this run's targets cover.
-            let from = chars.partition_point(|&c| c < targets.start);
-            let to = chars.partition_point(|&c| c < targets.end);
-            for (k, &c) in chars.iter().enumerate().take(to).skip(from) {
+        let runs = self.ops();
+        let deleted = |c: Seq| {
+            index.of(c).iter().any(|&i| {
+                let Some(r) = runs.get(i as usize) else {
+                    return false;
+                };
+                let OpKind::Delete { reversed, .. } = r.kind else {
+                    return false;
+                };
+                let Some(targets) = r.delete_targets(0, r.len) else {
+                    return false;
+                };
+                if r.text != text || !targets.contains(&c) {
+                    return false;
+                }
                 let offset = if reversed {
                     targets.end - 1 - c
                 } else {
                     c - targets.start
                 };
-                if r.seq + offset >= root && !self.is_cancelled(r.seq + offset) {
-                    if let Some(slot) = covered.get_mut(k) {
-                        *slot = true;
-                    }
-                }
-            }
-        }
-        chars
-            .iter()
-            .zip(covered)
-            .filter_map(|(&c, covered)| (!covered).then_some(c))
-            .collect()
+                r.seq + offset >= root && !self.is_cancelled(r.seq + offset)
+            })
+        };
+        chars.iter().copied().filter(|&c| !deleted(c)).collect()
     }
 }

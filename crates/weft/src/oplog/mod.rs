@@ -16,6 +16,7 @@ mod cancel;
 mod change;
 pub(crate) mod check;
 mod commits;
+mod deleters;
 mod heads;
 mod map;
 mod mark;
@@ -136,6 +137,9 @@ pub(crate) struct OpLog {
     /// Per cancelled op, how many cancels of it are not cancelled
     /// themselves (at least one; see [`cancel`]).
     cancels: cancel::Cancels,
+    /// Which delete runs name which chars, once an undo needs it (see
+    /// [`deleters`]).
+    deleters: Option<Box<deleters::Deleters>>,
 }
 
 impl OpLog {
@@ -259,6 +263,7 @@ impl OpLog {
             commit_infos: commits::CommitInfos::new(),
             trimmed: None,
             cancels: cancel::Cancels::default(),
+            deleters: None,
         }
     }
 
@@ -280,6 +285,8 @@ impl OpLog {
         self.ops.extend(local);
         self.marks = side.marks;
         self.cancels = side.cancels;
+        // Run indexes moved: the history's runs come first now.
+        self.deleters = None;
         self.keys = side.keys;
         self.map_sets = side.map_sets;
         self.map_names = side.map_names;

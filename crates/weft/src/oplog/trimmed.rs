@@ -366,6 +366,7 @@ impl OpLog {
             // the cancelled flags they had at the root (no op after the
             // root cancels a root op).
             cancels: Default::default(),
+            deleters: None,
         })
     }
 

@@ -249,6 +249,9 @@ impl UndoManager {
             excluded_ops: Vec::new(),
             clock: Box::new(clock),
         }));
+        // Undoing a delete asks which other deletes cover its chars: the
+        // index that answers is built now, once, and imports keep it.
+        doc.index_deleters();
         let s = Arc::clone(&state);
         let subscription = doc.subscribe_commits(Arc::new(move |committed| {
             s.lock()
