@@ -558,8 +558,12 @@ impl Doc {
     /// # Errors
     ///
     /// [`Error::UnknownOp`] for [`ExportMode::SnapshotAt`] a version that
-    /// names an op this document does not have. After a lazy snapshot
-    /// import, as [`Doc::load`]; nothing else.
+    /// names an op this document does not have. In a shallow document,
+    /// [`Error::TrimmedHistory`] for what needs its trimmed history (see
+    /// [`ExportMode::ShallowSnapshot`]). [`Error::Unsupported`] for an
+    /// [`ExportMode::ShallowSnapshot`] whose root a later cancel reaches
+    /// below. After a lazy snapshot import, as [`Doc::load`]; nothing
+    /// else.
     pub fn export(&self, mode: ExportMode<'_>) -> Result<Vec<u8>> {
         let doc = self.latest().loaded()?;
         let bytes = match mode {
