@@ -628,7 +628,7 @@ impl Driver {
         let shown = crate::time_travel::shallow_views(&self.docs[0], &first, &root, &self.recorded);
         self.count(|s| s.shallow_versions += shown);
         let second = shallow_copy(&first, &first.frontiers())
-            .expect("a shallow copy of a history without cancels has none");
+            .expect("a shallow snapshot at the latest version is never refused");
         for mut s in [first, second] {
             assert_eq!(s.version(), self.docs[0].version(), "a shallow copy");
             s.set_peer_id(self.next_peer).expect("a valid id");
@@ -652,14 +652,12 @@ impl Driver {
             self.settle(self.n() - 1, &"a shallow copy joins");
         }
         // Edits and syncs only: no export from below the root (and no
-        // SyncAll: among five, the end does that), and no undo, redo or
-        // revert while SHALLOW_REFUSES_CANCELS.
+        // SyncAll: among five, the end does that). Undo, redo and revert
+        // only by the shallow copies: the others' steps may hold ops below
+        // the root, which a shallow copy refuses to see cancelled
+        // (`TrimmedHistory`, as for ops concurrent to its root).
         let tail = random_actions_where(self.rng.next_u64(), 40, |a: &mut Action| {
-            let undo = matches!(
-                a,
-                Action::Undo { .. } | Action::Redo { .. } | Action::Revert { .. }
-            );
-            let left_out = matches!(
+            !matches!(
                 a,
                 Action::Send { .. }
                     | Action::Deliver { .. }
@@ -667,11 +665,16 @@ impl Driver {
                     | Action::Fork { .. }
                     | Action::SyncSnapshot { .. }
                     | Action::SyncAll
-            );
-            !(left_out || SHALLOW_REFUSES_CANCELS && undo)
+            )
         });
-        for action in &tail {
-            self.act(action);
+        let n = self.n();
+        for mut action in tail {
+            if let Action::Undo { peer } | Action::Redo { peer } | Action::Revert { peer, .. } =
+                &mut action
+            {
+                *peer = (n - 2 + usize::from(*peer) % 2) as u8;
+            }
+            self.act(&action);
         }
     }
 
@@ -806,12 +809,12 @@ impl Driver {
     }
 }
 
-/// `doc` trimmed at `at`: its shallow snapshot, imported; `None` when
-/// [`shallow_refuses_cancels`].
+/// `doc` trimmed at `at`: its shallow snapshot, imported; `None` when the
+/// export refuses that root because [`root_below_a_later_cancel`].
 fn shallow_copy(doc: &Doc, at: &Frontiers) -> Option<Doc> {
     let bytes = match doc.export(ExportMode::ShallowSnapshot(at)) {
         Ok(bytes) => bytes,
-        Err(e) if shallow_refuses_cancels(&e) => return None,
+        Err(e) if root_below_a_later_cancel(&e) => return None,
         Err(e) => panic!("a held version: {e:?}"),
     };
     let mut copy = Doc::new();
@@ -819,19 +822,15 @@ fn shallow_copy(doc: &Doc, at: &Frontiers) -> Option<Doc> {
     Some(copy)
 }
 
-/// This build refuses shallow snapshots of a history with cancels (undo):
-/// `Error::Unsupported` from the export, and a shallow replica that
-/// received cancels writes snapshots it cannot read back. While this
-/// holds, a run whose history has cancels skips the shallow replicas
-/// ([`shallow_copy`] gives `None`), and the shallow replicas' tail of
-/// actions has no undo, redo or revert. Temporary: remove this const and its
-/// uses when shallow snapshots keep cancels.
-const SHALLOW_REFUSES_CANCELS: bool = true;
-
-/// Whether `e` is the one error tolerated from a shallow snapshot (see
-/// [`SHALLOW_REFUSES_CANCELS`]).
-fn shallow_refuses_cancels(e: &weft::Error) -> bool {
-    SHALLOW_REFUSES_CANCELS && matches!(e, weft::Error::Unsupported { .. })
+/// Whether `e` is the one refusal a shallow snapshot at a held version may
+/// give: its root is below an op that a later cancel (an undo or redo made
+/// after the root) targets, which the root's stand-in ops cannot show
+/// (documented at `ExportMode::ShallowSnapshot`).
+pub(crate) fn root_below_a_later_cancel(e: &weft::Error) -> bool {
+    matches!(
+        e,
+        weft::Error::Unsupported { what } if what.contains("a later cancel")
+    )
 }
 
 /// Every op of `doc` from `since` on: id -> (Lamport, deps), however the

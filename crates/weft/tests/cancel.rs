@@ -444,3 +444,25 @@ fn a_delete_flipped_twice_in_one_run_shows_its_final_state() {
     c.import(&full(&a)).unwrap();
     assert_eq!(c.text("t").to_string(), "bc", "whole history");
 }
+
+/// A document opened from a snapshot keeps no text for its deleted
+/// chars' items (the log's inserts have it): cancelling a delete that
+/// was in force when it loaded shows the chars again all the same.
+#[test]
+fn a_delete_loaded_from_a_snapshot_comes_back_when_cancelled() {
+    let mut a = doc(1);
+    a.text("t").insert(0, "abcdef").unwrap();
+    a.commit();
+    let del = next_id(&a);
+    a.text("t").delete(2, 2).unwrap();
+    a.commit();
+    let mut s = Doc::new();
+    s.import(&a.export(ExportMode::Snapshot).unwrap()).unwrap();
+    assert_eq!(plain(&mut s), "abef");
+    a.cancel(del, 2).unwrap();
+    a.commit();
+    sync(&mut s, &a);
+    assert_eq!(plain(&mut s), "abcdef");
+    s.assert_invariants();
+    converged(&mut a, &mut s);
+}

@@ -13,7 +13,7 @@
 
 use std::path::PathBuf;
 
-use weft::{CommitOptions, Doc, ExportMode};
+use weft::{CommitOptions, Doc, ExportMode, Frontiers};
 use weft_testkit::history::commit_infos;
 use weft_testkit::{doc, full};
 
@@ -170,6 +170,38 @@ fn undone() -> Doc {
     a
 }
 
+/// A history with undo and redo, and the version a shallow snapshot of
+/// it is rooted at: an italic mark undone before the root (cancelled
+/// there: key "C"), a delete after it undone and redone (cancel runs
+/// after the root), docs/FORMAT.md 5.5.
+fn undone_shallow() -> (Doc, Frontiers) {
+    let mut a = doc(6);
+    let mut undo = weft::UndoManager::new(&mut a);
+    a.text("t").insert(0, "Hello brave world").unwrap();
+    a.commit();
+    a.text("t").mark(0..5, "bold", true).unwrap();
+    a.commit();
+    a.text("t").mark(6..11, "italic", true).unwrap();
+    a.commit();
+    undo.undo(&mut a).unwrap().unwrap();
+    a.commit();
+    let root = a.frontiers();
+    a.text("t").delete(5, 6).unwrap();
+    a.commit();
+    undo.undo(&mut a).unwrap().unwrap();
+    a.commit();
+    undo.redo(&mut a).unwrap().unwrap();
+    a.commit();
+    assert_eq!(
+        a.text("t").to_delta(),
+        vec![
+            weft::Delta::insert_with("Hello", [("bold", true)]),
+            weft::Delta::insert(" world"),
+        ]
+    );
+    (a, root)
+}
+
 /// Prose long enough to compress, typed with corrections: its update has
 /// format version 4 (compressed content).
 fn prose() -> Doc {
@@ -190,7 +222,8 @@ fn prose() -> Doc {
 /// What today's encoder writes: updates of versions 1-3 and 5
 /// (docs/FORMAT.md section 2; the version follows from the content, 2.6)
 /// and snapshots (4.6, 4.7) and shallow snapshots (section 5) of version
-/// 6, whose compressed values name their codec (3.1).
+/// 6, whose compressed values name their codec (3.1), or 7 for a shallow
+/// snapshot holding cancels (5.5).
 fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
     let model = document_model();
     let deleted = deleted_containers();
@@ -204,7 +237,15 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>, Doc)> {
     let commits = with_commit_infos();
     let prose = prose();
     let undone = undone();
+    let (undone_shallow, undone_root) = undone_shallow();
     vec![
+        (
+            "undo-shallow.v7.snapshot",
+            undone_shallow
+                .export(ExportMode::ShallowSnapshot(&undone_root))
+                .unwrap(),
+            undone_shallow,
+        ),
         ("undo.v5.update", full(&undone), undone.clone()),
         (
             "undo.v6.snapshot",
@@ -340,7 +381,9 @@ fn fixtures_import_into_the_documents_they_hold() {
         assert_eq!(commit_infos(&d), commit_infos(&expected), "{name}");
         // Version 2 only where there are commit infos to carry, 3 where
         // there are maps, embeds or blocks.
-        let version = if name.ends_with(".v6.snapshot") {
+        let version = if name.ends_with(".v7.snapshot") {
+            7
+        } else if name.ends_with(".v6.snapshot") {
             6
         } else if name.ends_with(".v5.snapshot") || name.ends_with(".v5.update") {
             5

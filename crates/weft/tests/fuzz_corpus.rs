@@ -119,6 +119,7 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     let mut undo = weft::UndoManager::new(&mut undone);
     undone.text("t").insert(0, "abc def").expect("in bounds");
     undone.commit();
+    let undo_root = undone.frontiers();
     undone
         .text("t")
         .mark(0..3, "bold", true)
@@ -133,6 +134,13 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     vec![
         ("seed-undo-history", full(&undone)),
         ("seed-undo-snapshot", snapshot(&mut undone)),
+        (
+            // Version 7: cancel runs after the root.
+            "seed-undo-shallow",
+            undone
+                .export(ExportMode::ShallowSnapshot(&undo_root))
+                .expect("exports do not fail"),
+        ),
         ("seed-commits-history", full(&committed)),
         ("seed-commits-snapshot", snapshot(&mut committed)),
         ("seed-target-history", full(&target)),

@@ -467,3 +467,544 @@ fn views_after_the_root_with_empty_texts_first() {
         s.checkout_to_latest().unwrap();
     }
 }
+
+/// What a replica shows: every text's delta, the maps, the version.
+type Shown = (
+    Vec<(String, Vec<weft::Delta>)>,
+    Vec<(String, Vec<(String, weft::Value)>)>,
+    VersionVector,
+);
+
+/// [`Shown`] of `doc`.
+fn shown(doc: &Doc) -> Shown {
+    let mut texts: Vec<_> = doc
+        .text_names()
+        .map(|n| (n.to_owned(), doc.get_text(n).unwrap().to_delta()))
+        .collect();
+    texts.sort_by(|a, b| a.0.cmp(&b.0));
+    (texts, weft_testkit::map_contents(doc), doc.version())
+}
+
+/// Peer 1's history of edits, undos and redos (one commit a step), a
+/// peer 2's concurrent edits merged into it, and the frontiers after
+/// each step.
+fn undo_history() -> (Doc, Vec<Frontiers>) {
+    let mut a = weft_testkit::doc(1);
+    let mut undo = weft::UndoManager::new(&mut a);
+    let mut steps = Vec::new();
+    let mut step = |a: &mut Doc, f: &mut dyn FnMut(&mut Doc, &mut weft::UndoManager)| {
+        f(a, &mut undo);
+        a.commit();
+        steps.push(a.frontiers());
+    };
+    step(&mut a, &mut |a, _| {
+        a.text("t").insert(0, "hello brave new world").unwrap()
+    }); // 0
+    step(&mut a, &mut |a, _| {
+        a.text("t").mark(0..5, "bold", true).unwrap()
+    }); // 1
+    step(&mut a, &mut |a, _| a.text("t").delete(6, 6).unwrap()); // 2
+    step(&mut a, &mut |a, u| assert!(u.undo(a).unwrap().is_some())); // 3: cancels 2
+    step(&mut a, &mut |a, _| {
+        a.text("t").mark(0..11, "link", "x").unwrap()
+    }); // 4
+    step(&mut a, &mut |a, u| assert!(u.undo(a).unwrap().is_some())); // 5: cancels 4
+    step(&mut a, &mut |a, _| a.text("t").delete(0, 2).unwrap()); // 6
+    step(&mut a, &mut |a, u| assert!(u.undo(a).unwrap().is_some())); // 7: cancels 6
+    step(&mut a, &mut |a, u| assert!(u.redo(a).unwrap().is_some())); // 8: cancels 7
+    step(&mut a, &mut |a, _| a.map("m").set("k", 8).unwrap()); // 9
+    let mut b = fork_as(&a, 2);
+    b.text("t").insert(3, "[b]").unwrap();
+    b.commit();
+    step(&mut a, &mut |a, _| a.text("t").delete(1, 3).unwrap()); // 10
+    step(&mut a, &mut |a, u| {
+        assert!(u.undo(a).unwrap().is_some()); // cancels 10
+        send(a, &b);
+    }); // 11
+    (a, steps)
+}
+
+/// The steps of [`undo_history`] a cancel after them reaches below
+/// (an undo or redo of an op made at or before them).
+const REFUSED_ROOTS: [usize; 5] = [2, 4, 6, 7, 10];
+
+/// A shallow snapshot of a history with undo and redo, at every step:
+/// refused exactly where a later cancel reaches below the root, else
+/// the copy shows what the full document shows (latest, every later
+/// step, re-exports), and both take the same further edits, undos and
+/// redos, from a full peer and from the shallow copy itself.
+#[test]
+fn shallow_snapshots_of_undo_histories_match_the_full_document() {
+    let (a, steps) = undo_history();
+    let mut kept = 0;
+    for (i, root) in steps.iter().enumerate() {
+        let bytes = a.export(ExportMode::ShallowSnapshot(root));
+        if REFUSED_ROOTS.contains(&i) {
+            assert!(
+                matches!(bytes, Err(Error::Unsupported { .. })),
+                "root {i}: {bytes:?}"
+            );
+            continue;
+        }
+        kept += 1;
+        let bytes = bytes.unwrap();
+        // Cancels after the root, or a mark cancelled at it (from step
+        // 5 on): version 7.
+        assert_eq!(bytes[4], 7, "root {i}");
+        let mut s = Doc::new();
+        s.import(&bytes).unwrap();
+        assert_eq!(shown(&s), shown(&a), "root {i}");
+        s.assert_invariants();
+        // Every step from the root on, as the full document shows it.
+        for later in &steps[i..] {
+            let (x, y) = (s.fork_at(later).unwrap(), a.fork_at(later).unwrap());
+            assert_eq!(shown(&x), shown(&y), "root {i}, at {later:?}");
+            assert_eq!(s.diff(root, later).unwrap(), a.diff(root, later).unwrap());
+            s.checkout(later).unwrap();
+            assert_eq!(shown(&s).0, shown(&y).0, "root {i}, checkout {later:?}");
+        }
+        s.checkout_to_latest().unwrap();
+        // Into a live document at the root: what it lacks merges.
+        let mut live = a.fork_at(root).unwrap();
+        live.import(&bytes).unwrap();
+        assert_eq!(shown(&live), shown(&a), "root {i}, into a live document");
+        // Re-exports: snapshot, shallow at its root and at the latest,
+        // the updates after the root into the full document's root.
+        for mode in [
+            ExportMode::Snapshot,
+            ExportMode::ShallowSnapshot(root),
+            ExportMode::ShallowSnapshot(&a.frontiers()),
+        ] {
+            let mut again = Doc::new();
+            again.import(&s.export(mode).unwrap()).unwrap();
+            assert_eq!(shown(&again), shown(&a), "root {i}, re-exported");
+            again.load().unwrap();
+            again.assert_invariants();
+        }
+        let mut at_root = a.fork_at(root).unwrap();
+        let after = s
+            .export(ExportMode::Updates {
+                from: &at_root.version(),
+            })
+            .unwrap();
+        at_root.import(&after).unwrap();
+        assert_eq!(shown(&at_root), shown(&a), "root {i}, updates");
+
+        // Further edits, undos and redos after the root: by a full peer,
+        // by the shallow copy, and peer 1 redoing its last undo.
+        let mut full = a.fork();
+        let mut c = fork_as(&a, 3);
+        let mut cu = weft::UndoManager::new(&mut c);
+        c.text("t").insert(0, "C").unwrap();
+        c.commit();
+        c.text("t").delete(2, 4).unwrap();
+        c.commit();
+        c.text("t").mark(1..6, "italic", true).unwrap();
+        c.commit();
+        cu.undo(&mut c).unwrap();
+        cu.undo(&mut c).unwrap();
+        cu.redo(&mut c).unwrap();
+        s.set_peer_id(4).unwrap();
+        let mut su = weft::UndoManager::new(&mut s);
+        s.text("t").delete(0, 3).unwrap();
+        s.commit();
+        s.text("t").insert(1, "S").unwrap();
+        s.commit();
+        su.undo(&mut s).unwrap();
+        su.undo(&mut s).unwrap();
+        su.redo(&mut s).unwrap();
+        for (from, to) in [(&c, &mut full), (&c, &mut s)] {
+            send(to, from);
+        }
+        send(&mut full, &s);
+        send(&mut s, &full);
+        assert_eq!(shown(&s), shown(&full), "root {i}, further edits");
+        s.assert_invariants();
+        let mut again = Doc::new();
+        again
+            .import(
+                &s.export(ExportMode::ShallowSnapshot(&s.frontiers()))
+                    .unwrap(),
+            )
+            .unwrap();
+        assert_eq!(shown(&again), shown(&full), "root {i}, trimmed again");
+    }
+    assert_eq!(kept, steps.len() - REFUSED_ROOTS.len());
+}
+
+/// One random step of peer `p` (a full replica, or the shallow copy):
+/// typing, deleting, marking, a map write, undo, redo, a cancel of a
+/// random op of its own that `cancel_from` lacks, or a sync with another
+/// peer. Commits, so each edit is one undo step.
+fn random_step(
+    rng: &mut Rng,
+    peers: &mut [Doc],
+    undos: &mut [weft::UndoManager],
+    p: usize,
+    cancel_from: &VersionVector,
+) {
+    let d = &mut peers[p];
+    let len = d.text("t").len();
+    match rng.below(100) {
+        0..=29 => {
+            let text = rng.text(4);
+            d.text("t").insert(rng.below(len + 1), &text).unwrap();
+        }
+        30..=49 if len > 0 => {
+            let at = rng.below(len);
+            let n = 1 + rng.below(3.min(len - at));
+            d.text("t").delete(at, n).unwrap();
+        }
+        50..=59 if len > 0 => {
+            let at = rng.below(len);
+            let end = at + 1 + rng.below(len - at);
+            let (key, value) = match rng.below(3) {
+                0 => ("bold", weft::Value::Bool(true)),
+                1 => ("link", weft::Value::from("x")),
+                _ => ("bold", weft::Value::Null),
+            };
+            d.text("t").mark(at..end, key, value).unwrap();
+        }
+        60..=64 => d.map("m").set("k", rng.below(9) as i64).unwrap(),
+        65..=79 => {
+            undos[p].undo(d).unwrap();
+        }
+        80..=87 => {
+            undos[p].redo(d).unwrap();
+        }
+        88..=92 => {
+            let (from, mine) = (cancel_from.get(d.peer_id()), d.version().get(d.peer_id()));
+            if mine > from {
+                let counter = from + rng.below((mine - from) as usize) as u32;
+                let id = weft::OpId::new(d.peer_id(), counter);
+                // Not every op can be cancelled (inserts, map writes).
+                let _ = d.cancel(id, 1);
+            }
+        }
+        _ => {
+            let q = rng.below(peers.len());
+            if q != p {
+                let (x, y) = if p < q {
+                    let (l, r) = peers.split_at_mut(q);
+                    (&mut l[p], &mut r[0])
+                } else {
+                    let (l, r) = peers.split_at_mut(p);
+                    (&mut r[0], &mut l[q])
+                };
+                weft_testkit::exchange(x, y, rng.chance(50));
+            }
+        }
+    }
+    peers[p].commit();
+}
+
+/// Random histories of three peers with undo, redo and cancels, trimmed
+/// at a random version of peer 0 (and at its latest one): the shallow
+/// copy shows what the full document shows, at the latest version and
+/// at every recorded one after the root; then the peers (with new undo
+/// managers: their old steps may reach below the root; cancels of any of
+/// their ops after the root) and the shallow copy edit, undo and redo
+/// on, and all converge on text, deltas, maps and version. A root that a later cancel reaches below is refused
+/// (`Unsupported`); the latest version never is.
+#[test]
+fn random_undo_histories_trim_and_merge_like_full_ones() {
+    let (mut kept, mut refused, mut views) = (0, 0, 0);
+    for seed in 0..60u64 {
+        let mut rng = Rng::new(0xca9c_e100 + seed);
+        let mut peers: Vec<Doc> = (1..=3).map(weft_testkit::doc).collect();
+        let mut undos: Vec<weft::UndoManager> =
+            peers.iter_mut().map(weft::UndoManager::new).collect();
+        let mut recorded = Vec::new();
+        for _ in 0..40 {
+            let p = rng.below(3);
+            random_step(&mut rng, &mut peers, &mut undos, p, &VersionVector::new());
+            recorded.push(peers[0].frontiers());
+        }
+        // Every peer takes everything first: a shallow copy cannot take
+        // ops concurrent to its root that it did not keep.
+        for p in 1..3 {
+            let (l, r) = peers.split_at_mut(p);
+            weft_testkit::exchange(&mut l[0], &mut r[0], true);
+        }
+        let (l, r) = peers.split_at_mut(2);
+        weft_testkit::exchange(&mut l[1], &mut r[0], true);
+        let latest = peers[0].frontiers();
+        let own = peers[0]
+            .export(ExportMode::ShallowSnapshot(&latest))
+            .unwrap();
+        let mut s = Doc::new();
+        s.import(&own).unwrap();
+        assert_eq!(shown(&s), shown(&peers[0]), "seed {seed}: at the latest");
+        let k = rng.below(recorded.len());
+        let root = recorded[k].clone();
+        let mut s = match peers[0].export(ExportMode::ShallowSnapshot(&root)) {
+            Ok(bytes) => {
+                let mut s = Doc::new();
+                s.import(&bytes).unwrap();
+                kept += 1;
+                s
+            }
+            Err(Error::Unsupported { .. }) => {
+                refused += 1;
+                s
+            }
+            Err(e) => panic!("seed {seed}: {e:?}"),
+        };
+        let full = &peers[0];
+        assert_eq!(shown(&s), shown(full), "seed {seed}");
+        s.assert_invariants();
+        for v in &recorded[k..] {
+            match s.fork_at(v) {
+                Ok(view) => {
+                    views += 1;
+                    let want = full.fork_at(v).unwrap();
+                    assert_eq!(shown(&view), shown(&want), "seed {seed}: at {v:?}");
+                }
+                // Only a version the root is not in, or that holds ops
+                // concurrent to it, needs the trimmed history.
+                Err(Error::TrimmedHistory) => {}
+                Err(e) => panic!("seed {seed}: {e:?}"),
+            }
+        }
+        // The peers edit on with new undo managers (their steps start
+        // after the root), as does the copy; their cancels reach back to
+        // the root.
+        let root = match s.shallow_since() {
+            Some(f) => full.fork_at(&f).unwrap().version(),
+            None => VersionVector::new(),
+        };
+        s.set_peer_id(4).unwrap();
+        peers.push(s);
+        let mut undos: Vec<weft::UndoManager> =
+            peers.iter_mut().map(weft::UndoManager::new).collect();
+        for _ in 0..30 {
+            let p = rng.below(4);
+            random_step(&mut rng, &mut peers, &mut undos, p, &root);
+        }
+        let s = peers.pop().unwrap();
+        let mut s = s;
+        for _ in 0..2 {
+            for p in &mut peers {
+                send(&mut s, p);
+                send(p, &s);
+            }
+        }
+        for p in &peers {
+            assert_eq!(shown(&s), shown(p), "seed {seed}: converged");
+        }
+        s.assert_invariants();
+        let mut again = Doc::new();
+        again
+            .import(
+                &s.export(ExportMode::ShallowSnapshot(&s.frontiers()))
+                    .unwrap(),
+            )
+            .unwrap();
+        assert_eq!(shown(&again), shown(&s), "seed {seed}: trimmed again");
+    }
+    eprintln!("kept {kept}, refused {refused}, versions shown {views}");
+    assert!(
+        kept > 40 && refused > 3 && views > 800,
+        "{kept} {refused} {views}"
+    );
+}
+
+/// Peer 2 deletes "cd" concurrently to peer 1's delete of "c" (the root);
+/// the shallow copy keeps peer 2's delete as history. Peer 2 cancelling
+/// it shows "d" again, but "c" stays deleted by the root's delete, whose
+/// op the copy does not have.
+#[test]
+fn cancelling_a_kept_delete_leaves_the_roots_delete_in_force() {
+    let mut a = typed("abcdef");
+    let mut b = fork_as(&a, 2);
+    a.text("t").delete(2, 1).unwrap();
+    a.commit();
+    let root = a.frontiers();
+    let del = weft::OpId::new(2, b.version().get(2));
+    b.text("t").delete(2, 2).unwrap();
+    b.commit();
+    send(&mut a, &b);
+    let mut s = shallow(&a, &root);
+    assert_eq!(s.text("t").to_string(), "abef");
+    // On top of the root (else the copy could not place it).
+    send(&mut b, &a);
+    b.cancel(del, 2).unwrap();
+    b.commit();
+    send(&mut a, &b);
+    send(&mut s, &b);
+    assert_eq!(a.text("t").to_string(), "abdef");
+    assert_eq!(shown(&s), shown(&a));
+    // And back: the cancel cancelled.
+    let redo = weft::OpId::new(2, b.version().get(2) - 2);
+    b.cancel(redo, 2).unwrap();
+    b.commit();
+    send(&mut a, &b);
+    send(&mut s, &b);
+    assert_eq!(a.text("t").to_string(), "abef");
+    assert_eq!(shown(&s), shown(&a));
+    s.assert_invariants();
+}
+
+/// An undo after the root of a delete before it: a root there is
+/// refused (the copy could not show the char again), a root after the
+/// undo is not; a copy rooted before the undo refuses it as it refuses
+/// ops concurrent to its root, and so does a local cancel of a root op.
+#[test]
+fn undoing_an_op_below_the_root_is_refused_both_ways() {
+    let mut a = typed("hello world");
+    let mut undo = weft::UndoManager::new(&mut a);
+    a.text("t").delete(5, 6).unwrap();
+    a.commit();
+    let root = a.frontiers();
+    let mut s = shallow(&a, &root);
+    undo.undo(&mut a).unwrap();
+    a.commit();
+    assert_eq!(a.text("t").to_string(), "hello world");
+    assert!(matches!(
+        a.export(ExportMode::ShallowSnapshot(&root)),
+        Err(Error::Unsupported { .. })
+    ));
+    let latest = shallow(&a, &a.frontiers());
+    assert_eq!(shown(&latest), shown(&a));
+    let before = shown(&s);
+    let update = a
+        .export(ExportMode::Updates { from: &s.version() })
+        .unwrap();
+    assert_eq!(s.import(&update), Err(Error::TrimmedHistory));
+    assert_eq!(shown(&s), before, "unchanged");
+    // Peer 1's own delete, cancelled on the copy editing as peer 1.
+    s.set_peer_id(1).unwrap();
+    let del = weft::OpId::new(1, 11);
+    assert_eq!(s.cancel(del, 6), Err(Error::TrimmedHistory));
+}
+
+/// Without cancels to carry (an undo inside the root, no mark
+/// cancelled) a shallow snapshot is still written as version 6; a mark
+/// cancelled at the root makes it version 7, with key "C".
+#[test]
+fn only_shallow_snapshots_with_cancels_are_version_7() {
+    let mut a = typed("hello world");
+    let mut undo = weft::UndoManager::new(&mut a);
+    a.text("t").delete(0, 6).unwrap();
+    a.commit();
+    undo.undo(&mut a).unwrap();
+    a.commit();
+    let bytes = a
+        .export(ExportMode::ShallowSnapshot(&a.frontiers()))
+        .unwrap();
+    assert_eq!(bytes[4], 6);
+    assert_eq!(shown(&shallow(&a, &a.frontiers())), shown(&a));
+    a.text("t").mark(0..5, "bold", true).unwrap();
+    a.commit();
+    undo.undo(&mut a).unwrap();
+    a.commit();
+    let bytes = a
+        .export(ExportMode::ShallowSnapshot(&a.frontiers()))
+        .unwrap();
+    assert_eq!(bytes[4], 7);
+    assert!(entry(&bytes, b"C").is_some());
+    let s = shallow(&a, &a.frontiers());
+    assert_eq!(shown(&s), shown(&a));
+    assert_eq!(s.get_text("t").unwrap().to_delta().len(), 1, "unstyled");
+}
+
+/// Entry `key` of a snapshot's table.
+fn entry(bytes: &[u8], key: &[u8]) -> Option<Vec<u8>> {
+    let mut kv = weft::weft_kv::MemKvStore::new();
+    kv.import_all(&bytes[16..]).unwrap();
+    kv.get(key).map(|v| v.to_vec())
+}
+
+/// Hostile version 7 shallow snapshots: every cut and many bit flips
+/// fail cleanly; a version 7 one relabelled 6 (cancel runs, "C") and a
+/// forged "C" (bad bytes, a seq that starts no root mark, a "C" in a
+/// full snapshot) are refused with the error that names them.
+#[test]
+fn damaged_shallow_snapshots_with_cancels_are_refused() {
+    let (a, steps) = undo_history();
+    let bytes = a.export(ExportMode::ShallowSnapshot(&steps[8])).unwrap();
+    assert_eq!(bytes[4], 7);
+    let c = entry(&bytes, b"C").expect("the link mark is cancelled at the root");
+    let loads = |bytes: &[u8]| -> Result<Doc, Error> {
+        let mut d = Doc::new();
+        d.import(bytes)?;
+        d.load()?;
+        d.assert_invariants();
+        Ok(d)
+    };
+    assert_eq!(shown(&loads(&bytes).unwrap()), shown(&a));
+    for cut in 0..bytes.len() {
+        assert!(Doc::new().import(&bytes[..cut]).is_err(), "cut at {cut}");
+    }
+    let mut rng = Rng::new(11);
+    for _ in 0..1_000 {
+        let mut bad = bytes.clone();
+        let i = rng.below(bad.len());
+        bad[i] ^= 1 << rng.below(8);
+        let _ = loads(&bad);
+    }
+    // Relabelled as version 6 (the header's version byte is not under
+    // the checksum), and as a full snapshot.
+    let mut v6 = bytes.clone();
+    v6[4] = 6;
+    assert_eq!(
+        loads(&v6).err(),
+        Some(Error::Inconsistent {
+            what: "cancelled root marks before version 7"
+        })
+    );
+    let mut full = bytes.clone();
+    full[5] = 2;
+    assert_eq!(full[4], 7);
+    assert_eq!(loads(&full).err(), Some(Error::UnsupportedVersion(7)));
+    // Cancel runs in a version 6 shallow snapshot: the same history
+    // without a mark cancelled at the root.
+    let plain = a.export(ExportMode::ShallowSnapshot(&steps[1])).unwrap();
+    assert!(entry(&plain, b"C").is_none());
+    let mut v6 = plain.clone();
+    v6[4] = 6;
+    assert_eq!(
+        loads(&v6).err(),
+        Some(Error::Inconsistent {
+            what: "cancel in a shallow snapshot before version 7"
+        })
+    );
+    // Forged "C" values.
+    // (Values are tagged, 3.1: 0 is stored.)
+    let forged = |value: &[u8]| {
+        let value = [&[0][..], value].concat();
+        loads(&super::snapshot::with_entry(&bytes, b"C", &value)).err()
+    };
+    assert_eq!(c[..2], [0, 1], "one mark, stored");
+    let c = &c[1..];
+    // Cut short: no count, a varint cut.
+    for value in [&[][..], &[1, 0x80]] {
+        assert_eq!(forged(value), Some(Error::UnexpectedEof), "{value:?}");
+    }
+    // More seqs than bytes, past u32 (named where the varint ends, as
+    // every reader does), past the root, a repeated seq.
+    for (value, offset) in [
+        (&[2, 0][..], 1),
+        (&[1, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F], 6),
+        (&[1, 0xC0, 0x84, 0x3D], 1),
+        (&[2, 0, 0], 2),
+    ] {
+        assert!(
+            matches!(forged(value), Some(Error::Malformed { offset: o, .. }) if o == offset),
+            "{value:?}: {:?}",
+            forged(value)
+        );
+    }
+    // Trailing bytes; two marks where one is; a seq that starts no mark.
+    let mut trailing = c.to_vec();
+    trailing.push(0);
+    assert!(
+        matches!(forged(&trailing), Some(Error::Malformed { offset, .. }) if offset == c.len())
+    );
+    assert_eq!(
+        forged(&[2, 0, 1]),
+        Some(Error::Inconsistent {
+            what: "cancelled root mark"
+        })
+    );
+}

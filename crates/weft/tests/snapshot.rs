@@ -468,7 +468,7 @@ fn small() -> (Doc, Vec<u8>) {
     (doc, bytes)
 }
 
-fn with_checksum(mut bytes: Vec<u8>) -> Vec<u8> {
+pub(crate) fn with_checksum(mut bytes: Vec<u8>) -> Vec<u8> {
     let sum = xxhash_rust::xxh3::xxh3_64(&bytes[16..]);
     bytes[8..16].copy_from_slice(&sum.to_le_bytes());
     bytes
@@ -632,7 +632,7 @@ fn forged_bodies_never_panic_and_fail_cleanly_when_they_load() {
 
 /// `bytes` with entry `key` of its table replaced by `value` (a forged
 /// but well-formed snapshot: its checksum is recomputed).
-fn with_entry(bytes: &[u8], key: &[u8], value: &[u8]) -> Vec<u8> {
+pub(crate) fn with_entry(bytes: &[u8], key: &[u8], value: &[u8]) -> Vec<u8> {
     let mut kv = weft_kv::MemKvStore::new();
     kv.import_all(&bytes[16..]).unwrap();
     assert!(kv.get(key).is_some(), "the snapshot has entry {key:?}");

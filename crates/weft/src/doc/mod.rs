@@ -137,6 +137,18 @@ pub enum ExportMode<'a> {
     ///   rebuilt version cannot place them; [`Doc::diff`] to the latest
     ///   version then compares texts instead).
     ///
+    /// Cancels (undo and redo, [`Doc::cancel`]) made before the root show
+    /// in the root's state; those after it, of ops after it, are kept
+    /// history like any op (such a snapshot is format version 7). A
+    /// root that a later cancel reaches below (an undo or redo, made
+    /// after the root, of an op made before it) cannot be written, since
+    /// the root's ops are gone: the export returns
+    /// [`crate::Error::Unsupported`] (a root after that cancel, or the
+    /// latest version, never is refused), and a shallow document
+    /// refuses such a cancel from a peer, or made locally, with
+    /// [`crate::Error::TrimmedHistory`], as it refuses ops concurrent to
+    /// its root.
+    ///
     /// Pass [`Doc::frontiers`] to trim everything; an older version keeps
     /// the ops after it, so peers still editing from there can merge.
     /// It is made small rather than fast to write: its texts are LZ4
@@ -546,8 +558,12 @@ impl Doc {
     /// # Errors
     ///
     /// [`Error::UnknownOp`] for [`ExportMode::SnapshotAt`] a version that
-    /// names an op this document does not have. After a lazy snapshot
-    /// import, as [`Doc::load`]; nothing else.
+    /// names an op this document does not have. In a shallow document,
+    /// [`Error::TrimmedHistory`] for what needs its trimmed history (see
+    /// [`ExportMode::ShallowSnapshot`]). [`Error::Unsupported`] for an
+    /// [`ExportMode::ShallowSnapshot`] whose root a later cancel reaches
+    /// below. After a lazy snapshot import, as [`Doc::load`]; nothing
+    /// else.
     pub fn export(&self, mode: ExportMode<'_>) -> Result<Vec<u8>> {
         let doc = self.latest().loaded()?;
         let bytes = match mode {

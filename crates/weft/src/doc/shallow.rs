@@ -47,12 +47,15 @@ impl Doc {
     /// document at `frontiers`.
     pub(super) fn shallow_snapshot(&self, frontiers: &Frontiers) -> Result<Vec<u8>> {
         let root = self.log.frontiers_to_vv(frontiers)?;
-        if self.log.has_cancel_ops() {
+        self.log.check_trimmed(&root)?;
+        // The root's ops become stand-ins that a cancel cannot switch off
+        // (cancels in the root are baked into its state; those after it
+        // of ops after it are kept as any op).
+        if self.log.cancel_below(&root) {
             return Err(Error::Unsupported {
-                what: "shallow snapshots of a history with cancels (undo)",
+                what: "a shallow root below an op that a later cancel (undo or redo) targets",
             });
         }
-        self.log.check_trimmed(&root)?;
         let pending: Vec<&[u8]> = self.pending.iter().map(|p| &*p.bytes).collect();
         if root == self.log.version() {
             return Ok(encoding::encode_shallow(

@@ -22,13 +22,13 @@ use crate::text::{
 };
 
 use super::columns::{self, Neighbours};
-use super::root::{decode_ranges, push_root};
+use super::root::{cancel_root_marks, decode_ranges, decode_starts, push_root};
 use crate::unit::bytes_of_chars;
 
 use super::packed::{unpack, Codec};
 use super::snapshot::{
     key, SegmentReader, Snapshot, KEY_CHANGES, KEY_DELETED, KEY_DELETED_LATER, KEY_HISTORY,
-    KEY_ROOT_MAP_SETS, KEY_ROOT_MARKS, KEY_SEGMENTS,
+    KEY_ROOT_CANCELLED, KEY_ROOT_MAP_SETS, KEY_ROOT_MARKS, KEY_SEGMENTS,
 };
 use super::snapshot_history;
 
@@ -217,6 +217,14 @@ impl Snapshot {
                 &later,
                 doc_index,
             )?;
+            if let Some(value) = self.store.get(KEY_ROOT_CANCELLED) {
+                if self.version < 7 {
+                    return Err(bad("cancelled root marks before version 7"));
+                }
+                let value = self.unpack(value, "cancelled root marks")?;
+                let starts = decode_starts(&value, self.trimmed)?;
+                cancel_root_marks(&mut side, &starts, self.trimmed)?;
+            }
             seq = self.trimmed;
         }
         // Version 4 predicts origins from the segments' document order.
@@ -232,12 +240,12 @@ impl Snapshot {
                 .ok_or(bad("history block"))?;
             let block = self.unpack(value, "history block")?;
             // The block's text indexes are the snapshot's.
-            let shallow = self.trimmed > 0;
+            let trimmed = self.trimmed;
+            let version = self.version;
             let push = |side: &mut OpLog, mut run: OpRun| {
-                // Shallow snapshots of histories with cancels are not
-                // written (see `Doc::shallow_snapshot`).
-                if shallow && matches!(run.kind, OpKind::Cancel { .. }) {
-                    return Err(bad("cancel in a shallow snapshot"));
+                // A shallow snapshot holds cancels from version 7 on.
+                if trimmed > 0 && version < 7 && matches!(run.kind, OpKind::Cancel { .. }) {
+                    return Err(bad("cancel in a shallow snapshot before version 7"));
                 }
                 run.text = doc_index
                     .get(run.text.as_usize())
@@ -543,6 +551,11 @@ fn push_run(log: &mut OpLog, cursor: &mut SegmentCursor<'_>, run: OpRun) -> Resu
         // The block's reader records map ops.
         OpKind::MapSet { .. } => return Err(bad("map op")),
         OpKind::Cancel { target } => {
+            // A shallow snapshot's root ops are stand-ins: no cancel of
+            // one is written (see `Doc::shallow_snapshot`).
+            if target < cursor.trimmed {
+                return Err(bad("cancel of a root op"));
+            }
             for i in 0..len {
                 let (op, t) = (seq + i, target.checked_add(i).ok_or(bad("cancel target"))?);
                 let peers = (log.seq_to_id(t).peer, log.seq_to_id(op).peer);
@@ -713,6 +726,17 @@ mod tests {
     /// start anchor 0 of a mark that expands after (glued to the char
     /// after it) and the inserts 1..4, all of text 0.
     fn push(seq: Seq, len: u32, kind: impl FnOnce(&mut OpLog) -> Result<OpKind>) -> Result<()> {
+        push_in(0, seq, len, kind)
+    }
+
+    /// As [`push`], into a shallow snapshot's history whose root is the
+    /// seqs below `trimmed`.
+    fn push_in(
+        trimmed: Seq,
+        seq: Seq,
+        len: u32,
+        kind: impl FnOnce(&mut OpLog) -> Result<OpKind>,
+    ) -> Result<()> {
         let mut log = OpLog::default();
         // A change holding every op the tests push.
         log.reserve_local(1, 8)?;
@@ -749,7 +773,7 @@ mod tests {
             deleted: "",
             deleted_base: 0,
             deleted_at: 0,
-            trimmed: 0,
+            trimmed,
             root_text: false,
         };
         let kind = kind(&mut log)?;
@@ -825,5 +849,32 @@ mod tests {
         // Not a start anchor; not an earlier op.
         assert!(push(4, 1, end(NO_SEQ, 2, 2)).is_err());
         assert!(push(4, 1, end(NO_SEQ, 2, 4)).is_err());
+    }
+
+    #[test]
+    fn cancels_of_a_shallow_roots_ops_are_refused() {
+        // A delete at seq 4 (of char 1), cancelled by op 5.
+        let cancel = |target| {
+            move |log: &mut OpLog| {
+                log.push_op_unmerged(OpRun {
+                    seq: 4,
+                    len: 1,
+                    text: TextIdx::new(0),
+                    kind: OpKind::Delete {
+                        target: 1,
+                        reversed: false,
+                    },
+                });
+                Ok(OpKind::Cancel { target })
+            }
+        };
+        assert!(push_in(0, 5, 1, cancel(4)).is_ok());
+        assert!(push_in(4, 5, 1, cancel(4)).is_ok());
+        // The delete, or the mark start at seq 0, in the root.
+        let root_op = Err(Error::Inconsistent {
+            what: "cancel of a root op",
+        });
+        assert_eq!(push_in(5, 5, 1, cancel(4)), root_op);
+        assert_eq!(push_in(1, 5, 1, cancel(0)), root_op);
     }
 }

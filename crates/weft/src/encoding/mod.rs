@@ -292,6 +292,11 @@ const FORMAT_VERSION: u8 = 5;
 /// each marked text's styles ("a"), 6 compressed values that name their
 /// codec (docs/FORMAT.md 3.1).
 const SNAPSHOT_VERSION: u8 = 6;
+/// The snapshot version of a shallow snapshot that holds cancels (cancel
+/// runs from its root on, or marks cancelled at its root: docs/FORMAT.md
+/// 5.5), which a version 6 reader would refuse or misread; every other
+/// snapshot is still written as [`SNAPSHOT_VERSION`].
+const SHALLOW_CANCELS_VERSION: u8 = 7;
 const MODE_UPDATES: u8 = 1;
 const MODE_SNAPSHOT: u8 = 2;
 const MODE_SHALLOW: u8 = 3;
@@ -349,7 +354,11 @@ pub(crate) fn encode_shallow(
     pending: &[&[u8]],
     trimmed: Seq,
 ) -> Vec<u8> {
-    let version = SNAPSHOT_VERSION;
+    let version = if snapshot::shallow_cancels(log, trimmed) {
+        SHALLOW_CANCELS_VERSION
+    } else {
+        SNAPSHOT_VERSION
+    };
     let mode = if trimmed > 0 {
         MODE_SHALLOW
     } else {
@@ -403,7 +412,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded> {
     let rest = header.get(MAGIC.len()..).unwrap_or(&[]);
     let mut r = crate::bytes::Reader::new(rest, 0);
     let version = r.u8()?;
-    if !(1..=FORMAT_VERSION.max(SNAPSHOT_VERSION)).contains(&version) {
+    if !(1..=FORMAT_VERSION.max(SHALLOW_CANCELS_VERSION)).contains(&version) {
         return Err(Error::UnsupportedVersion(version));
     }
     let mode = r.u8()?;
@@ -420,10 +429,10 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded> {
     if actual != expected {
         return Err(Error::ChecksumMismatch { expected, actual });
     }
-    let newest = if mode == MODE_UPDATES {
-        FORMAT_VERSION
-    } else {
-        SNAPSHOT_VERSION
+    let newest = match mode {
+        MODE_UPDATES => FORMAT_VERSION,
+        MODE_SNAPSHOT => SNAPSHOT_VERSION,
+        _ => SHALLOW_CANCELS_VERSION,
     };
     if version > newest {
         return Err(Error::UnsupportedVersion(version));

@@ -62,6 +62,83 @@ pub(super) fn decode_ranges(value: &[u8], limit: Seq) -> Result<Vec<Range<Seq>>>
     Ok(out)
 }
 
+/// The start seqs of the marks started below `trimmed` (a shallow
+/// snapshot's root) that are cancelled (key "C", version 7), in order.
+/// No op after the root cancels one of the root's (see
+/// [`OpLog::cancel_below`]), so this is what the root shows.
+pub(super) fn cancelled_root_marks(log: &OpLog, trimmed: Seq) -> Vec<Seq> {
+    let mut starts: Vec<Seq> = log
+        .marks()
+        .iter()
+        .filter(|m| m.start < trimmed && m.cancelled)
+        .map(|m| m.start)
+        .collect();
+    starts.sort_unstable();
+    starts
+}
+
+/// The "C" value: `starts` (increasing) as varint n, then per start
+/// varint (start - the previous start; the first: its start).
+pub(super) fn encode_starts(starts: &[Seq]) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_varint(&mut out, starts.len() as u64);
+    let mut at = 0;
+    for &s in starts {
+        write_varint(&mut out, u64::from(s - at));
+        at = s;
+    }
+    out
+}
+
+/// Reads what [`encode_starts`] wrote: increasing seqs below `limit`.
+pub(super) fn decode_starts(value: &[u8], limit: Seq) -> Result<Vec<Seq>> {
+    let mut r = Reader::new(value, 0);
+    let n = r.count("cancelled root mark count")?;
+    let mut out: Vec<Seq> = Vec::with_capacity(bounded_capacity(n));
+    let mut at: Seq = 0;
+    for _ in 0..n {
+        // An error names the varint's first byte.
+        let offset = r.offset();
+        let gap = r.u32("cancelled root mark")?;
+        let start = at
+            .checked_add(gap)
+            .filter(|&s| (gap > 0 || out.is_empty()) && s < limit);
+        let Some(start) = start else {
+            return Err(Error::Malformed {
+                offset,
+                what: "cancelled root mark",
+            });
+        };
+        out.push(start);
+        at = start;
+    }
+    if !r.is_empty() {
+        return Err(r.malformed("trailing cancelled root mark bytes"));
+    }
+    Ok(out)
+}
+
+/// Marks the root marks starting at `starts` (what [`decode_starts`]
+/// read) cancelled in `log`, which [`push_root`] filled;
+/// `Inconsistent` if one is not a root mark's start.
+pub(super) fn cancel_root_marks(log: &mut OpLog, starts: &[Seq], trimmed: Seq) -> Result<()> {
+    for &s in starts {
+        // The root's marks come first, by start (`push_root` made them).
+        let root = log.marks().partition_point(|m| m.start < trimmed);
+        let i = log
+            .marks()
+            .get(..root)
+            .map(|marks| marks.partition_point(|m| m.start < s));
+        let mark = i
+            .filter(|&i| log.marks().get(i).is_some_and(|m| m.start == s))
+            .ok_or(Error::Inconsistent {
+                what: "cancelled root mark",
+            })?;
+        log.set_mark_cancelled(crate::id::MarkIdx::new(mark as u32), true);
+    }
+    Ok(())
+}
+
 /// Puts stand-in op runs for a shallow snapshot's trimmed root (the seqs
 /// below `trimmed`) into `log` (which holds no run yet), from the
 /// segments the cursor walks: inserts without origins (see

@@ -26,7 +26,7 @@ use super::packed::{
     framed, pack, pack_at_most, stored, unpack, unpack_with, Codec, Framing, MAX_RATIO,
     MAX_RATIO_SEGMENTS,
 };
-use super::root::{deleted_later, encode_ranges};
+use super::root::{cancelled_root_marks, deleted_later, encode_ranges, encode_starts};
 use super::snapshot_history;
 use super::snapshot_styles;
 use crate::bytes::{
@@ -34,6 +34,8 @@ use crate::bytes::{
 };
 
 pub(super) const KEY_CHANGES: &[u8] = b"c";
+/// Shallow snapshots (version 7): the root's marks cancelled at the root.
+pub(super) const KEY_ROOT_CANCELLED: &[u8] = b"C";
 /// A shallow snapshot's root map ops (see `maps.rs`).
 pub(super) const KEY_ROOT_MAP_SETS: &[u8] = b"K";
 pub(super) const KEY_DELETED: &[u8] = b"d";
@@ -117,6 +119,17 @@ impl fmt::Debug for Snapshot {
 /// shallow one (deflate, see [`Codec`]) when `trimmed` is not 0: the
 /// history from seq `trimmed` on, plus the marks started before it (the
 /// log's ops below `trimmed` must be exactly a version's).
+/// Whether a shallow snapshot rooted at seq `trimmed` of `log` holds
+/// cancels (a cancel run from the root on, or a root mark cancelled at
+/// the root): what only version 7 may hold.
+pub(crate) fn shallow_cancels(log: &OpLog, trimmed: Seq) -> bool {
+    trimmed > 0
+        && (log
+            .runs_in(trimmed..log.next_seq())
+            .any(|(r, _)| matches!(r.kind, crate::oplog::OpKind::Cancel { .. }))
+            || !cancelled_root_marks(log, trimmed).is_empty())
+}
+
 pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]], trimmed: Seq) -> Vec<u8> {
     let codec = if trimmed > 0 {
         Codec::Deflate
@@ -137,6 +150,14 @@ pub(crate) fn encode(log: &OpLog, texts: &TextTable, pending: &[&[u8]], trimmed:
     peers.sort_unstable();
     let peer_index = |p: PeerId| peers.binary_search(&p).unwrap_or(0) as u64;
     if trimmed > 0 {
+        let cancelled = cancelled_root_marks(log, trimmed);
+        if !cancelled.is_empty() {
+            add(
+                &mut w,
+                KEY_ROOT_CANCELLED,
+                &stored(&encode_starts(&cancelled)),
+            );
+        }
         if let Some(value) = super::snapshot_maps::write_root_sets(log, trimmed) {
             add(&mut w, KEY_ROOT_MAP_SETS, &stored(&value));
         }
@@ -416,6 +437,7 @@ impl Snapshot {
             (None, false)
                 if store.get(KEY_ROOT_MARKS).is_none()
                     && store.get(KEY_DELETED_LATER).is_none()
+                    && store.get(KEY_ROOT_CANCELLED).is_none()
                     && store.get(KEY_ROOT_MAP_SETS).is_none() =>
             {
                 0

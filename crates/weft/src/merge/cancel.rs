@@ -50,7 +50,7 @@ pub(crate) fn show_flips(log: &mut OpLog, texts: &mut TextTable, flips: &[Flip])
         let state = texts.get_mut(text).ok_or(Error::Internal {
             what: "cancel text",
         })?;
-        state.revive(&shown, log);
+        state.revive(&shown, log.content(), |seq| log.char_text(seq));
         // Local positions need a focus whose start is known.
         state.drop_focus();
     }

@@ -49,6 +49,15 @@ pub(crate) enum Flipped {
     Mark(MarkIdx),
 }
 
+/// Where the log keeps the text of one char: its insert's bytes in
+/// [`OpLog::content`] (see [`OpLog::char_text`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CharText {
+    pub byte_start: u32,
+    pub bytes: u32,
+    pub utf16: u32,
+}
+
 /// A broken invariant of the log: only a bug of ours gets here (the
 /// rules of `check.rs` admit only cancels of deletes, mark starts and
 /// cancels, each made before it).
@@ -70,13 +79,6 @@ impl OpLog {
         if let Some(m) = self.marks.get_mut(mark.as_usize()) {
             m.cancelled = cancelled;
         }
-    }
-
-    /// Whether the history holds a cancel op (in force or not).
-    pub fn has_cancel_ops(&self) -> bool {
-        self.ops()
-            .iter()
-            .any(|r| matches!(r.kind, OpKind::Cancel { .. }))
     }
 
     /// Puts the cancels of `run` (a cancel run already in the log) in
@@ -155,28 +157,27 @@ impl OpLog {
         Ok(flips)
     }
 
-    /// Recounts which ops are cancelled from the cancel runs of the log
-    /// (for a log cut from another one: the cancels of the ops cut off
-    /// no longer count).
-    ///
-    /// # Errors
-    ///
-    /// As [`OpLog::record_cancels`].
-    pub fn recount_cancels(&mut self) -> Result<()> {
-        self.cancels.clear();
-        for m in &mut self.marks {
-            m.cancelled = false;
-        }
-        let runs: Vec<OpRun> = self
+    /// The text of char `seq` in [`OpLog::content`], from its insert:
+    /// `None` if `seq` is no insert or the document never received its
+    /// text. For showing a char again whose item has no text (a text
+    /// built from a snapshot's segments keeps none for deleted chars).
+    /// O(log n + chars before it in its run).
+    pub fn char_text(&self, seq: Seq) -> Option<CharText> {
+        let run = self
             .ops()
-            .iter()
-            .filter(|r| matches!(r.kind, OpKind::Cancel { .. }))
-            .copied()
-            .collect();
-        for run in &runs {
-            self.record_cancels(run)?;
-        }
-        Ok(())
+            .get(self.op_index(seq))
+            .filter(|r| r.seq <= seq && seq < r.end())?;
+        let OpKind::Insert { byte_start, .. } = run.kind else {
+            return None;
+        };
+        let text = run.content(self.content())?.as_bytes();
+        let (skip, _) = crate::unit::prefix_units(text, seq - run.seq);
+        let (bytes, utf16) = crate::unit::prefix_units(text.get(skip as usize..)?, 1);
+        Some(CharText {
+            byte_start: byte_start + skip,
+            bytes,
+            utf16,
+        })
     }
 
     /// Builds the index of which delete runs name which chars, or brings
@@ -206,6 +207,13 @@ impl OpLog {
         let Some(index) = self.deleters.as_deref() else {
             return chars.to_vec();
         };
+        // A shallow document's root ops are stand-ins (see `trimmed.rs`)
+        // without targets: skipped. A char a root op deleted for good (no
+        // op after the root cancels a root op) may be returned here when
+        // a delete concurrent to the root, of it too, is cancelled; it
+        // has no text in a shallow document (its snapshot keeps none), so
+        // `TextState::revive` leaves it deleted.
+        let root = self.trimmed_end();
         let runs = self.ops();
         let deleted = |c: Seq| {
             index.of(c).iter().any(|&i| {
@@ -226,7 +234,7 @@ impl OpLog {
                 } else {
                     c - targets.start
                 };
-                !self.is_cancelled(r.seq + offset)
+                r.seq + offset >= root && !self.is_cancelled(r.seq + offset)
             })
         };
         chars.iter().copied().filter(|&c| !deleted(c)).collect()

@@ -28,7 +28,7 @@ mod trimmed;
 pub(crate) use trimmed::minus;
 mod versions;
 
-pub(crate) use cancel::{Flip, Flipped};
+pub(crate) use cancel::{CharText, Flip, Flipped};
 pub(crate) use change::Change;
 pub(crate) use commits::{AddedChange, CommitInfo};
 use heads::Heads;

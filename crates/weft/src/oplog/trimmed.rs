@@ -18,6 +18,17 @@
 //!   later chars and with the root's chars deleted since visible again
 //!   ([`OpLog::revivable`]: a shallow snapshot keeps their text), then the
 //!   ops up to that version merged in.
+//!
+//! Cancels: a root's cancels are stand-ins too (deletes without
+//! targets), their effect baked into the root's state (the chars the
+//! segments show, the root marks' cancelled flags, key "C"). No op after
+//! the root cancels a root op: a writer refuses such a root
+//! ([`OpLog::cancel_below`]), the loader such a cancel, and a shallow
+//! document such a remote or local cancel (`TrimmedHistory`). So what is
+//! in force at the root is what is in force now, and a cancel after the
+//! root works on kept ops only: [`OpLog::not_deleted`] skips the
+//! stand-ins, and a char a root delete removed has no text, so no cancel
+//! shows it again.
 
 use std::collections::BTreeSet;
 use std::ops::Range;
@@ -170,6 +181,36 @@ impl OpLog {
         joined(ranges.collect())
     }
 
+    /// As [`OpLog::targets_in`], only the deletes in force (not
+    /// cancelled). O(runs) without cancels in force, else one range per
+    /// delete op, sorted: O(d log d) for d delete ops.
+    pub fn targets_in_force(&self, seqs: Range<Seq>, below: Seq) -> Vec<Range<Seq>> {
+        if self.cancels.is_empty() {
+            // A run at a time.
+            return self.targets_in(seqs, below);
+        }
+        if seqs.is_empty() || below == 0 {
+            return Vec::new();
+        }
+        let mut ranges = Vec::new();
+        for (r, part) in self.runs_in(seqs) {
+            if !matches!(r.kind, super::OpKind::Delete { .. }) {
+                continue;
+            }
+            for op in part {
+                if self.is_cancelled(op) {
+                    continue;
+                }
+                if let Some(t) = r.delete_targets(op - r.seq, 1) {
+                    if t.start < below {
+                        ranges.push(t);
+                    }
+                }
+            }
+        }
+        joined(ranges)
+    }
+
     /// The chars of this shallow document's root that were visible at
     /// the root and are deleted now: those the snapshot named (key "e"),
     /// and those deleted by ops merged since it loaded (made on top of
@@ -186,9 +227,15 @@ impl OpLog {
     /// The chars below seq `at` (at least this document's own root) that
     /// are visible at the version of the ops below `at` and deleted now:
     /// what a shallow snapshot rooted there keeps the text of (key "e").
+    /// Whether a delete is in force is read now: the caller made sure
+    /// that no op from `at` on cancels one below it
+    /// ([`OpLog::cancel_below`]), so it was the same at that version.
     pub fn visible_later(&self, at: Seq) -> Vec<Range<Seq>> {
         let own = self.trimmed_end().min(at);
-        let dead = self.targets_in(own..at, at);
+        let dead = self.targets_in_force(own..at, at);
+        // Deleted now: by a delete in force (one whose cancel showed
+        // its chars again leaves them visible, with their text).
+        let deleted = self.targets_in_force(own..self.next_seq, at);
         let mut all = self.revivable();
         all.extend(
             self.targets_in(at..self.next_seq, at)
@@ -198,7 +245,8 @@ impl OpLog {
                     (start < r.end).then_some(start..r.end)
                 }),
         );
-        minus(&joined(all), &dead)
+        let visible = minus(&joined(all), &dead);
+        minus(&visible, &minus(&visible, &deleted))
     }
 
     /// Records the root's chars a loaded snapshot says were visible at
@@ -207,6 +255,22 @@ impl OpLog {
         if let Some(t) = self.trimmed.as_mut() {
             t.later = later;
         }
+    }
+
+    /// Whether an op outside `root` (a causally closed version) cancels
+    /// one inside it: a shallow snapshot rooted there cannot be written,
+    /// since its root's ops are stand-ins that a cancel cannot switch
+    /// off (see [`crate::ExportMode::ShallowSnapshot`]). O(cancel ops x
+    /// log n).
+    pub fn cancel_below(&self, root: &VersionVector) -> bool {
+        self.ops().iter().any(|r| {
+            let Some(targets) = r.cancel_targets(0, r.len) else {
+                return false;
+            };
+            (r.seq..r.end()).zip(targets).any(|(op, target)| {
+                !root.includes(self.seq_to_id(op)) && root.includes(self.seq_to_id(target))
+            })
+        })
     }
 
     /// The history of a shallow document's root version alone: the same
@@ -264,7 +328,7 @@ impl OpLog {
                 })
             })
             .collect();
-        let mut log = OpLog {
+        Some(OpLog {
             peers: self.peers.clone(),
             changes,
             dep_pool: self.dep_pool.clone(),
@@ -298,12 +362,12 @@ impl OpLog {
                 later: Vec::new(),
                 loaded_end: end,
             })),
+            // The root's ops are stand-ins, none a cancel; the marks keep
+            // the cancelled flags they had at the root (no op after the
+            // root cancels a root op).
             cancels: Default::default(),
             deleters: None,
-        };
-        // The cancels in force at the root.
-        log.recount_cancels().ok()?;
-        Some(log)
+        })
     }
 
     /// [`Error::TrimmedHistory`] if one of `pieces` (change index, seqs)

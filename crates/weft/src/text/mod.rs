@@ -51,6 +51,7 @@ mod style;
 mod table;
 mod view;
 
+use crate::oplog::CharText;
 pub use blocks::Block;
 pub(crate) use changes::render;
 pub(crate) use chunk::{Counts, TreeBuilder};
@@ -826,11 +827,16 @@ impl TextState {
     }
 
     /// Shows the deleted chars of `chars` (seqs, in any order) again:
-    /// what cancelling their deletes does. A tombstone without text (as
-    /// a snapshot loads them) takes its char's text from the insert run
-    /// of `log`; chars visible already, and chars whose text this
+    /// what cancelling their deletes does. A deleted item without text
+    /// (built from a snapshot's segments) takes it from `text_of` (the
+    /// log's inserts). Chars visible already, and chars whose text this
     /// document never received, are left as they are. O(chars x log n).
-    pub fn revive(&mut self, chars: &[Seq], log: &crate::oplog::OpLog) {
+    pub fn revive(
+        &mut self,
+        chars: &[Seq],
+        content: &str,
+        text_of: impl Fn(Seq) -> Option<CharText>,
+    ) {
         self.build_index();
         for &seq in chars {
             let (leaf, i, _) = self.position_of(seq);
@@ -838,8 +844,10 @@ impl TextState {
             if !item.contains(seq) || item.is_visible_text() || item.is_anchor() {
                 continue;
             }
+            // A deleted item built from a snapshot's segments has no text:
+            // the log's insert has it.
             let text = if item.byte_start == crate::oplog::NO_CONTENT {
-                match char_text(log, seq) {
+                match text_of(seq) {
                     Some(text) => Some(text),
                     None => continue,
                 }
@@ -847,21 +855,20 @@ impl TextState {
                 None
             };
             self.set_focus(leaf, None);
-            self.revive_in_item(leaf, i, seq - item.seq, log.content(), text);
+            self.revive_in_item(leaf, i, seq - item.seq, content, text);
         }
     }
 
     /// Makes char `o` of deleted item `i` of `leaf` visible, splitting
     /// the item around it and merging it with visible neighbours of its
-    /// run; `text` (byte start, bytes, UTF-16 units) for an item without
-    /// text.
+    /// run.
     fn revive_in_item(
         &mut self,
         leaf: LeafIndex,
         i: usize,
         o: u32,
         content: &str,
-        text: Option<(u32, u32, u32)>,
+        text: Option<CharText>,
     ) {
         let item = self.chunk(leaf).items[i];
         let needed = usize::from(o > 0) + usize::from(o + 1 < item.len);
@@ -877,12 +884,12 @@ impl TextState {
             chunk.items.insert(i + 1, right);
         }
         let target = &mut chunk.items[i];
-        if let Some((byte_start, bytes, utf16)) = text {
-            target.byte_start = byte_start;
-            target.bytes = bytes;
-            target.utf16 = utf16;
-        }
         target.deleted = false;
+        if let Some(text) = text {
+            target.byte_start = text.byte_start;
+            target.bytes = text.bytes;
+            target.utf16 = text.utf16;
+        }
         let counts = target.counts();
         chunk.counts.add(counts);
         chunk.merge_left(i + 1);
@@ -1179,21 +1186,4 @@ fn units_within(text: &str, unit: Unit, rel: u32) -> Option<Counts> {
         c.utf16 += ch.len_utf16() as u32;
     }
     (c.get(unit) == rel).then_some(c)
-}
-
-/// Where the text of char `seq` is in `log`'s content (byte start,
-/// bytes, UTF-16 units), if its insert run has it.
-fn char_text(log: &crate::oplog::OpLog, seq: Seq) -> Option<(u32, u32, u32)> {
-    let run = log
-        .ops()
-        .get(log.op_index(seq))
-        .filter(|r| r.seq <= seq && seq < r.end())?;
-    let text = run.content(log.content())?;
-    let (skip, _) = crate::unit::prefix_units(text.as_bytes(), seq - run.seq);
-    let rest = text.get(skip as usize..)?;
-    let (bytes, utf16) = crate::unit::prefix_units(rest.as_bytes(), 1);
-    match run.kind {
-        crate::oplog::OpKind::Insert { byte_start, .. } => Some((byte_start + skip, bytes, utf16)),
-        _ => None,
-    }
 }
