@@ -120,29 +120,15 @@ impl RefDoc {
                 None => self.apply(RefOp::Cancel { id, target }),
             }
         }
-        let first = self.own_next();
-        let several = back.len() > 1;
         for (map, key, value) in back {
             self.map_set(&map, &key, value);
         }
-        if several {
-            let end = self.own_next();
-            self.ambiguous.extend((first..end).map(|c| (peer, c)));
-        }
-    }
-
-    /// Whether this peer's ops `ops` hold a register write-back whose
-    /// key the model cannot tell (see `RefDoc::ambiguous`).
-    pub fn ambiguous_in(&self, ops: Range<u32>) -> bool {
-        ops.into_iter()
-            .any(|c| self.ambiguous.contains(&(self.peer, c)))
     }
 
     /// For the register writes `mine`, each (map, key) they wrote whose
     /// greatest write is one of them, with the value of the greatest
-    /// other write (`None`: none), sorted by map and key (Weft sorts by
-    /// the order the document first saw each map: with two keys, which
-    /// write-back op is which is left open, see `RefDoc::ambiguous`).
+    /// other write (`None`: none), sorted by map name and key, the order
+    /// Weft writes them back in.
     fn registers_back(&self, mine: &[Id]) -> Vec<(String, String, Option<Value>)> {
         let mut keys: Vec<(String, String)> = mine
             .iter()

@@ -244,12 +244,6 @@ pub struct RefDoc {
     cancels: HashMap<Id, Vec<Id>>,
     /// A peer whose ops count as never made (see [`RefDoc::with_ghost`]).
     ghost: Option<u64>,
-    /// Register write-backs of a revert that wrote back both registers
-    /// (a text's and a map's): Weft orders them by the order the document
-    /// first saw each register map, which the model does not follow, so
-    /// which of these ops wrote which key is left open (the driver
-    /// reverts them only together).
-    ambiguous: HashSet<Id>,
 }
 
 /// The registers of deleted texts and maps, as Weft keeps them.

@@ -98,7 +98,10 @@ impl Doc {
 
     /// For the map writes `writes` (seqs, sorted), each key they set whose
     /// value is still one of theirs, with the value it would have without
-    /// them (`None`: none).
+    /// them (`None`: none), by map name and key: the write-back ops come in
+    /// that order whatever order the document learnt the maps in, so which
+    /// op writes which key (and so how it races a concurrent write, by
+    /// Lamport and peer) follows from the ops alone.
     fn keys_back(
         &self,
         writes: &[Seq],
@@ -118,6 +121,8 @@ impl Doc {
                 .and_then(|m| m.value.clone());
             out.push((map, key.into(), before));
         }
+        let names = self.log.map_names();
+        out.sort_by(|a, b| (names.name(a.0), &a.1).cmp(&(names.name(b.0), &b.1)));
         out
     }
 
