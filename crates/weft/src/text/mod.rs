@@ -838,40 +838,51 @@ impl TextState {
         text_of: impl Fn(Seq) -> Option<CharText>,
     ) {
         self.build_index();
-        for &seq in chars {
+        let mut k = 0;
+        while let Some(&seq) = chars.get(k) {
+            k += 1;
             let (leaf, i, _) = self.position_of(seq);
             let item = self.chunk(leaf).items[i];
             if !item.contains(seq) || item.is_visible_text() || item.is_anchor() {
                 continue;
             }
             // A deleted item built from a snapshot's segments has no text:
-            // the log's insert has it.
-            let text = if item.byte_start == crate::oplog::NO_CONTENT {
-                match text_of(seq) {
-                    Some(text) => Some(text),
-                    None => continue,
+            // the log's insert has it, char by char.
+            if item.byte_start == crate::oplog::NO_CONTENT {
+                if let Some(text) = text_of(seq) {
+                    self.set_focus(leaf, None);
+                    self.revive_in_item(leaf, i, seq - item.seq, 1, content, Some(text));
                 }
-            } else {
-                None
-            };
+                continue;
+            }
+            // The chars after it in `chars` that follow it in the item come
+            // back with it (an undone deleted word: one split, one lookup).
+            let mut len = 1;
+            while chars.get(k) == Some(&(seq + len)) && item.contains(seq + len) {
+                len += 1;
+                k += 1;
+            }
             self.set_focus(leaf, None);
-            self.revive_in_item(leaf, i, seq - item.seq, content, text);
+            self.revive_in_item(leaf, i, seq - item.seq, len, content, None);
         }
     }
 
-    /// Makes char `o` of deleted item `i` of `leaf` visible, splitting
-    /// the item around it and merging it with visible neighbours of its
-    /// run.
+    /// Makes chars `o..o + len` of deleted item `i` of `leaf` visible,
+    /// splitting the item around them and merging them with visible
+    /// neighbours of their run; `text` (with `len == 1`) for an item
+    /// without text.
     fn revive_in_item(
         &mut self,
         leaf: LeafIndex,
         i: usize,
         o: u32,
+        len: u32,
         content: &str,
         text: Option<CharText>,
     ) {
         let item = self.chunk(leaf).items[i];
-        let needed = usize::from(o > 0) + usize::from(o + 1 < item.len);
+        debug_assert!(len > 0 && o + len <= item.len && (text.is_none() || len == 1));
+        let needed = usize::from(o > 0) + usize::from(o + len < item.len);
         let (leaf, mut i) = self.make_room(leaf, i, needed);
         let chunk = self.chunk_mut(leaf);
         if o > 0 {
@@ -879,8 +890,8 @@ impl TextState {
             chunk.items.insert(i + 1, right);
             i += 1;
         }
-        if chunk.items[i].len > 1 {
-            let right = chunk.items[i].split(1, content.as_bytes());
+        if chunk.items[i].len > len {
+            let right = chunk.items[i].split(len, content.as_bytes());
             chunk.items.insert(i + 1, right);
         }
         let target = &mut chunk.items[i];
