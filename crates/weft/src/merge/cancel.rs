@@ -13,8 +13,8 @@ use crate::oplog::{Flip, Flipped, OpLog, OpRun};
 use crate::text::TextTable;
 
 /// Puts cancel run `run` (in the log already) in force and updates the
-/// texts. O(ops whose effect flipped x log n + runs of the log) when a
-/// delete flips back off, else O(flipped x log n).
+/// texts. O(ops whose effect flipped x log n), plus, for each flipped
+/// delete, the deletes near its char (see `OpLog::not_deleted`).
 ///
 /// # Errors
 ///
@@ -26,50 +26,38 @@ pub(crate) fn cancel(log: &mut OpLog, texts: &mut TextTable, run: &OpRun) -> Res
 }
 
 /// Shows in the texts what `flips` (from [`OpLog::record_cancels`])
-/// switched: chars whose deletes went off show again (unless another
-/// delete in force removes them), chars whose deletes are back go
-/// (unless no delete in force removes them after all the flips).
+/// switched. Whichever way a char's delete flipped (and it may flip on
+/// and back off along two chains of one run), what counts is whether a
+/// delete in force removes the char now: if none does it shows (again),
+/// else it goes.
 ///
 /// # Errors
 ///
 /// [`Error::Internal`] for a flip in a text the table lacks (a bug).
 pub(crate) fn show_flips(log: &mut OpLog, texts: &mut TextTable, flips: &[Flip]) -> Result<()> {
-    // Per text: chars whose delete went off, chars whose delete is back.
-    let mut off: BTreeMap<TextIdx, Vec<Seq>> = BTreeMap::new();
-    let mut on: BTreeMap<TextIdx, Vec<Seq>> = BTreeMap::new();
+    // Per text, the chars whose delete flipped.
+    let mut flipped: BTreeMap<TextIdx, Vec<Seq>> = BTreeMap::new();
     for f in flips {
         if let Flipped::Delete(char) = f.what {
-            let list = if f.active { &mut on } else { &mut off };
-            list.entry(f.text).or_default().push(char);
+            flipped.entry(f.text).or_default().push(char);
         }
     }
-    for (text, mut chars) in off {
+    for (text, mut chars) in flipped {
         chars.sort_unstable();
         chars.dedup();
         let shown = log.not_deleted(text, &chars);
         let state = texts.get_mut(text).ok_or(Error::Internal {
             what: "cancel text",
         })?;
+        // Chars visible already stay, deleted ones stay deleted.
         state.revive(&shown, log.content(), |seq| log.char_text(seq));
-        // Local positions need a focus whose start is known.
-        state.drop_focus();
-    }
-    for (text, mut chars) in on {
-        // A delete may flip on and back off within the flips (along two
-        // chains of one run): what counts is whether a delete in force
-        // removes the char now.
-        chars.sort_unstable();
-        chars.dedup();
-        let shown = log.not_deleted(text, &chars);
-        let state = texts.get_mut(text).ok_or(Error::Internal {
-            what: "cancel text",
-        })?;
         for c in chars
             .into_iter()
             .filter(|c| shown.binary_search(c).is_err())
         {
             state.remote_delete(c..c + 1, log.content());
         }
+        // Local positions need a focus whose start is known.
         state.drop_focus();
     }
     Ok(())
