@@ -486,22 +486,7 @@ impl TextState {
             chunk.prepend(&tail);
             (true, None, None)
         });
-        if let Some(index) = self.index.get_mut() {
-            reassign(index, &tail, next);
-        }
-        let (leaf_counts, next_counts) = (self.chunk(leaf).counts, self.chunk(next).counts);
-        if let Some(f) = &mut self.focus {
-            if f.leaf == leaf {
-                f.flushed = leaf_counts;
-                f.extend = None;
-            } else if f.leaf == next {
-                f.flushed = next_counts;
-                f.extend = None;
-                if let Some(start) = &mut f.start {
-                    start.sub(chunk::counts_of(&tail));
-                }
-            }
-        }
+        self.after_spill(leaf, next, &tail, true);
         true
     }
 
@@ -533,23 +518,41 @@ impl TextState {
             chunk.append(&head);
             (true, None, None)
         });
+        self.after_spill(leaf, prev, &head, false);
+        Some(index - k)
+    }
+
+    /// After `moved` items went from `from` to its neighbour `to` (the
+    /// next leaf, to its start, when `rightward`; else the previous leaf,
+    /// to its end): the id index and the focus follow. The leaf after the
+    /// boundary starts `moved` earlier (rightward) or later.
+    fn after_spill(&mut self, from: LeafIndex, to: LeafIndex, moved: &[Item], rightward: bool) {
         if let Some(index) = self.index.get_mut() {
-            reassign(index, &head, prev);
+            reassign(index, moved, to);
         }
-        let (leaf_counts, prev_counts) = (self.chunk(leaf).counts, self.chunk(prev).counts);
-        if let Some(f) = &mut self.focus {
-            if f.leaf == leaf {
-                f.flushed = leaf_counts;
-                f.extend = None;
-                if let Some(start) = &mut f.start {
-                    start.add(chunk::counts_of(&head));
+        let (from_counts, to_counts) = (self.chunk(from).counts, self.chunk(to).counts);
+        let Some(f) = &mut self.focus else {
+            return;
+        };
+        // The leaf after the boundary: its start moved.
+        let after = if rightward { to } else { from };
+        if f.leaf == from {
+            f.flushed = from_counts;
+        } else if f.leaf == to {
+            f.flushed = to_counts;
+        } else {
+            return;
+        }
+        f.extend = None;
+        if f.leaf == after {
+            if let Some(start) = &mut f.start {
+                if rightward {
+                    start.sub(chunk::counts_of(moved));
+                } else {
+                    start.add(chunk::counts_of(moved));
                 }
-            } else if f.leaf == prev {
-                f.flushed = prev_counts;
-                f.extend = None;
             }
         }
-        Some(index - k)
     }
 
     /// Ensures the leaf holding item `(leaf, index)` has room for `needed`
