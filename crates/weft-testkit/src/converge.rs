@@ -62,6 +62,18 @@ impl Checks {
             shallow: true,
         }
     }
+
+    /// Only the reference model (besides convergence and the event
+    /// mirrors).
+    pub fn model_only() -> Checks {
+        Checks {
+            model: true,
+            cursors: false,
+            checkouts: false,
+            versions: false,
+            shallow: false,
+        }
+    }
 }
 
 /// The fuzz target's question: `peers` (2..=5 by `2 + peers % 4`)

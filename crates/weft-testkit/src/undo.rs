@@ -203,13 +203,7 @@ fn revert(model: &mut RefDoc, step: &ModelStep) -> ModelStep {
 ///
 /// When any of that does not hold.
 pub fn undo_all(peers: usize, actions: &[Action], seed: u64) -> Stats {
-    let checks = Checks {
-        model: true,
-        cursors: false,
-        checkouts: false,
-        versions: false,
-        shallow: false,
-    };
+    let checks = Checks::model_only();
     let mut d = Driver::new(peers, checks, seed);
     for (step, action) in actions.iter().enumerate() {
         d.step = step;

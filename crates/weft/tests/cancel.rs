@@ -539,13 +539,7 @@ fn a_revert_writes_back_registers_in_name_order_whatever_came_first() {
             },
             Action::SyncAll,
         ];
-        let checks = Checks {
-            model: true,
-            cursors: false,
-            checkouts: false,
-            versions: false,
-            shallow: false,
-        };
+        let checks = Checks::model_only();
         drive(2, &actions, checks, 0);
     }
 }
